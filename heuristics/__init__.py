@@ -1,0 +1,1 @@
+"""Online simulator and scheduling policies (imported as ``optsched.heuristics``)."""

@@ -1,0 +1,1 @@
+"""Offline exact and bounded models (imported as ``optsched.models``)."""

@@ -1,0 +1,261 @@
+"""Independent schedule checker.
+
+This module imports nothing from :mod:`optsched.models` or
+:mod:`optsched.heuristics`: every schedule, whoever produced it, is judged
+against the instance alone.
+
+Rules checked (half-open intervals ``[start, end)``):
+
+1. every job of the instance is placed exactly once, no unknown job is placed;
+2. ``start >= release``;
+3. ``end - start == runtime`` (``== estimate`` for jobs listed as killed,
+   which is only allowed when ``estimate < runtime``);
+4. at every instant the jobs running plus the busy blocks use at most ``m``
+   processors;
+5. explicit processor sets have exactly ``size`` distinct indices in
+   ``[0, m)`` and never share a processor with an overlapping job or busy
+   block that has an offset;
+6. on a contiguous machine every job has processors and they are consecutive.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from optsched.instance import Instance, Job
+from optsched.schedule import Placement, Schedule
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """One broken rule, naming the job, the time and the processors involved."""
+
+    kind: str
+    message: str
+    job: int | None = None
+    time: int | None = None
+    processors: tuple[int, ...] = ()
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.message}"
+
+
+def check_schedule(instance: Instance, schedule: Schedule) -> list[Violation]:
+    """Return every violation of ``schedule`` on ``instance`` (empty if valid).
+
+    Parameters
+    ----------
+    instance
+        The problem.
+    schedule
+        The placements to judge.
+
+    Returns
+    -------
+    list of Violation
+        Sorted by rule, then job id; empty when the schedule is feasible.
+    """
+    jobs = instance.jobs_by_id()
+    violations = _check_placed_once(jobs, schedule)
+    placed = {jid: p for jid, p in schedule.placements.items() if jid in jobs}
+    for jid, placement in sorted(placed.items()):
+        violations += _check_times(jobs[jid], placement, jid in schedule.killed)
+        violations += _check_processor_set(instance, jobs[jid], placement)
+    violations += _check_capacity(instance, jobs, placed)
+    violations += _check_processor_overlaps(instance, placed)
+    return violations
+
+
+def _check_placed_once(jobs: dict[int, Job], schedule: Schedule) -> list[Violation]:
+    # Placements are a mapping, so a job cannot appear twice; readers reject
+    # duplicate rows before a Schedule exists.
+    out = [
+        Violation("missing", f"job {jid} is not placed", job=jid)
+        for jid in sorted(jobs.keys() - schedule.placements.keys())
+    ]
+    out += [
+        Violation("unknown", f"job {jid} is placed but not in the instance", job=jid)
+        for jid in sorted(schedule.placements.keys() - jobs.keys())
+    ]
+    out += [
+        Violation("unknown", f"job {jid} is listed as killed but unknown", job=jid)
+        for jid in sorted(schedule.killed - jobs.keys())
+    ]
+    return out
+
+
+def _check_times(job: Job, placement: Placement, killed: bool) -> list[Violation]:
+    out: list[Violation] = []
+    if placement.start < job.release:
+        out.append(
+            Violation(
+                "early-start",
+                f"job {job.id} starts at {placement.start} before its release "
+                f"{job.release}",
+                job=job.id,
+                time=placement.start,
+            )
+        )
+    expected = job.runtime
+    if killed:
+        if job.requested >= job.runtime:
+            out.append(
+                Violation(
+                    "bad-kill",
+                    f"job {job.id} is listed as killed but its estimate "
+                    f"{job.requested} is not below its runtime {job.runtime}",
+                    job=job.id,
+                )
+            )
+        expected = min(job.runtime, job.requested)
+    if placement.end - placement.start != expected:
+        out.append(
+            Violation(
+                "duration",
+                f"job {job.id} runs [{placement.start}, {placement.end}) = "
+                f"{placement.end - placement.start} s, expected {expected} s",
+                job=job.id,
+                time=placement.start,
+            )
+        )
+    return out
+
+
+def _check_processor_set(
+    instance: Instance, job: Job, placement: Placement
+) -> list[Violation]:
+    m = instance.processors
+    procs = placement.processors
+    if procs is None:
+        if instance.machine.allocation == "contiguous":
+            return [
+                Violation(
+                    "no-processors",
+                    f"job {job.id} has no processors on a contiguous machine",
+                    job=job.id,
+                    time=placement.start,
+                )
+            ]
+        return []
+    out: list[Violation] = []
+    if len(set(procs)) != len(procs) or len(procs) != job.size:
+        out.append(
+            Violation(
+                "processor-count",
+                f"job {job.id} has {len(set(procs))} distinct processors, "
+                f"its size is {job.size}",
+                job=job.id,
+                time=placement.start,
+                processors=procs,
+            )
+        )
+    outside = tuple(p for p in procs if not 0 <= p < m)
+    if outside:
+        out.append(
+            Violation(
+                "processor-range",
+                f"job {job.id} uses processors {list(outside)} outside [0, {m})",
+                job=job.id,
+                time=placement.start,
+                processors=outside,
+            )
+        )
+    if instance.machine.allocation == "contiguous" and procs != tuple(
+        range(procs[0], procs[0] + len(procs))
+    ):
+        out.append(
+            Violation(
+                "not-contiguous",
+                f"job {job.id} uses non-consecutive processors on a "
+                "contiguous machine",
+                job=job.id,
+                time=placement.start,
+                processors=procs,
+            )
+        )
+    return out
+
+
+def _check_capacity(
+    instance: Instance, jobs: dict[int, Job], placed: dict[int, Placement]
+) -> list[Violation]:
+    # Event sweep; at equal times releases of capacity (negative deltas) come
+    # first because intervals are half-open.
+    events: list[tuple[int, int, int | None]] = []
+    for jid, p in placed.items():
+        if p.end > p.start:
+            events.append((p.start, jobs[jid].size, jid))
+            events.append((p.end, -jobs[jid].size, jid))
+    for block in instance.machine.unavailable:
+        if block.end > block.start:
+            events.append((block.start, block.size, None))
+            events.append((block.end, -block.size, None))
+    events.sort(key=lambda e: (e[0], e[1]))
+    m = instance.processors
+    used = 0
+    out: list[Violation] = []
+    i = 0
+    while i < len(events):
+        time = events[i][0]
+        starting: list[int] = []
+        while i < len(events) and events[i][0] == time:
+            used += events[i][1]
+            if events[i][1] > 0 and events[i][2] is not None:
+                starting.append(events[i][2])  # type: ignore[arg-type]
+            i += 1
+        if used > m:
+            who = starting[0] if starting else None
+            out.append(
+                Violation(
+                    "capacity",
+                    f"{used} processors in use at time {time}, machine has {m}"
+                    + (f" (jobs starting: {sorted(starting)})" if starting else ""),
+                    job=who,
+                    time=time,
+                )
+            )
+    return out
+
+
+def _check_processor_overlaps(
+    instance: Instance, placed: dict[int, Placement]
+) -> list[Violation]:
+    # Per processor, sort the intervals using it and compare neighbours.
+    usage: dict[int, list[tuple[int, int, int | None]]] = defaultdict(list)
+    for jid, p in placed.items():
+        if p.processors is not None and p.end > p.start:
+            for proc in set(p.processors):
+                usage[proc].append((p.start, p.end, jid))
+    for block in instance.machine.unavailable:
+        if block.processors is not None and block.end > block.start:
+            for proc in block.processors:
+                usage[proc].append((block.start, block.end, None))
+    clashes: dict[tuple[int | None, int | None], list[int]] = defaultdict(list)
+    clash_time: dict[tuple[int | None, int | None], int] = {}
+    for proc, intervals in usage.items():
+        intervals.sort(key=lambda x: (x[0], x[1]))
+        latest_end, latest_owner = -1, None
+        for start, end, owner in intervals:
+            if start < latest_end:
+                key = (latest_owner, owner)
+                clashes[key].append(proc)
+                clash_time.setdefault(key, start)
+            if end > latest_end:
+                latest_end, latest_owner = end, owner
+    out = []
+    for (first, second), procs in sorted(
+        clashes.items(), key=lambda kv: (clash_time[kv[0]], str(kv[0]))
+    ):
+        name = lambda o: "a busy block" if o is None else f"job {o}"  # noqa: E731
+        out.append(
+            Violation(
+                "processor-overlap",
+                f"{name(second)} and {name(first)} share processors "
+                f"{sorted(procs)} at time {clash_time[(first, second)]}",
+                job=second if second is not None else first,
+                time=clash_time[(first, second)],
+                processors=tuple(sorted(procs)),
+            )
+        )
+    return out

@@ -1,0 +1,47 @@
+"""Command-line interface. Thin: parse, call one library function, print.
+
+Every command lives in its own module of this package and is registered in
+:data:`COMMANDS`. Bad input (:class:`optsched.errors.InputError`, or a
+``ValueError`` from validation) prints one line and exits with status 2; the
+traceback is shown only with ``--debug``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from optsched.errors import InputError
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (InputError, ValueError) as error:
+            if ctx.params.get("debug"):
+                raise
+            click.echo(f"optsched: error: {error}", err=True)
+            sys.exit(2)
+        except KeyboardInterrupt:
+            click.echo("optsched: interrupted", err=True)
+            sys.exit(130)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
+@click.version_option(package_name="optsched")
+def main(debug: bool) -> None:
+    """optsched: optimal schedules, lower bounds and competitive gaps."""
+
+
+def _register() -> None:
+    from optsched.cli import check, info, window
+
+    for module in (info, window, check):
+        main.add_command(module.command)
+
+
+_register()

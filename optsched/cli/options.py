@@ -1,0 +1,121 @@
+"""Options shared by every command that reads an instance or a trace."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from optsched.instance import Instance
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+FORMATS = ("swf", "json", "strip")
+
+
+def input_options(command: F) -> F:
+    """Add ``--format``, ``--processors`` and the window options to a command.
+
+    The command receives them as keyword arguments and passes them all to
+    :func:`load_instance` (``**input_kwargs``).
+    """
+    options = [
+        click.option(
+            "--format",
+            "input_format",
+            type=click.Choice(FORMATS),
+            default=None,
+            help="Force the input format (default: recognised from the content).",
+        ),
+        click.option(
+            "--processors",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Machine size for an SWF trace without MaxProcs/MaxNodes "
+            "(overrides the header).",
+        ),
+        click.option(
+            "--allocation",
+            type=click.Choice(["any", "contiguous"]),
+            default=None,
+            help="Override the machine's allocation rule.",
+        ),
+        click.option(
+            "--first-job",
+            type=click.IntRange(min=0),
+            default=None,
+            help="Window: index (0-based, submit order) of the first job.",
+        ),
+        click.option(
+            "--jobs",
+            "n_jobs",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Window: number of consecutive jobs.",
+        ),
+        click.option(
+            "--start",
+            "window_start",
+            type=click.IntRange(min=0),
+            default=None,
+            help="Window: first submit time (trace seconds, inclusive).",
+        ),
+        click.option(
+            "--end",
+            "window_end",
+            type=click.IntRange(min=0),
+            default=None,
+            help="Window: last submit time (trace seconds, exclusive).",
+        ),
+        click.option(
+            "--initial-state",
+            type=click.Choice(["none", "recorded"]),
+            default="none",
+            show_default=True,
+            help="Window: machine state at the window start; 'recorded' turns "
+            "jobs still running in the trace's recorded schedule into busy blocks.",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def load_instance(
+    path: str,
+    *,
+    input_format: str | None = None,
+    processors: int | None = None,
+    allocation: str | None = None,
+    first_job: int | None = None,
+    n_jobs: int | None = None,
+    window_start: int | None = None,
+    window_end: int | None = None,
+    initial_state: str = "none",
+) -> Instance:
+    """Read ``path`` and cut the window the options ask for.
+
+    Without window options the whole file is used, times as in the file.
+    """
+    from optsched.io import read_trace
+    from optsched.window import cut_window, wants_window
+
+    trace = read_trace(path, input_format, processors=processors)
+    window_args = dict(
+        first_job=first_job,
+        jobs=n_jobs,
+        start=window_start,
+        end=window_end,
+        initial_state=initial_state,
+    )
+    instance = (
+        cut_window(trace, **window_args)  # type: ignore[arg-type]
+        if wants_window(**window_args)  # type: ignore[arg-type]
+        else trace.instance
+    )
+    if allocation is not None and allocation != instance.machine.allocation:
+        instance = instance.replace(
+            machine=instance.machine.replace(allocation=allocation)
+        )
+    return instance
