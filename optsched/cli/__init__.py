@@ -37,10 +37,21 @@ def main(debug: bool) -> None:
     """optsched: optimal schedules, lower bounds and competitive gaps."""
 
 
-def _register() -> None:
-    from optsched.cli import check, info, window
+COMMANDS = ("info", "window", "check", "simulate", "compare", "bound", "generate")
+"""Modules of this package that each define one click ``command``."""
 
-    for module in (info, window, check):
+
+def _register() -> None:
+    import importlib
+
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"optsched.cli.{name}")
+        except ModuleNotFoundError as error:
+            # TEMPORARY while the command modules are being written.
+            if error.name != f"optsched.cli.{name}":
+                raise
+            continue
         main.add_command(module.command)
 
 

@@ -1,0 +1,123 @@
+"""Readers and writers behind one entry point.
+
+:func:`read_trace` / :func:`read` recognise the format from the content
+(``swf``, ``json`` native instance, ``strip`` packing benchmark); ``format``
+forces one. Schedules have their own pair, :func:`read_schedule` and
+:func:`write_schedule`.
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+from optsched.errors import InputError
+from optsched.instance import Instance
+from optsched.trace import Trace
+
+INSTANCE_FORMATS = ("swf", "json", "strip")
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _head(path: Path, size: int = 4096) -> bytes:
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(size)
+        if raw.startswith(_GZIP_MAGIC):
+            with gzip.open(path, "rb") as handle:
+                return handle.read(size)
+        return raw
+    except (OSError, EOFError) as error:
+        raise InputError(f"cannot read file: {error}", path) from None
+
+
+def detect_format(path: str | Path) -> str:
+    """Recognise an instance file's format from its first bytes.
+
+    ``{`` first -> ``json``; a ``;`` comment or a line of 18 fields -> ``swf``;
+    lines of one to three numbers -> ``strip``.
+    """
+    path = Path(path)
+    head = _head(path)
+    if b"\x00" in head:
+        raise InputError("binary file: not SWF, JSON or strip-packing text", path)
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        # A cut in the middle of a multi-byte character is not an error.
+        text = head[:-4].decode("utf-8", errors="strict") if len(head) > 4 else ""
+    stripped = text.lstrip()
+    if not stripped:
+        raise InputError("empty file: no jobs", path)
+    if stripped.startswith(("{", "[")):
+        return "json"
+    for line in stripped.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        if line.startswith(";") or len(line.split()) == 18:
+            return "swf"
+        if 1 <= len(line.split()) <= 3:
+            return "strip"
+        break
+    raise InputError(
+        "unrecognised format: expected SWF (18 fields per line), a JSON instance "
+        "or a strip-packing file (use --format to force one)",
+        path,
+        1,
+    )
+
+
+def read_trace(
+    path: str | Path, format: str | None = None, *, processors: int | None = None
+) -> Trace:
+    """Read a whole instance file.
+
+    Parameters
+    ----------
+    path
+        SWF trace (optionally ``.gz``), native JSON instance, or strip-packing
+        file.
+    format
+        ``"swf"``, ``"json"`` or ``"strip"``; ``None`` to recognise it.
+    processors
+        Machine size override (SWF: used when the header has neither
+        ``MaxProcs`` nor ``MaxNodes``, and wins over them when given).
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputError("no such file", path)
+    fmt = format or detect_format(path)
+    if fmt == "swf":
+        from optsched.io.swf import read_swf
+
+        return read_swf(path, processors=processors)
+    if fmt == "json":
+        from optsched.io.native import read_native
+
+        trace = read_native(path)
+    elif fmt == "strip":
+        from optsched.io.strip import read_strip
+
+        trace = read_strip(path)
+    else:
+        raise InputError(
+            f"unknown format {fmt!r}; expected one of {', '.join(INSTANCE_FORMATS)}",
+            path,
+        )
+    if processors is not None and processors != trace.instance.processors:
+        instance = trace.instance
+        trace = Trace(
+            instance.replace(machine=instance.machine.replace(processors=processors)),
+            trace.skipped,
+            trace.header,
+            trace.records,
+        )
+    return trace
+
+
+def read(
+    path: str | Path, format: str | None = None, *, processors: int | None = None
+) -> Instance:
+    """Read an instance file whole (see :func:`read_trace`)."""
+    return read_trace(path, format, processors=processors).instance
