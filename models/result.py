@@ -1,0 +1,88 @@
+"""Results of the offline models: status, bounds and schedule."""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from optsched.schedule import Schedule
+
+
+class SolveStatus(enum.Enum):
+    """One status for every back-end (each maps its native status here)."""
+
+    OPTIMAL = "OPTIMAL"
+    """A schedule whose objective equals a proven lower bound."""
+    FEASIBLE = "FEASIBLE"
+    """A schedule, without proof of optimality."""
+    INFEASIBLE = "INFEASIBLE"
+    """Proven that no schedule exists (cannot happen for valid instances)."""
+    BOUNDED = "BOUNDED"
+    """A lower bound but no schedule (e.g. ``--lp-only``)."""
+    UNKNOWN = "UNKNOWN"
+    """Neither schedule nor bound (time limit hit before anything)."""
+    ERROR = "ERROR"
+    """The back-end failed; see ``Result.params['error']``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """A lower bound on the optimal objective.
+
+    Parameters
+    ----------
+    value
+        The bound (same unit as the objective).
+    method
+        Short name, e.g. ``"area"``, ``"energy"``, ``"cpsat"``, ``"lp"``.
+    runtime
+        Seconds spent computing it.
+    """
+
+    value: float
+    method: str
+    runtime: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """Outcome of one solve.
+
+    ``lower_bound`` is ``None`` when unknown, never a fake 0. ``objective`` is
+    recomputed from ``schedule`` (never read from a solver).
+    """
+
+    status: SolveStatus
+    objective: float | None
+    lower_bound: float | None
+    schedule: Schedule | None
+    runtime: float
+    backend: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    bounds: tuple[Bound, ...] = ()
+    upper_bound_source: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+        object.__setattr__(self, "bounds", tuple(self.bounds))
+
+    @property
+    def gap(self) -> float | None:
+        """Relative gap ``(UB - LB) / UB``; ``None`` if either is unknown.
+
+        0 when UB = LB = 0.
+        """
+        if self.objective is None or self.lower_bound is None:
+            return None
+        if self.objective == 0:
+            return 0.0 if self.lower_bound == 0 else math.inf
+        return (self.objective - self.lower_bound) / abs(self.objective)
+
+    @property
+    def binding_bound(self) -> Bound | None:
+        """The bound with the largest value (the one that is binding)."""
+        return max(self.bounds, key=lambda b: b.value, default=None)
