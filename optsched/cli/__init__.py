@@ -37,7 +37,16 @@ def main(debug: bool) -> None:
     """optsched: optimal schedules, lower bounds and competitive gaps."""
 
 
-COMMANDS = ("info", "window", "check", "simulate", "compare", "bound", "generate")
+COMMANDS = (
+    "info",
+    "window",
+    "check",
+    "simulate",
+    "compare",
+    "bound",
+    "generate",
+    "gap",
+)
 """Modules of this package that each define one click ``command``."""
 
 
