@@ -54,7 +54,10 @@ def check_schedule(instance: Instance, schedule: Schedule) -> list[Violation]:
     Returns
     -------
     list of Violation
-        Sorted by rule, then job id; empty when the schedule is feasible.
+        Empty when the schedule is feasible. Order: placement completeness
+        (missing, unknown jobs), then per job in id order its times and
+        processor set, then capacity overruns and shared processors in time
+        order.
     """
     jobs = instance.jobs_by_id()
     violations = _check_placed_once(jobs, schedule)
@@ -161,14 +164,15 @@ def _check_processor_set(
                 processors=outside,
             )
         )
-    if instance.machine.allocation == "contiguous" and procs != tuple(
-        range(procs[0], procs[0] + len(procs))
+    if (
+        instance.machine.allocation == "contiguous"
+        and procs  # an empty set is already a processor-count violation
+        and procs != tuple(range(procs[0], procs[0] + len(procs)))
     ):
         out.append(
             Violation(
                 "not-contiguous",
-                f"job {job.id} uses non-consecutive processors on a "
-                "contiguous machine",
+                f"job {job.id} uses non-consecutive processors on a contiguous machine",
                 job=job.id,
                 time=placement.start,
                 processors=procs,
@@ -199,12 +203,16 @@ def _check_capacity(
     while i < len(events):
         time = events[i][0]
         starting: list[int] = []
+        grew = False
         while i < len(events) and events[i][0] == time:
             used += events[i][1]
+            grew = grew or events[i][1] > 0
             if events[i][1] > 0 and events[i][2] is not None:
                 starting.append(events[i][2])  # type: ignore[arg-type]
             i += 1
-        if used > m:
+        # Report where an overrun begins or worsens; at a time where work
+        # only ends, the overrun continues one already reported.
+        if used > m and grew:
             who = starting[0] if starting else None
             out.append(
                 Violation(

@@ -8,6 +8,7 @@ frees its processors for a job starting at ``t``.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -81,8 +82,9 @@ class Job:
                 raise ValueError(f"{who}: estimate {self.estimate} is negative")
         if not isinstance(self.weight, int | float) or isinstance(self.weight, bool):
             raise ValueError(f"{who}: weight must be a number, got {self.weight!r}")
-        if not self.weight > 0:
-            raise ValueError(f"{who}: weight {self.weight} must be positive")
+        # NaN fails "> 0"; infinity would poison every weighted objective.
+        if not 0 < self.weight < math.inf:
+            raise ValueError(f"{who}: weight {self.weight} must be positive and finite")
 
     @property
     def requested(self) -> int:
@@ -179,13 +181,13 @@ class Machine:
         for block in self.unavailable:
             self._validate_block(block)
         self._validate_block_capacity()
+        self._validate_block_overlaps()
 
     def _validate_block(self, block: BusyBlock) -> None:
         who = f"busy block {block.label or (block.start, block.end)}"
         if block.size > self.processors:
             raise ValueError(
-                f"{who}: size {block.size} exceeds machine processors "
-                f"{self.processors}"
+                f"{who}: size {block.size} exceeds machine processors {self.processors}"
             )
         if block.offset is not None and block.offset + block.size > self.processors:
             raise ValueError(
@@ -209,6 +211,30 @@ class Machine:
                     f"machine: busy blocks use {used} processors at time {time}, "
                     f"more than {self.processors}"
                 )
+
+    def _validate_block_overlaps(self) -> None:
+        # Blocks with offsets must not claim the same processor at the same
+        # time; otherwise the checker would blame the schedule for it.
+        placed = sorted(
+            (b for b in self.unavailable if b.offset is not None and b.end > b.start),
+            key=lambda b: b.start,
+        )
+        active: list[BusyBlock] = []
+        for block in placed:
+            active = [a for a in active if a.end > block.start]
+            for other in active:
+                assert block.offset is not None and other.offset is not None
+                if (
+                    block.offset < other.offset + other.size
+                    and other.offset < block.offset + block.size
+                ):
+                    raise ValueError(
+                        f"busy block {block.label or (block.start, block.end)}: "
+                        f"shares processors with busy block "
+                        f"{other.label or (other.start, other.end)} at time "
+                        f"{block.start}"
+                    )
+            active.append(block)
 
     def replace(self, **changes: object) -> Machine:
         """Return a validated copy with some fields changed."""

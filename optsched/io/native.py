@@ -1,0 +1,643 @@
+"""Native instance files: one JSON object per instance.
+
+The format is the :class:`~optsched.instance.Instance` written out field by
+field, so an instance read back from a file it was written to is equal to the
+original (``read_native(write_native(i)) == i``). The JSON Schema (draft
+2020-12) is shipped as ``optsched/schemas/instance.schema.json``
+(:func:`schema_path`); the reader validates by hand and names the file, the
+line and the JSON path of every problem.
+
+Example::
+
+    {
+      "format": "optsched-instance",
+      "version": 1,
+      "name": "tiny",
+      "machine": {"processors": 4, "allocation": "any", "unavailable": [
+        {"start": 0, "end": 30, "size": 2, "offset": 2, "label": "job 7"}
+      ]},
+      "jobs": [
+        {"id": 1, "release": 0, "size": 2, "runtime": 10, "estimate": 20,
+         "weight": 1.0},
+        {"id": 2, "release": 5, "size": 4, "runtime": 3, "estimate": 3,
+         "weight": 2.0, "user": 12}
+      ],
+      "source": {"file": "KTH-SP2-1996-2.1-cln.swf", "sha256": "fba3...",
+                 "format": "swf", "window": {"first_job": 100, "jobs": 2,
+                 "start": null, "end": null, "shift": 8210,
+                 "initial_state": "none"}}
+    }
+
+Keys (all times are integer seconds, intervals half-open ``[start, end)``):
+
+``format``
+    ``"optsched-instance"`` (optional when reading).
+``version``
+    Format version, ``1``.
+``name``
+    Free text (optional, default ``""``).
+``machine``
+    ``processors`` (integer >= 1), ``allocation`` (``"any"``, the default, or
+    ``"contiguous"``), ``unavailable`` (optional list of busy blocks: ``start``,
+    ``end``, ``size``, optional ``offset`` of the first processor, optional
+    ``label``).
+``jobs``
+    List of jobs: ``id``, ``release`` (>= 0), ``size`` (1..processors),
+    ``runtime`` (>= 0) are required; ``estimate`` (default: the runtime),
+    ``weight`` (finite, > 0, default 1) and the SWF extras ``wait``, ``user``,
+    ``group``, ``executable``, ``queue``, ``partition``, ``status``,
+    ``preceding_job``, ``think_time`` (integers) are optional. The writer
+    omits extras that are unknown (``None``). Ids are unique.
+``source``
+    Provenance of the instance: ``file``, ``sha256`` and ``format`` of the
+    file it was cut from (strings or ``null``) and ``window``
+    (``first_job``, ``jobs``, ``start``, ``end``: integers or ``null``;
+    ``shift``: integer; ``initial_state``: ``"none"`` or ``"recorded"``) or
+    ``null``. When a hand-written file has no ``source`` key, the reader
+    records the JSON file itself (path, sha256, ``"json"``).
+
+Unknown keys are errors: a misspelt ``"runtme"`` must not silently become a
+default. The writer puts one job per line so that a job's line number points
+at it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import re
+from collections.abc import Callable, Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from optsched.errors import InputError
+from optsched.instance import (
+    ALLOCATIONS,
+    BusyBlock,
+    Instance,
+    Job,
+    Machine,
+    Source,
+    Window,
+)
+from optsched.io.atomic import atomic_write
+from optsched.trace import Trace
+
+FORMAT_NAME = "optsched-instance"
+FORMAT_VERSION = 1
+
+JOB_KEYS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Job))
+JOB_REQUIRED = ("id", "release", "size", "runtime")
+BLOCK_KEYS = ("start", "end", "size", "offset", "label")
+MACHINE_KEYS = ("processors", "allocation", "unavailable")
+WINDOW_KEYS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Window))
+SOURCE_KEYS = ("file", "sha256", "format", "window")
+TOP_KEYS = ("format", "version", "name", "machine", "jobs", "source")
+
+JsonPath = tuple[str | int, ...]
+
+
+# --------------------------------------------------------------------------
+# Writing
+# --------------------------------------------------------------------------
+
+
+def schema_path() -> Path:
+    """Path of the bundled JSON Schema (draft 2020-12) of this format."""
+    return Path(str(resources.files("optsched") / "schemas" / "instance.schema.json"))
+
+
+def job_to_dict(job: Job) -> dict[str, Any]:
+    """A job as a JSON object; ``None`` fields are left out."""
+    out: dict[str, Any] = {}
+    for name in JOB_KEYS:
+        value = getattr(job, name)
+        if value is not None:
+            out[name] = value
+    return out
+
+
+def _block_to_dict(block: BusyBlock) -> dict[str, Any]:
+    out: dict[str, Any] = {"start": block.start, "end": block.end, "size": block.size}
+    if block.offset is not None:
+        out["offset"] = block.offset
+    if block.label:
+        out["label"] = block.label
+    return out
+
+
+def instance_to_dict(instance: Instance) -> dict[str, Any]:
+    """The instance as a JSON-ready dictionary (see the module docstring)."""
+    source = instance.source
+    window = source.window
+    return {
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "name": instance.name,
+        "machine": {
+            "processors": instance.machine.processors,
+            "allocation": instance.machine.allocation,
+            "unavailable": [_block_to_dict(b) for b in instance.machine.unavailable],
+        },
+        "jobs": [job_to_dict(job) for job in instance.jobs],
+        "source": {
+            "file": source.file,
+            "sha256": source.sha256,
+            "format": source.format,
+            "window": None if window is None else dataclasses.asdict(window),
+        },
+    }
+
+
+def _dump(value: object) -> str:
+    # allow_nan=False: NaN/Infinity are not JSON; validation forbids them.
+    return json.dumps(value, ensure_ascii=False, allow_nan=False)
+
+
+def _dump_list(items: list[Any], indent: str) -> str:
+    if not items:
+        return "[]"
+    inner = ",\n".join(f"{indent}  {_dump(item)}" for item in items)
+    return f"[\n{inner}\n{indent}]"
+
+
+def instance_to_json(instance: Instance) -> str:
+    """The file text: the top level indented, one job or busy block per line."""
+    data = instance_to_dict(instance)
+    machine = data["machine"]
+    lines = [
+        "{",
+        f'  "format": {_dump(data["format"])},',
+        f'  "version": {_dump(data["version"])},',
+        f'  "name": {_dump(data["name"])},',
+        f'  "machine": {{"processors": {_dump(machine["processors"])}, '
+        f'"allocation": {_dump(machine["allocation"])}, '
+        f'"unavailable": {_dump_list(machine["unavailable"], "  ")}}},',
+        f'  "jobs": {_dump_list(data["jobs"], "  ")},',
+        f'  "source": {_dump(data["source"])}',
+        "}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def write_native(instance: Instance, path: str | Path) -> None:
+    """Write ``instance`` to ``path`` atomically (never a partial file)."""
+    text = instance_to_json(instance)
+    with atomic_write(path, "w", encoding="utf-8", newline="\n") as handle:
+        handle.write(text)
+
+
+# --------------------------------------------------------------------------
+# Reading
+# --------------------------------------------------------------------------
+
+
+class _Problem(Exception):
+    """A validation problem at a JSON path, before file and line are known."""
+
+    def __init__(self, path: JsonPath, reason: str, label: str | None = None) -> None:
+        super().__init__(reason)
+        self.path = path
+        self.reason = reason
+        self.label = label if label is not None else format_json_path(path)
+
+
+def format_json_path(path: JsonPath) -> str:
+    """``("jobs", 3, "size")`` -> ``"jobs[3].size"``; ``()`` -> ``"top level"``."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out or "top level"
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return f"{value!r}"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    if isinstance(value, list):
+        return "a list"
+    return "an object"
+
+
+class _Object:
+    """Typed access to one JSON object, raising :class:`_Problem` on misuse."""
+
+    def __init__(
+        self,
+        value: object,
+        path: JsonPath,
+        keys: tuple[str, ...],
+        label: str | None = None,
+    ) -> None:
+        if not isinstance(value, dict):
+            raise _Problem(path, f"expected an object, got {_kind(value)}", label)
+        self.data: dict[str, Any] = value
+        self.path = path
+        self.label = label if label is not None else format_json_path(path)
+        for key in value:
+            if key not in keys:
+                raise _Problem(
+                    (*path, key),
+                    f"unknown key {key!r} (expected one of: {', '.join(keys)})",
+                    self.label,
+                )
+
+    def has(self, key: str) -> bool:
+        return key in self.data
+
+    def _problem(self, key: str, reason: str) -> _Problem:
+        return _Problem((*self.path, key), reason, self.label)
+
+    def require(self, key: str) -> Any:
+        if key not in self.data:
+            raise _Problem(self.path, f"missing key {key!r}", self.label)
+        return self.data[key]
+
+    def integer(
+        self, key: str, *, required: bool = True, nullable: bool = False
+    ) -> int | None:
+        if not required and key not in self.data:
+            return None
+        value = self.require(key)
+        if value is None and nullable:
+            return None
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise self._problem(key, f"{key}: expected an integer, got {_kind(value)}")
+        return value
+
+    def number(self, key: str) -> float | None:
+        if key not in self.data:
+            return None
+        value = self.data[key]
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise self._problem(key, f"{key}: expected a number, got {_kind(value)}")
+        if not math.isfinite(value):
+            raise self._problem(key, f"{key}: expected a finite number, got {value}")
+        return value
+
+    def string(self, key: str, *, nullable: bool = False) -> str | None:
+        if key not in self.data:
+            return None
+        value = self.data[key]
+        if value is None and nullable:
+            return None
+        if not isinstance(value, str):
+            raise self._problem(key, f"{key}: expected a string, got {_kind(value)}")
+        return value
+
+    def array(self, key: str, *, required: bool = True) -> list[Any]:
+        if not required and key not in self.data:
+            return []
+        value = self.require(key)
+        if not isinstance(value, list):
+            raise self._problem(key, f"{key}: expected a list, got {_kind(value)}")
+        return value
+
+    def validated(self, build: Callable[[], Any]) -> Any:
+        """Call a validating constructor; map its ``ValueError`` to a key."""
+        try:
+            return build()
+        except ValueError as error:
+            # Core types say "job 17: size 0 must be at least 1"; keep the
+            # reason and point at the key it starts with when there is one.
+            reason = str(error).split(": ", 1)[-1]
+            first_word = reason.split(" ", 1)[0]
+            path = (*self.path, first_word) if first_word in self.data else self.path
+            raise _Problem(path, reason, self.label) from None
+
+
+def _parse_block(
+    value: object, path: JsonPath, processors: int, allocation: str
+) -> BusyBlock:
+    obj = _Object(value, path, BLOCK_KEYS)
+    start, end, size = (obj.integer(k) for k in ("start", "end", "size"))
+    offset = obj.integer("offset", required=False, nullable=True)
+    label = obj.string("label") or ""
+    block: BusyBlock = obj.validated(
+        lambda: BusyBlock(start, end, size, offset, label)  # type: ignore[arg-type]
+    )
+    # A machine holding only this block: checks it fits, with the block's path.
+    obj.validated(lambda: Machine(processors, allocation, (block,)))
+    return block
+
+
+def _parse_machine(value: object) -> Machine:
+    obj = _Object(value, ("machine",), MACHINE_KEYS)
+    processors = obj.integer("processors")
+    allocation = obj.string("allocation")
+    if allocation is None:
+        allocation = "any"
+    elif allocation not in ALLOCATIONS:
+        raise obj._problem(
+            "allocation",
+            f"allocation: expected one of {', '.join(ALLOCATIONS)}, got {allocation!r}",
+        )
+    machine: Machine = obj.validated(lambda: Machine(processors, allocation))  # type: ignore[arg-type]
+    blocks = tuple(
+        _parse_block(
+            item, ("machine", "unavailable", i), machine.processors, allocation
+        )
+        for i, item in enumerate(obj.array("unavailable", required=False))
+    )
+    # What is left are conflicts between blocks (capacity, shared processors).
+    return obj.validated(lambda: machine.replace(unavailable=blocks))
+
+
+def _job_label(value: object, index: int) -> str:
+    if isinstance(value, dict) and "id" in value:
+        return f"jobs[{index}] (id {value['id']})"
+    return f"jobs[{index}]"
+
+
+def _parse_job(value: object, index: int, machine: Machine) -> Job:
+    path: JsonPath = ("jobs", index)
+    obj = _Object(value, path, JOB_KEYS, _job_label(value, index))
+    fields: dict[str, Any] = {}
+    for name in JOB_KEYS:
+        if name == "weight":
+            weight = obj.number("weight")
+            if weight is not None:
+                fields["weight"] = weight
+        else:
+            required = name in JOB_REQUIRED
+            number = obj.integer(name, required=required, nullable=not required)
+            if number is not None:
+                fields[name] = number
+    job: Job = obj.validated(lambda: Job(**fields))
+    if job.size > machine.processors:
+        raise obj._problem(
+            "size",
+            f"size {job.size} exceeds machine processors {machine.processors}",
+        )
+    return job
+
+
+def _parse_jobs(values: list[Any], machine: Machine) -> tuple[Job, ...]:
+    jobs: list[Job] = []
+    first_index: dict[int, int] = {}
+    for index, value in enumerate(values):
+        job = _parse_job(value, index, machine)
+        if job.id in first_index:
+            raise _Problem(
+                ("jobs", index, "id"),
+                f"duplicate id {job.id} (first at jobs[{first_index[job.id]}])",
+                _job_label(value, index),
+            )
+        first_index[job.id] = index
+        jobs.append(job)
+    return tuple(jobs)
+
+
+def _parse_window(value: object) -> Window | None:
+    if value is None:
+        return None
+    obj = _Object(value, ("source", "window"), WINDOW_KEYS)
+    numbers = {
+        key: obj.integer(key, required=False, nullable=True)
+        for key in ("first_job", "jobs", "start", "end")
+    }
+    shift = obj.integer("shift", required=False)
+    state = obj.string("initial_state")
+    if state is not None and state not in ("none", "recorded"):
+        raise obj._problem(
+            "initial_state",
+            f"initial_state: expected 'none' or 'recorded', got {state!r}",
+        )
+    return Window(
+        **numbers,
+        shift=0 if shift is None else shift,
+        initial_state=state or "none",
+    )
+
+
+def _parse_source(value: object) -> Source:
+    obj = _Object(value, ("source",), SOURCE_KEYS)
+    return Source(
+        file=obj.string("file", nullable=True),
+        sha256=obj.string("sha256", nullable=True),
+        format=obj.string("format", nullable=True),
+        window=_parse_window(obj.data.get("window")),
+    )
+
+
+def _parse_instance(data: object, default_source: Source) -> Instance:
+    top = _Object(data, (), TOP_KEYS)
+    fmt = top.string("format")
+    if fmt is not None and fmt != FORMAT_NAME:
+        raise top._problem("format", f"format: expected {FORMAT_NAME!r}, got {fmt!r}")
+    version = top.integer("version")
+    if version != FORMAT_VERSION:
+        raise top._problem(
+            "version",
+            f"version: this optsched reads version {FORMAT_VERSION}, got {version}",
+        )
+    machine = _parse_machine(top.require("machine"))
+    jobs = _parse_jobs(top.array("jobs"), machine)
+    source = _parse_source(top.data["source"]) if top.has("source") else default_source
+    name = top.string("name") or ""
+    return top.validated(lambda: Instance(machine, jobs, name, source))
+
+
+def instance_from_dict(
+    data: Mapping[str, Any], path: str | Path | None = None
+) -> Instance:
+    """Build and validate an instance from a parsed JSON object.
+
+    Parameters
+    ----------
+    data
+        The object, as :func:`instance_to_dict` returns it.
+    path
+        File name for error messages.
+
+    Raises
+    ------
+    InputError
+        ``"inst.json: jobs[3] (id 17): size 130 exceeds machine processors
+        128"``: the file, the JSON path and what is wrong.
+    """
+    try:
+        return _parse_instance(data, Source())
+    except _Problem as problem:
+        raise InputError(f"{problem.label}: {problem.reason}", path) from None
+
+
+def _read_text(path: Path) -> tuple[str, bytes]:
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise InputError(f"cannot read file: {error.strerror or error}", path) from None
+    if not raw.strip():
+        raise InputError("empty file: expected a JSON instance", path)
+    if b"\x00" in raw:
+        raise InputError("binary file: expected a JSON instance", path)
+    try:
+        return raw.decode("utf-8-sig"), raw
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        raise InputError(
+            f"not UTF-8 text (byte 0x{raw[error.start]:02x}): expected a JSON instance",
+            path,
+            line,
+        ) from None
+
+
+class _DuplicateKeys:
+    """``object_pairs_hook`` that keeps the first duplicated key it meets."""
+
+    def __init__(self) -> None:
+        self.found: str | None = None
+
+    def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out and self.found is None:
+                self.found = key
+            out[key] = value
+        return out
+
+
+def read_native(path: str | Path) -> Trace:
+    """Read a native JSON instance file.
+
+    Returns
+    -------
+    Trace
+        The instance; ``records`` is the number of jobs, ``header`` holds
+        ``format`` and ``version``.
+
+    Raises
+    ------
+    InputError
+        One line ``file:line: where: reason``, e.g. ``inst.json:12: jobs[3]
+        (id 17): size 130 exceeds machine processors 128``.
+    """
+    path = Path(path)
+    text, raw = _read_text(path)
+    duplicates = _DuplicateKeys()
+    try:
+        data = json.loads(text, object_pairs_hook=duplicates)
+    except json.JSONDecodeError as error:
+        raise InputError(
+            f"invalid JSON: {error.msg} (column {error.colno})", path, error.lineno
+        ) from None
+    except RecursionError:
+        raise InputError("invalid JSON: nested too deeply", path) from None
+    if duplicates.found is not None:
+        where, offset = _JsonLocator(text).duplicate or ((), 0)
+        raise InputError(
+            f"{format_json_path(where)}: duplicate key {duplicates.found!r}",
+            path,
+            _line_of(text, offset),
+        )
+    default_source = Source(
+        file=str(path), sha256=hashlib.sha256(raw).hexdigest(), format="json"
+    )
+    try:
+        instance = _parse_instance(data, default_source)
+    except _Problem as problem:
+        line = json_line(text, problem.path)
+        raise InputError(f"{problem.label}: {problem.reason}", path, line) from None
+    header = {"format": FORMAT_NAME, "version": str(FORMAT_VERSION)}
+    return Trace(instance, header=header, records=len(instance.jobs))
+
+
+# --------------------------------------------------------------------------
+# Line numbers for JSON paths
+# --------------------------------------------------------------------------
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def json_line(text: str, path: JsonPath) -> int | None:
+    """1-based line of the value at ``path`` in a valid JSON ``text``.
+
+    Falls back to the nearest enclosing value that exists; ``None`` only if
+    the text cannot be walked.
+    """
+    try:
+        return _JsonLocator(text).line(path)
+    except (ValueError, IndexError):
+        return None
+
+
+class _JsonLocator:
+    """Start offset of every value of a (valid) JSON text, by JSON path.
+
+    ``json`` reports positions only for syntax errors, so on a validation
+    error the text is walked once more: containers by hand, scalars with
+    :meth:`json.JSONDecoder.raw_decode`. Only used on the error path.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.offsets: dict[JsonPath, int] = {}
+        self.duplicate: tuple[JsonPath, int] | None = None
+        self._decoder = json.JSONDecoder()
+        self._value(0, ())
+
+    def line(self, path: JsonPath) -> int | None:
+        """Line of the value at ``path``, or of its nearest located ancestor."""
+        for depth in range(len(path), -1, -1):
+            offset = self.offsets.get(path[:depth])
+            if offset is not None:
+                return _line_of(self.text, offset)
+        return None
+
+    def _skip(self, index: int) -> int:
+        match = _WHITESPACE.match(self.text, index)
+        assert match is not None
+        return match.end()
+
+    def _value(self, index: int, path: JsonPath) -> int:
+        index = self._skip(index)
+        self.offsets[path] = index
+        char = self.text[index]
+        if char == "{":
+            return self._object(index + 1, path)
+        if char == "[":
+            return self._array(index + 1, path)
+        _, end = self._decoder.raw_decode(self.text, index)
+        return end
+
+    def _object(self, index: int, path: JsonPath) -> int:
+        seen: set[str] = set()
+        index = self._skip(index)
+        if self.text[index] == "}":
+            return index + 1
+        while True:
+            index = self._skip(index)
+            key_offset = index
+            key, index = json.decoder.scanstring(self.text, index + 1)  # type: ignore[attr-defined]
+            if key in seen and self.duplicate is None:
+                self.duplicate = ((*path, key), key_offset)
+            seen.add(key)
+            index = self._skip(index) + 1  # the colon
+            index = self._skip(self._value(index, (*path, key)))
+            if self.text[index] == "}":
+                return index + 1
+            index += 1  # the comma
+
+    def _array(self, index: int, path: JsonPath) -> int:
+        index = self._skip(index)
+        if self.text[index] == "]":
+            return index + 1
+        position = 0
+        while True:
+            index = self._skip(self._value(index, (*path, position)))
+            position += 1
+            if self.text[index] == "]":
+                return index + 1
+            index += 1  # the comma

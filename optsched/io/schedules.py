@@ -1,0 +1,583 @@
+"""Schedule files: CSV, Batsim ``out_jobs.csv`` and JSON.
+
+``csv``
+    One row per job: ``job_id,start,end,size,processors`` and a ``killed``
+    column (``1``/``0``) when some job was stopped at its estimate.
+    ``processors`` lists processor indices as Batsim-style intervals
+    (``"0-3 7"``, see :func:`optsched.schedule.format_processors`) and is
+    empty when the producer only counted processors. ``size`` is
+    informational (the instance's size, or the number of processors listed);
+    the checker judges placements against the instance. An optional first
+    line ``# producer: NAME`` names who made the schedule; other ``#`` lines
+    before the header are comments.
+``batsim``
+    The ``out_jobs.csv`` columns Batsim 4 writes and evalys reads, in this
+    order: ``job_id, workload_name, profile, submission_time,
+    requested_number_of_resources, requested_time, success, final_state,
+    starting_time, execution_time, finish_time, waiting_time,
+    turnaround_time, stretch, allocated_resources, consumed_energy,
+    metadata``. Writing needs the instance (submission times, sizes,
+    estimates). A job stopped at its estimate has ``success`` 0 and
+    ``final_state`` ``COMPLETED_WALLTIME_REACHED``; every other job
+    ``COMPLETED_SUCCESSFULLY``. ``consumed_energy`` is -1 (not modelled).
+    Reading uses ``job_id`` (a ``workload!id`` prefix is dropped),
+    ``starting_time``, ``finish_time``, ``allocated_resources`` and
+    ``final_state`` (``success`` when there is no ``final_state``); rows of
+    ``REJECTED`` jobs have no placement and are left out.
+``json``
+    ``{"format": "optsched-schedule", "version": 1, "producer": "...",
+    "placements": [{"job": 17, "start": 0, "end": 10, "processors": "0-3",
+    "killed": true}, ...]}``; ``processors`` and ``killed`` are optional.
+
+Times are integer seconds (``"12.0"`` is read as 12, ``"12.5"`` is an
+error). :func:`read_schedule` recognises the format from the content.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import io
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from optsched.errors import InputError
+from optsched.instance import Instance
+from optsched.io.atomic import atomic_write
+from optsched.io.native import JsonPath, json_line
+from optsched.schedule import Placement, Schedule, format_processors, parse_processors
+
+SCHEDULE_FORMATS = ("csv", "batsim", "json")
+JSON_FORMAT_NAME = "optsched-schedule"
+JSON_VERSION = 1
+
+CSV_COLUMNS = ("job_id", "start", "end", "size", "processors")
+CSV_OPTIONAL = ("size", "processors", "killed")
+BATSIM_COLUMNS = (
+    "job_id",
+    "workload_name",
+    "profile",
+    "submission_time",
+    "requested_number_of_resources",
+    "requested_time",
+    "success",
+    "final_state",
+    "starting_time",
+    "execution_time",
+    "finish_time",
+    "waiting_time",
+    "turnaround_time",
+    "stretch",
+    "allocated_resources",
+    "consumed_energy",
+    "metadata",
+)
+BATSIM_REQUIRED = ("job_id", "starting_time", "finish_time")
+COMPLETED = "COMPLETED_SUCCESSFULLY"
+WALLTIME_REACHED = "COMPLETED_WALLTIME_REACHED"
+REJECTED = "REJECTED"
+
+_PRODUCER = re.compile(r"#\s*producer:\s?(.*)$")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_INTEGRAL_FLOAT = re.compile(r"[+-]?[0-9]+\.0*")
+
+
+def _ordered(schedule: Schedule) -> list[tuple[int, Placement]]:
+    return sorted(schedule.placements.items(), key=lambda kv: (kv[1].start, kv[0]))
+
+
+# --------------------------------------------------------------------------
+# Writing
+# --------------------------------------------------------------------------
+
+
+def _csv_rows(schedule: Schedule, instance: Instance | None) -> Iterator[list[str]]:
+    sizes = instance.jobs_by_id() if instance is not None else {}
+    with_killed = bool(schedule.killed)
+    yield list(CSV_COLUMNS) + (["killed"] if with_killed else [])
+    for job_id, placement in _ordered(schedule):
+        if job_id in sizes:
+            size = str(sizes[job_id].size)
+        elif placement.processors is not None:
+            size = str(len(placement.processors))
+        else:
+            size = ""
+        row = [
+            str(job_id),
+            str(placement.start),
+            str(placement.end),
+            size,
+            format_processors(placement.processors),
+        ]
+        if with_killed:
+            row.append("1" if job_id in schedule.killed else "0")
+        yield row
+
+
+def _stretch(turnaround: int, execution: int) -> str:
+    if execution == 0:
+        return "inf" if turnaround > 0 else "1"
+    return f"{turnaround / execution:.6f}"
+
+
+def _batsim_rows(schedule: Schedule, instance: Instance | None) -> Iterator[list[str]]:
+    if instance is None:
+        raise ValueError(
+            "the batsim format needs the instance (submission times, sizes, estimates)"
+        )
+    jobs = instance.jobs_by_id()
+    unknown = sorted(schedule.placements.keys() - jobs.keys())
+    if unknown:
+        raise ValueError(f"job {unknown[0]} is placed but not in the instance")
+    workload = instance.name or "w0"
+    yield list(BATSIM_COLUMNS)
+    for job_id, p in _ordered(schedule):
+        job = jobs[job_id]
+        killed = job_id in schedule.killed
+        values: dict[str, object] = {
+            "job_id": job_id,
+            "workload_name": workload,
+            "profile": "delay",
+            "submission_time": job.release,
+            "requested_number_of_resources": job.size,
+            "requested_time": job.requested,
+            "success": 0 if killed else 1,
+            "final_state": WALLTIME_REACHED if killed else COMPLETED,
+            "starting_time": p.start,
+            "execution_time": p.end - p.start,
+            "finish_time": p.end,
+            "waiting_time": p.start - job.release,
+            "turnaround_time": p.end - job.release,
+            "stretch": _stretch(p.end - job.release, p.end - p.start),
+            "allocated_resources": format_processors(p.processors),
+            "consumed_energy": -1,
+            "metadata": "",
+        }
+        yield [str(values[column]) for column in BATSIM_COLUMNS]
+
+
+def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
+    """The schedule as a JSON-ready dictionary (the ``json`` format)."""
+    placements = []
+    for job_id, p in _ordered(schedule):
+        item: dict[str, Any] = {"job": job_id, "start": p.start, "end": p.end}
+        if p.processors is not None:
+            item["processors"] = format_processors(p.processors)
+        if job_id in schedule.killed:
+            item["killed"] = True
+        placements.append(item)
+    return {
+        "format": JSON_FORMAT_NAME,
+        "version": JSON_VERSION,
+        "producer": schedule.producer,
+        "placements": placements,
+    }
+
+
+def _json_text(schedule: Schedule) -> str:
+    data = schedule_to_dict(schedule)
+    head = ", ".join(
+        f"{json.dumps(key)}: {json.dumps(data[key], ensure_ascii=False)}"
+        for key in ("format", "version", "producer")
+    )
+    items = ",\n".join(f"  {json.dumps(p)}" for p in data["placements"])
+    body = f"[\n{items}\n]" if items else "[]"
+    return f'{{{head},\n"placements": {body}}}\n'
+
+
+def _csv_text(rows: Iterable[list[str]], producer: str = "") -> str:
+    buffer = io.StringIO()
+    if producer:
+        # One line: a producer with a newline would break the comment.
+        buffer.write(f"# producer: {' '.join(producer.splitlines())}\n")
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def write_schedule(
+    schedule: Schedule,
+    path: str | Path,
+    format: str = "csv",
+    instance: Instance | None = None,
+) -> None:
+    """Write a schedule atomically.
+
+    Parameters
+    ----------
+    schedule
+        The placements.
+    path
+        Output file.
+    format
+        ``"csv"``, ``"batsim"`` or ``"json"`` (see the module docstring).
+    instance
+        Needed for ``batsim``; gives the ``size`` column of ``csv``.
+    """
+    if format == "csv":
+        text = _csv_text(_csv_rows(schedule, instance), schedule.producer)
+    elif format == "batsim":
+        text = _csv_text(_batsim_rows(schedule, instance))
+    elif format == "json":
+        text = _json_text(schedule)
+    else:
+        raise ValueError(
+            f"unknown schedule format {format!r}; expected one of "
+            f"{', '.join(SCHEDULE_FORMATS)}"
+        )
+    with atomic_write(path, "w", encoding="utf-8", newline="") as handle:
+        handle.write(text)
+
+
+# --------------------------------------------------------------------------
+# Reading
+# --------------------------------------------------------------------------
+
+
+def _read_text(path: Path) -> str:
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise InputError(f"cannot read file: {error.strerror or error}", path) from None
+    if not raw.strip():
+        raise InputError("empty file: expected a schedule", path)
+    if b"\x00" in raw:
+        raise InputError("binary file: expected a schedule (CSV or JSON)", path)
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        raise InputError("not UTF-8 text: expected a schedule", path, line) from None
+
+
+def _first_content_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            return line.strip()
+    return ""
+
+
+def detect_schedule_format(text: str, path: str | Path | None = None) -> str:
+    """Recognise a schedule's format from its text.
+
+    ``{`` first -> ``json``; a CSV header with ``starting_time`` ->
+    ``batsim``; a CSV header starting ``job_id,start,end`` -> ``csv``.
+    """
+    first = _first_content_line(text)
+    if first.startswith("{"):
+        return "json"
+    header = [column.strip() for column in first.split(",")]
+    if "starting_time" in header:
+        return "batsim"
+    if "job_id" in header and "start" in header and "end" in header:
+        return "csv"
+    raise InputError(
+        "unrecognised schedule format: expected a JSON schedule, a CSV with a "
+        "'job_id,start,end,...' header or a Batsim out_jobs.csv",
+        path,
+    )
+
+
+def _seconds(text: str, column: str, path: Path, line: int) -> int:
+    text = text.strip()
+    if _INTEGER.fullmatch(text):
+        return int(text)
+    if _INTEGRAL_FLOAT.fullmatch(text):
+        return int(float(text))
+    raise InputError(f"{column}: expected integer seconds, got {text!r}", path, line)
+
+
+def _job_id(text: str, path: Path, line: int) -> int:
+    # Batsim may write "workload!17".
+    text = text.strip().rsplit("!", 1)[-1]
+    if not _INTEGER.fullmatch(text):
+        raise InputError(f"job_id: expected an integer, got {text!r}", path, line)
+    return int(text)
+
+
+def _processors(text: str, path: Path, line: int) -> tuple[int, ...] | None:
+    try:
+        return parse_processors(text)
+    except ValueError:
+        raise InputError(
+            f"processors: bad processor intervals {text.strip()!r} "
+            "(expected e.g. '0-3 7')",
+            path,
+            line,
+        ) from None
+
+
+def _flag(text: str, column: str, path: Path, line: int) -> bool:
+    value = text.strip().lower()
+    if value in ("1", "true", "yes"):
+        return True
+    if value in ("", "0", "false", "no"):
+        return False
+    raise InputError(f"{column}: expected 1 or 0, got {text.strip()!r}", path, line)
+
+
+class _Collector:
+    """Placements as they are read, rejecting a job's second row."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.placements: dict[int, Placement] = {}
+        self.killed: set[int] = set()
+        self.first_seen: dict[int, str] = {}
+
+    def add(
+        self,
+        job_id: int,
+        placement: Placement,
+        killed: bool,
+        line: int | None,
+        label: str = "",
+    ) -> None:
+        """Keep one placement; ``label`` names a JSON item (``placements[4]``)."""
+        if job_id in self.first_seen:
+            prefix = f"{label}: " if label else ""
+            raise InputError(
+                f"{prefix}job {job_id} appears twice (first at "
+                f"{self.first_seen[job_id]})",
+                self.path,
+                line,
+            )
+        at = f"line {line}" if line is not None else ""
+        self.first_seen[job_id] = ", ".join(part for part in (label, at) if part)
+        self.placements[job_id] = placement
+        if killed:
+            self.killed.add(job_id)
+
+
+def _csv_records(
+    text: str, path: Path
+) -> tuple[str, list[str], Iterator[tuple[int, list[str]]]]:
+    """Producer, header and ``(line, row)`` pairs of a CSV text."""
+    lines = text.splitlines()
+    producer, skipped = "", 0
+    while skipped < len(lines) and (
+        not lines[skipped].strip() or lines[skipped].lstrip().startswith("#")
+    ):
+        match = _PRODUCER.match(lines[skipped].strip())
+        if match and not producer:
+            producer = match.group(1).strip()
+        skipped += 1
+    reader = csv.reader(lines[skipped:])
+    header = [column.strip() for column in next(reader, [])]
+
+    def rows() -> Iterator[tuple[int, list[str]]]:
+        for row in reader:
+            if row and any(field.strip() for field in row):
+                yield skipped + reader.line_num, row
+
+    return producer, header, rows()
+
+
+def _check_header(
+    header: list[str],
+    required: tuple[str, ...],
+    known: tuple[str, ...] | None,
+    path: Path,
+    line: int,
+) -> dict[str, int]:
+    columns: dict[str, int] = {}
+    for index, name in enumerate(header):
+        if name in columns:
+            raise InputError(f"header: column {name!r} appears twice", path, line)
+        if known is not None and name not in known:
+            raise InputError(
+                f"header: unknown column {name!r} (expected {', '.join(known)})",
+                path,
+                line,
+            )
+        columns[name] = index
+    missing = [name for name in required if name not in columns]
+    if missing:
+        raise InputError(f"header: missing column(s) {', '.join(missing)}", path, line)
+    return columns
+
+
+def _header_line(text: str) -> int:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip() and not line.lstrip().startswith("#"):
+            return number
+    return 1
+
+
+def _read_csv(text: str, path: Path, batsim: bool) -> Schedule:
+    producer, header, rows = _csv_records(text, path)
+    header_line = _header_line(text)
+    if batsim:
+        columns = _check_header(header, BATSIM_REQUIRED, None, path, header_line)
+        start_col, end_col, procs_col = (
+            "starting_time",
+            "finish_time",
+            "allocated_resources",
+        )
+    else:
+        known = ("job_id", "start", "end", *CSV_OPTIONAL)
+        columns = _check_header(
+            header, ("job_id", "start", "end"), known, path, header_line
+        )
+        start_col, end_col, procs_col = "start", "end", "processors"
+    collected = _Collector(path)
+    for line, row in rows:
+        if len(row) != len(header):
+            raise InputError(
+                f"expected {len(header)} fields ({','.join(header)}), got {len(row)}",
+                path,
+                line,
+            )
+
+        def field(name: str, row: list[str] = row) -> str:
+            return row[columns[name]] if name in columns else ""
+
+        job_id = _job_id(field("job_id"), path, line)
+        if batsim and field("final_state").strip() == REJECTED:
+            continue
+        start = _seconds(field(start_col), start_col, path, line)
+        end = _seconds(field(end_col), end_col, path, line)
+        processors = _processors(field(procs_col), path, line)
+        if batsim:
+            killed = _batsim_killed(field("final_state"), field("success"), columns)
+        else:
+            if field("size").strip() and not _INTEGER.fullmatch(field("size").strip()):
+                raise InputError(
+                    f"size: expected an integer, got {field('size').strip()!r}",
+                    path,
+                    line,
+                )
+            killed = _flag(field("killed"), "killed", path, line)
+        collected.add(job_id, Placement(start, end, processors), killed, line)
+    return Schedule(collected.placements, producer, frozenset(collected.killed))
+
+
+def _batsim_killed(final_state: str, success: str, columns: dict[str, int]) -> bool:
+    if "final_state" in columns:
+        return final_state.strip() == WALLTIME_REACHED
+    return success.strip() == "0"
+
+
+def _read_json(text: str, path: Path) -> Schedule:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(
+            f"invalid JSON: {error.msg} (column {error.colno})", path, error.lineno
+        ) from None
+
+    def fail(where: JsonPath, reason: str) -> InputError:
+        return InputError(reason, path, json_line(text, where))
+
+    if not isinstance(data, dict):
+        raise fail((), "expected a JSON object with 'placements'")
+    unknown = sorted(set(data) - {"format", "version", "producer", "placements"})
+    if unknown:
+        raise fail((unknown[0],), f"unknown key {unknown[0]!r}")
+    if data.get("format", JSON_FORMAT_NAME) != JSON_FORMAT_NAME:
+        raise fail(
+            ("format",),
+            f"format: expected {JSON_FORMAT_NAME!r}, got {data['format']!r}"
+            + (" (an instance file?)" if data["format"] == "optsched-instance" else ""),
+        )
+    if data.get("version", JSON_VERSION) != JSON_VERSION:
+        raise fail(("version",), f"version: this optsched reads version {JSON_VERSION}")
+    producer = data.get("producer", "")
+    if not isinstance(producer, str):
+        raise fail(("producer",), "producer: expected a string")
+    items = data.get("placements")
+    if not isinstance(items, list):
+        raise fail(
+            ("placements",) if "placements" in data else (),
+            "placements: expected a list",
+        )
+    collected = _Collector(path)
+    for index, item in enumerate(items):
+        where: JsonPath = ("placements", index)
+        label = f"placements[{index}]"
+        job_id, placement, killed = _json_placement(
+            item, label, functools.partial(_fail_below, fail, where)
+        )
+        line = json_line(text, where)
+        collected.add(job_id, placement, killed, line, label)
+    return Schedule(collected.placements, producer, frozenset(collected.killed))
+
+
+def _fail_below(
+    fail: Callable[[JsonPath, str], InputError],
+    where: JsonPath,
+    key: JsonPath,
+    reason: str,
+) -> InputError:
+    return fail((*where, *key), reason)
+
+
+def _json_placement(
+    item: object, label: str, fail: Callable[[JsonPath, str], InputError]
+) -> tuple[int, Placement, bool]:
+    if not isinstance(item, dict):
+        raise fail((), f"{label}: expected an object")
+    unknown = sorted(set(item) - {"job", "start", "end", "processors", "killed"})
+    if unknown:
+        raise fail((unknown[0],), f"{label}: unknown key {unknown[0]!r}")
+    values: dict[str, int] = {}
+    for key in ("job", "start", "end"):
+        value = item.get(key)
+        if key not in item:
+            raise fail((), f"{label}: missing key {key!r}")
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise fail((key,), f"{label}: {key}: expected an integer, got {value!r}")
+        values[key] = value
+    text = item.get("processors", "")
+    if not isinstance(text, str):
+        raise fail(
+            ("processors",), f"{label}: processors: expected a string like '0-3 7'"
+        )
+    try:
+        processors = parse_processors(text)
+    except ValueError:
+        raise fail(
+            ("processors",),
+            f"{label}: processors: bad processor intervals {text!r} "
+            "(expected e.g. '0-3 7')",
+        ) from None
+    killed = item.get("killed", False)
+    if not isinstance(killed, bool):
+        raise fail(("killed",), f"{label}: killed: expected true or false")
+    return values["job"], Placement(values["start"], values["end"], processors), killed
+
+
+def read_schedule(path: str | Path, format: str | None = None) -> Schedule:
+    """Read a schedule file.
+
+    Parameters
+    ----------
+    path
+        A ``csv``, ``batsim`` or ``json`` schedule.
+    format
+        Force a format; ``None`` recognises it from the content.
+
+    Raises
+    ------
+    InputError
+        ``file:line: reason`` for malformed rows, a job's second row
+        (``"job 17 appears twice (first at line 5)"``), bad processor
+        intervals, non-integer times or an unknown format.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputError("no such file", path)
+    text = _read_text(path)
+    fmt = format or detect_schedule_format(text, path)
+    if fmt == "json":
+        return _read_json(text, path)
+    if fmt in ("csv", "batsim"):
+        return _read_csv(text, path, batsim=fmt == "batsim")
+    raise InputError(
+        f"unknown schedule format {fmt!r}; expected one of "
+        f"{', '.join(SCHEDULE_FORMATS)}",
+        path,
+    )
