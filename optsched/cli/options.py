@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
 from optsched.instance import Instance
+from optsched.trace import Trace
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -98,10 +100,44 @@ def load_instance(
 
     Without window options the whole file is used, times as in the file.
     """
+    return load_trace_and_instance(
+        path,
+        input_format=input_format,
+        processors=processors,
+        allocation=allocation,
+        first_job=first_job,
+        n_jobs=n_jobs,
+        window_start=window_start,
+        window_end=window_end,
+        initial_state=initial_state,
+    )[1]
+
+
+def load_trace_and_instance(
+    path: str,
+    *,
+    input_format: str | None = None,
+    processors: int | None = None,
+    allocation: str | None = None,
+    first_job: int | None = None,
+    n_jobs: int | None = None,
+    window_start: int | None = None,
+    window_end: int | None = None,
+    initial_state: str = "none",
+) -> tuple[Trace, Instance]:
+    """Like :func:`load_instance`, also returning the whole trace read.
+
+    The allocation override applies before the window is cut, so that busy
+    blocks of a recorded initial state get offsets on a contiguous machine.
+    """
     from optsched.io import read_trace
     from optsched.window import cut_window, wants_window
 
     trace = read_trace(path, input_format, processors=processors)
+    whole = trace.instance
+    if allocation is not None and allocation != whole.machine.allocation:
+        whole = whole.replace(machine=whole.machine.replace(allocation=allocation))
+        trace = dataclasses.replace(trace, instance=whole)
     window_args = dict(
         first_job=first_job,
         jobs=n_jobs,
@@ -112,10 +148,6 @@ def load_instance(
     instance = (
         cut_window(trace, **window_args)  # type: ignore[arg-type]
         if wants_window(**window_args)  # type: ignore[arg-type]
-        else trace.instance
+        else whole
     )
-    if allocation is not None and allocation != instance.machine.allocation:
-        instance = instance.replace(
-            machine=instance.machine.replace(allocation=allocation)
-        )
-    return instance
+    return trace, instance
