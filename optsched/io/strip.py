@@ -140,8 +140,12 @@ def _items(
     jobs: list[tuple[int, Job]] = []
     first_line: dict[int, int] = {}
     for position, item in enumerate(items, start=1):
-        if len(item.fields) not in allowed or len(item.fields) != shape:
+        if shape not in allowed:
+            expected = "'w h'" if layout == "a" else "'w h' or 'id w h'"
+        elif len(item.fields) != shape:
+            # Every item line has the shape of the first one.
             expected = "'w h'" if shape == 2 else "'id w h'"
+        if shape not in allowed or len(item.fields) != shape:
             raise InputError(
                 f"item {position}: expected {expected}, got {len(item.fields)} fields",
                 path,
@@ -199,9 +203,11 @@ def read_strip(path: str | Path, *, allocation: str = "contiguous") -> Trace:
     path = Path(path)
     lines, raw = _load_lines(path)
     layout, width, n, height = _header(lines, path)
+    # The count first: a wrong count (or n and W swapped) explains any item
+    # error that would follow.
+    if len(lines) - 2 != n:
+        raise _count_error(layout, lines, n, len(lines) - 2, path)
     jobs = _items(lines, layout, width, path)
-    if len(jobs) != n:
-        raise _count_error(layout, lines, n, len(jobs), path)
     machine = Machine(width, allocation)
     source = Source(str(path), hashlib.sha256(raw).hexdigest(), "strip", None)
     instance = Instance(machine, tuple(job for _, job in jobs), path.stem, source)
