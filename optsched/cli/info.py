@@ -1,0 +1,217 @@
+"""``optsched info FILE``: what an instance or a trace holds.
+
+Prints the job count (and, for a trace, the records read and the jobs the
+reader skipped, by reason), the machine, the release span, the offered load,
+the total area, two lower bounds on the makespan and a distribution summary
+of runtimes, sizes and estimates. With window options, the numbers describe
+the window; the skip report is still the whole trace's.
+
+Notation: ``n`` jobs, job ``j`` with release ``r_j``, size ``q_j`` and
+runtime ``p_j`` on ``m`` processors; ``A = sum_j q_j p_j`` the total area.
+
+span
+    ``max_j r_j - min_j r_j``.
+offered load
+    ``A / (m * span)``: the fraction of the machine the jobs would occupy if
+    the work were spread evenly over the submit span (it can exceed 1;
+    undefined when the span is 0).
+area bound
+    ``ceil(A / m)``: no schedule finishes all work less than this long after
+    the first release, since at most ``m`` processors work at any time and
+    times are integers (a lower bound on ``C_max - min_j r_j``).
+makespan lower bound
+    ``max(min_j r_j + ceil(A / m), max_j (r_j + p_j))``: the area bound from
+    the first release, and no job ends before its release plus its runtime
+    (the classic bounds of e.g. Graham 1969 and Garey & Graham 1975 for
+    ``P|size_j, r_j|C_max``). Busy blocks only remove capacity, so both stay
+    valid (and weaker) on machines with busy blocks.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import click
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from optsched.cli.options import input_options, load_trace_and_instance
+from optsched.instance import Instance
+from optsched.trace import Trace
+
+QUANTILES = (0.10, 0.25, 0.50, 0.75, 0.90)
+
+
+@dataclass(frozen=True, slots=True)
+class Distribution:
+    """Summary of one job attribute (quantiles by linear interpolation)."""
+
+    minimum: int
+    quantiles: tuple[float, ...]
+    mean: float
+    maximum: int
+
+    @classmethod
+    def of(cls, values: list[int]) -> Distribution:
+        """Summarise a non-empty list of values."""
+        array = np.asarray(values, dtype=np.float64)
+        return cls(
+            int(array.min()),
+            tuple(float(q) for q in np.quantile(array, QUANTILES)),
+            float(array.mean()),
+            int(array.max()),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """The numbers ``optsched info`` prints (see the module docstring)."""
+
+    jobs: int
+    processors: int
+    allocation: str
+    busy_blocks: int
+    first_release: int | None
+    last_release: int | None
+    span: int | None
+    total_area: int
+    offered_load: float | None
+    area_bound: int
+    makespan_bound: int | None
+    runtime: Distribution | None
+    size: Distribution | None
+    estimate: Distribution | None
+
+
+def summarize(instance: Instance) -> Summary:
+    """Compute the :class:`Summary` of an instance."""
+    jobs = instance.jobs
+    m = instance.processors
+    area = sum(j.size * j.runtime for j in jobs)
+    area_bound = -(-area // m)  # ceil(A / m) in exact integer arithmetic
+    if not jobs:
+        return Summary(
+            0, m, instance.machine.allocation, len(instance.machine.unavailable),
+            None, None, None, 0, None, 0, None, None, None, None,
+        )  # fmt: skip
+    first = min(j.release for j in jobs)
+    last = max(j.release for j in jobs)
+    span = last - first
+    return Summary(
+        jobs=len(jobs),
+        processors=m,
+        allocation=instance.machine.allocation,
+        busy_blocks=len(instance.machine.unavailable),
+        first_release=first,
+        last_release=last,
+        span=span,
+        total_area=area,
+        offered_load=area / (m * span) if span > 0 else None,
+        area_bound=area_bound,
+        makespan_bound=max(
+            first + area_bound, max(j.release + j.runtime for j in jobs)
+        ),
+        runtime=Distribution.of([j.runtime for j in jobs]),
+        size=Distribution.of([j.size for j in jobs]),
+        estimate=Distribution.of([j.requested for j in jobs]),
+    )
+
+
+@click.command("info")
+@click.argument("path", metavar="FILE", type=click.Path(dir_okay=False))
+@input_options
+def command(path: str, **input_kwargs: Any) -> None:
+    """Describe FILE (SWF trace, JSON instance or strip-packing file).
+
+    Jobs, machine, skipped jobs by reason, release span, offered load, total
+    area, lower bounds on the makespan and runtime/size distributions. The
+    window options describe a window of FILE instead of the whole file.
+    """
+    trace, instance = load_trace_and_instance(path, **input_kwargs)
+    console = Console(width=max(Console().width, 100))
+    summary = summarize(instance)
+    console.print(_overview(path, trace, instance, summary))
+    if trace.skipped.total:
+        console.print(_skip_table(trace))
+    if summary.runtime is not None:
+        console.print(_distribution_table(summary))
+
+
+def _overview(path: str, trace: Trace, instance: Instance, s: Summary) -> Table:
+    table = Table(title=f"{path}", show_header=False, title_justify="left")
+    table.add_column("what", style="bold")
+    table.add_column("value")
+    for key in ("Computer", "Installation"):
+        if key in trace.header:
+            table.add_row(key.lower(), trace.header[key].split("\n")[0])
+    window = instance.source.window
+    if trace.records:
+        table.add_row("job records read", f"{trace.records:,}")
+        table.add_row("jobs skipped", f"{trace.skipped.total:,}")
+        table.add_row("jobs kept", f"{len(trace.instance.jobs):,}")
+    if window is not None and instance is not trace.instance:
+        table.add_row("window", _window_text(instance))
+    table.add_row("jobs", f"{s.jobs:,}")
+    table.add_row("machine", f"{s.processors:,} processors, allocation {s.allocation}")
+    table.add_row("busy blocks", f"{s.busy_blocks:,}")
+    if s.first_release is not None:
+        table.add_row(
+            "releases", f"{s.first_release:,} .. {s.last_release:,} (span {s.span:,} s)"
+        )
+    load = "n/a (span 0)" if s.offered_load is None else f"{s.offered_load:.4f}"
+    table.add_row("offered load A/(m*span)", load)
+    table.add_row("total area A = sum q_j p_j", f"{s.total_area:,} processor-seconds")
+    table.add_row("area bound ceil(A/m)", f"{s.area_bound:,} s after the first release")
+    if s.makespan_bound is not None:
+        table.add_row(
+            "makespan lower bound",
+            f"{s.makespan_bound:,} = max(r_min + ceil(A/m), max_j(r_j + p_j))",
+        )
+    return table
+
+
+def _window_text(instance: Instance) -> str:
+    window = instance.source.window
+    assert window is not None
+    if window.first_job is not None:
+        assert window.jobs is not None
+        where = f"jobs {window.first_job}..{window.first_job + window.jobs - 1}"
+    else:
+        lo = "" if window.start is None else f"{window.start}"
+        hi = "" if window.end is None else f"{window.end}"
+        where = f"submit time [{lo}, {hi})"
+    return f"{where}, shift {window.shift:,}, initial state {window.initial_state}"
+
+
+def _skip_table(trace: Trace) -> Table:
+    table = Table(title="jobs skipped by the reader (whole file)", title_justify="left")
+    table.add_column("reason")
+    table.add_column("jobs", justify="right")
+    table.add_column("first lines")
+    for reason, count in sorted(trace.skipped.counts.items()):
+        lines = trace.skipped.lines.get(reason, ())
+        more = ", ..." if count > len(lines) else ""
+        table.add_row(reason, f"{count:,}", ", ".join(map(str, lines)) + more)
+    return table
+
+
+def _distribution_table(s: Summary) -> Table:
+    table = Table(title="distributions", title_justify="left")
+    table.add_column("")
+    for head in ("min", *(f"p{round(q * 100)}" for q in QUANTILES), "mean", "max"):
+        table.add_column(head, justify="right")
+    rows = (("runtime (s)", s.runtime), ("size (procs)", s.size))
+    for label, dist in (*rows, ("estimate (s)", s.estimate)):
+        assert dist is not None
+        cells = [f"{dist.minimum:,}", *map(_number, dist.quantiles)]
+        table.add_row(label, *cells, _number(dist.mean), f"{dist.maximum:,}")
+    return table
+
+
+def _number(value: float) -> str:
+    if math.isclose(value, round(value)):
+        return f"{round(value):,}"
+    return f"{value:,.1f}"
