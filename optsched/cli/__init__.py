@@ -46,6 +46,8 @@ COMMANDS = (
     "bound",
     "generate",
     "gap",
+    "bench",
+    "export",
 )
 """Modules of this package that each define one click ``command``."""
 

@@ -1,0 +1,397 @@
+"""Run benchmark tasks in-process, on a local process pool, or on Dask.
+
+Whatever runs the tasks, the parent process writes each result to the
+store as soon as it arrives (one transaction per row), so a killed run loses
+no finished task. Workers never touch the store.
+
+The function shipped to a worker is :func:`run_safely`, which wraps the task
+function: an exception becomes a row with status ``ERROR`` and the error
+text, and the run goes on. A worker that dies (a segfault in a solver, an
+out-of-memory kill) is recorded the same way for the tasks it may have been
+running; ``optsched bench --retry-failed`` runs failed tasks again.
+
+Only a few tasks are in flight at a time (twice the workers), so instances
+are cut and shipped as workers free up rather than all at once.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import datetime
+import functools
+import importlib.metadata
+import itertools
+import multiprocessing
+import platform
+import socket
+import traceback
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from optsched.bench.store import ERROR, Store
+from optsched.bench.tasks import RESULT_FIELDS, Task, to_json
+from optsched.instance import Instance
+
+TaskFunction = Callable[[Task, Instance], dict[str, Any]]
+"""Takes a task and its window's instance, returns the :data:`RESULT_FIELDS`."""
+
+VERSIONED_PACKAGES = (
+    "optsched",
+    "ortools",
+    "pulp",
+    "highspy",
+    "numpy",
+    "pandas",
+    "dask",
+    "distributed",
+)
+
+
+@functools.cache
+def versions_json() -> str:
+    """Python and package versions of this process, as JSON (cached)."""
+    versions: dict[str, str | None] = {"python": platform.python_version()}
+    for package in VERSIONED_PACKAGES:
+        try:
+            versions[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            versions[package] = None
+    return to_json(versions)
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")
+
+
+def _failed(error: str) -> dict[str, Any]:
+    result: dict[str, Any] = dict.fromkeys(RESULT_FIELDS)
+    return {**result, "status": ERROR, "error": error}
+
+
+def _error_text(error: BaseException) -> str:
+    # First line for tables; the traceback below it for whoever debugs.
+    head = f"{type(error).__name__}: {error}".splitlines()[0]
+    tail = "".join(traceback.format_exception(error)).rstrip()
+    return f"{head}\n\n{tail}"
+
+
+def run_safely(
+    function: TaskFunction, task: Task, instance: Instance
+) -> dict[str, Any]:
+    """Run one task and return its complete store row (never raises Exception)."""
+    started = _now()
+    try:
+        result = function(task, instance)
+        if set(result) != set(RESULT_FIELDS):
+            raise ValueError(
+                f"task function returned keys {sorted(result)}, "
+                f"expected {sorted(RESULT_FIELDS)}"
+            )
+        result = {**result, "error": None}
+        if result["status"] == ERROR:
+            result["error"] = f"{task.name} reported status {ERROR}"
+    except Exception as error:
+        result = _failed(_error_text(error))
+    return {
+        **task.identity(),
+        **result,
+        "versions": versions_json(),
+        "started": started,
+        "finished": _now(),
+        "host": socket.gethostname(),
+    }
+
+
+def lost_row(task: Task, error: BaseException) -> dict[str, Any]:
+    """The row of a task whose worker failed outside the task function."""
+    return {
+        **task.identity(),
+        **_failed(
+            f"worker failed while running this task: {type(error).__name__}: "
+            f"{error} (run again with --retry-failed)"
+        ),
+        "versions": None,
+        "started": None,
+        "finished": _now(),
+        "host": None,
+    }
+
+
+@dataclass
+class Counts:
+    """Tasks finished in this run, and how many of them failed."""
+
+    done: int = 0
+    failed: int = 0
+
+
+class _Backend(Protocol):
+    capacity: int
+
+    def submit(
+        self, function: TaskFunction, task: Task, instance: Instance
+    ) -> Any: ...  # a concurrent.futures or distributed Future
+
+    def wait_first(self, futures: list[Any]) -> Iterable[Any]: ...
+
+    def cancel(self, futures: list[Any]) -> None: ...
+
+
+class _LocalPool:
+    """A ``ProcessPoolExecutor``, replaced by a fresh one if a worker dies."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.capacity = 2 * workers
+        self.pool = self._new_pool()
+
+    def _new_pool(self) -> concurrent.futures.ProcessPoolExecutor:
+        # spawn: a fresh interpreter per worker, never a fork of a parent that
+        # runs a progress-bar thread or has solver threads alive.
+        context = multiprocessing.get_context("spawn")
+        return concurrent.futures.ProcessPoolExecutor(self.workers, mp_context=context)
+
+    def submit(self, function: TaskFunction, task: Task, instance: Instance) -> Any:
+        try:
+            return self.pool.submit(run_safely, function, task, instance)
+        except concurrent.futures.process.BrokenProcessPool:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            self.pool = self._new_pool()
+            return self.pool.submit(run_safely, function, task, instance)
+
+    def wait_first(self, futures: list[Any]) -> Iterable[Any]:
+        done, _ = concurrent.futures.wait(
+            futures, return_when=concurrent.futures.FIRST_COMPLETED
+        )
+        return done
+
+    def cancel(self, futures: list[Any]) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True)
+
+
+class _Dask:
+    """A ``distributed.Client`` (on an address, or on its own LocalCluster)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        threads = sum(client.nthreads().values())
+        self.capacity = 2 * max(1, threads)
+
+    def submit(self, function: TaskFunction, task: Task, instance: Instance) -> Any:
+        # The task id as key: Dask's own name for the task is the store's.
+        key = f"optsched-{task.task_id}"
+        return self.client.submit(run_safely, function, task, instance, key=key)
+
+    def wait_first(self, futures: list[Any]) -> Iterable[Any]:
+        import distributed
+
+        return distributed.wait(futures, return_when="FIRST_COMPLETED").done
+
+    def cancel(self, futures: list[Any]) -> None:
+        self.client.cancel(futures)
+
+
+@contextlib.contextmanager
+def _dask_backend(address: str | None, local_workers: int | None) -> Iterator[_Dask]:
+    import logging
+
+    import distributed
+
+    if address is not None:
+        with distributed.Client(address) as client:
+            yield _Dask(client)
+        return
+    with (
+        distributed.LocalCluster(
+            n_workers=local_workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        yield _Dask(client)
+
+
+@contextlib.contextmanager
+def _pool_backend(workers: int) -> Iterator[_LocalPool]:
+    pool = _LocalPool(workers)
+    try:
+        yield pool
+    except BaseException:
+        # Interrupted or failing to store: do not wait for running tasks.
+        pool.cancel([])
+        raise
+    pool.close()
+
+
+class Progress(Protocol):
+    """What the executor tells about every finished task."""
+
+    def advance(self, failed: bool) -> None: ...
+
+
+class _Silent:
+    def advance(self, failed: bool) -> None:
+        pass
+
+
+class ProgressBar:
+    """A rich progress bar: done, failed, remaining and ETA, on stderr.
+
+    It draws nothing unless ``enabled`` and stderr is a terminal, so logs and
+    pipes stay clean. Use as a context manager.
+    """
+
+    def __init__(self, total: int, *, label: str = "", enabled: bool = True) -> None:
+        from rich.console import Console
+
+        self.total = total
+        self.done = 0
+        self.failed = 0
+        self.label = label
+        console = Console(stderr=True)
+        self._bar = self._make_bar(console) if enabled and console.is_terminal else None
+
+    def _make_bar(self, console: Any) -> Any:
+        from rich import progress
+
+        return progress.Progress(
+            progress.TextColumn("{task.description}"),
+            progress.BarColumn(),
+            progress.TextColumn(
+                "{task.completed}/{task.total} done, [red]{task.fields[failed]} "
+                "failed[/], {task.fields[remaining]} remaining"
+            ),
+            progress.TimeElapsedColumn(),
+            progress.TextColumn("ETA"),
+            progress.TimeRemainingColumn(),
+            console=console,
+        )
+
+    def __enter__(self) -> ProgressBar:
+        if self._bar is not None:
+            self._bar.start()
+            self._id = self._bar.add_task(
+                self.label, total=self.total, failed=0, remaining=self.total
+            )
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+    def advance(self, failed: bool) -> None:
+        """Count one finished task."""
+        self.done += 1
+        self.failed += failed
+        if self._bar is not None:
+            self._bar.update(
+                self._id,
+                advance=1,
+                failed=self.failed,
+                remaining=self.total - self.done,
+            )
+
+
+def run_tasks(
+    work: Iterator[tuple[Task, Instance]],
+    store: Store,
+    *,
+    workers: int = 1,
+    dask_address: str | None = None,
+    dask_local: int | None = None,
+    task_function: TaskFunction | None = None,
+    progress: Progress | None = None,
+) -> Counts:
+    """Run every (task, instance) of ``work``; store each row as it finishes.
+
+    Parameters
+    ----------
+    work
+        Tasks with their instances, in the order to submit them.
+    store
+        Where rows go, written by this (parent) process only.
+    workers
+        Local pool size; 1 runs in this process (no pickling, easy to debug).
+    dask_address, dask_local
+        Run on the Dask scheduler at this address, or on a new
+        ``LocalCluster`` of this many single-threaded worker processes.
+    task_function
+        The task function (default :func:`optsched.bench.tasks.execute_task`);
+        it must be importable by the workers.
+    progress
+        Told about every finished task.
+    """
+    if task_function is None:
+        from optsched.bench.tasks import execute_task
+
+        task_function = execute_task
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    if dask_address is not None and dask_local is not None:
+        raise ValueError(
+            "give a Dask scheduler address or a local cluster size, not both"
+        )
+    counts = Counts()
+    reporter = progress or _Silent()
+    first = next(work, None)
+    if first is None:
+        return counts  # nothing to do: do not start a pool or a cluster
+    work = itertools.chain([first], work)
+
+    def record(row: dict[str, Any]) -> None:
+        store.insert(row)
+        failed = row["status"] == ERROR
+        counts.done += 1
+        counts.failed += failed
+        reporter.advance(failed)
+
+    if dask_address is not None or dask_local is not None:
+        with _dask_backend(dask_address, dask_local) as dask:
+            _run_bounded(dask, task_function, work, record)
+    elif workers == 1:
+        for task, instance in work:
+            record(run_safely(task_function, task, instance))
+    else:
+        with _pool_backend(workers) as pool:
+            _run_bounded(pool, task_function, work, record)
+    return counts
+
+
+def _run_bounded(
+    backend: _Backend,
+    function: TaskFunction,
+    work: Iterator[tuple[Task, Instance]],
+    record: Callable[[dict[str, Any]], None],
+) -> None:
+    """Keep ``backend.capacity`` tasks in flight; record each as it completes."""
+    pending: dict[Any, Task] = {}
+    exhausted = False
+    try:
+        while True:
+            while not exhausted and len(pending) < backend.capacity:
+                item = next(work, None)
+                if item is None:
+                    exhausted = True
+                    break
+                task, instance = item
+                pending[backend.submit(function, task, instance)] = task
+            if not pending:
+                return
+            for future in backend.wait_first(list(pending)):
+                task = pending.pop(future)
+                try:
+                    row = future.result()
+                except Exception as error:
+                    row = lost_row(task, error)
+                record(row)
+    except BaseException:
+        backend.cancel(list(pending))
+        raise

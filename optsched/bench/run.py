@@ -1,0 +1,125 @@
+"""Run a benchmark suite into a results store (the library side of ``bench``)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from optsched.bench.executor import ProgressBar, TaskFunction, run_tasks
+from optsched.bench.store import Store
+from optsched.bench.suite import load_suite
+from optsched.bench.tasks import expand
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """What one run of a suite did.
+
+    Attributes
+    ----------
+    suite
+        The suite's name.
+    store
+        The results store written.
+    total
+        Tasks of the suite.
+    skipped
+        Tasks already in the store before this run (not run again).
+    ran
+        Tasks finished (and stored) by this run.
+    failed
+        Of those, the ones that failed.
+    failed_total
+        Failed tasks of the suite in the store after the run (earlier runs'
+        included).
+    unpinned
+        Traces the suite gives without a sha256: path (as in the suite) to
+        the computed digest, which every row records.
+    elapsed
+        Wall-clock seconds of the run, reading the suite included.
+    """
+
+    suite: str
+    store: Path
+    total: int
+    skipped: int
+    ran: int
+    failed: int
+    failed_total: int
+    unpinned: dict[str, str] = field(default_factory=dict)
+    elapsed: float = 0.0
+
+    @property
+    def remaining(self) -> int:
+        """Tasks neither stored before nor finished now (an interrupted run)."""
+        return self.total - self.skipped - self.ran
+
+
+def run_suite(
+    suite_path: str | Path,
+    store_path: str | Path,
+    *,
+    workers: int = 1,
+    dask_address: str | None = None,
+    dask_local: int | None = None,
+    progress: bool = False,
+    retry_failed: bool = False,
+    task_function: TaskFunction | None = None,
+) -> RunSummary:
+    """Run every task of a suite not yet in the store; store each as it ends.
+
+    Parameters
+    ----------
+    suite_path
+        The suite TOML file (:func:`optsched.bench.suite.load_suite`).
+    store_path
+        The SQLite results store, created when absent.
+    workers
+        Local process pool size; 1 runs the tasks in this process.
+    dask_address, dask_local
+        Run on a Dask scheduler (``tcp://host:8786``) or on a new
+        ``distributed.LocalCluster`` of that many workers instead.
+    progress
+        Draw a progress bar on stderr (only when it is a terminal).
+    retry_failed
+        Run again the suite's tasks stored with status ``ERROR``.
+    task_function
+        Replaces :func:`optsched.bench.tasks.execute_task` (tests, the
+        harness-overhead benchmark).
+
+    Returns
+    -------
+    RunSummary
+    """
+    began = time.perf_counter()
+    suite = load_suite(suite_path)
+    plan = expand(suite)
+    ids = {task.task_id for task in plan.tasks}
+    with Store(store_path) as store:
+        if retry_failed:
+            store.delete_failed(ids)
+        done = store.done_ids(suite.name) & ids
+        pending = [task for task in plan.tasks if task.task_id not in done]
+        with ProgressBar(len(pending), label=suite.name, enabled=progress) as bar:
+            counts = run_tasks(
+                plan.with_instances(pending),
+                store,
+                workers=workers,
+                dask_address=dask_address,
+                dask_local=dask_local,
+                task_function=task_function,
+                progress=bar,
+            )
+        failed_total = len(store.failed_ids(suite.name) & ids)
+    return RunSummary(
+        suite=suite.name,
+        store=Path(store_path),
+        total=len(plan.tasks),
+        skipped=len(done),
+        ran=counts.done,
+        failed=counts.failed,
+        failed_total=failed_total,
+        unpinned={t.path: t.sha256 for t in suite.traces if not t.pinned},
+        elapsed=time.perf_counter() - began,
+    )

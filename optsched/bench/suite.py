@@ -1,0 +1,439 @@
+"""Benchmark suites: TOML files naming traces, windows, policies and solvers.
+
+Example (``benchmarks/suites/smoke.toml``)::
+
+    policies = ["fcfs", "easy", "conservative"]
+    objectives = ["cmax", "wct"]
+
+    [suite]
+    name = "smoke"
+    description = "three small KTH windows"
+
+    [[traces]]
+    path = "../../../shared/traces/KTH-SP2-1996-2.1-cln.swf"
+    sha256 = "fba36494c4e4257f72182e8b629ebb0bcb054b3b82851ef957445bd627adcc87"
+
+    [windows]
+    kind = "consecutive"
+    jobs = 20
+    count = 3
+
+    [[solvers]]
+    backend = "cpsat"
+    time_limit = 5
+    workers = 1
+
+Top-level keys (``policies``, ``objectives``, ``seeds``) come before the
+first ``[table]``: TOML puts a key written after ``[windows]`` into that
+table.
+
+``[suite]``
+    ``name`` (required), ``description``.
+``[[traces]]``
+    ``path`` (relative to the suite file), ``sha256`` (optional: when given
+    the file must match it; when absent it is computed, recorded in every
+    result row and reported).
+``[windows]``
+    A :class:`~optsched.selection.WindowRule` (``kind``, ``jobs``, ``count``,
+    ``seed``, ``first``, ``start``, ``end``, ``step``, ``initial_state``);
+    absent means ``kind = "whole"``.
+``policies``
+    Policy specs, as ``optsched simulate`` takes them.
+``objectives``
+    Objective labels (``cmax``, ``wct``, ``wct:size``, ...).
+``[[solvers]]``
+    ``backend``, ``time_limit`` (seconds, default 10), ``workers`` (default
+    1).
+``seeds``
+    Seeds of the random window draws (``windows.kind = "random"`` only): the
+    windows of every seed are pooled, and a window drawn by two seeds runs
+    once.
+
+Unknown keys and wrong types are errors naming the file, the line and the
+key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from optsched.errors import InputError
+from optsched.models.objective import Objective
+from optsched.selection import WindowRule
+
+TOP_KEYS = ("suite", "traces", "windows", "policies", "objectives", "solvers", "seeds")
+SUITE_KEYS = ("name", "description")
+TRACE_KEYS = ("path", "sha256")
+SOLVER_KEYS = ("backend", "time_limit", "workers")
+DEFAULT_TIME_LIMIT = 10.0
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+@dataclass(frozen=True, slots=True)
+class TraceRef:
+    """One trace of a suite.
+
+    ``path`` is as written in the suite, ``file`` the resolved path, and
+    ``sha256`` the file's digest; ``pinned`` says whether the suite gave it
+    (and it was checked) or it was computed.
+    """
+
+    path: str
+    file: Path
+    sha256: str
+    pinned: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SolverSpec:
+    """An offline back-end run on every window and objective."""
+
+    backend: str
+    time_limit: float = DEFAULT_TIME_LIMIT
+    workers: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Suite:
+    """A parsed suite file (see the module documentation)."""
+
+    name: str
+    file: Path
+    traces: tuple[TraceRef, ...]
+    windows: WindowRule
+    policies: tuple[str, ...]
+    objectives: tuple[str, ...]
+    solvers: tuple[SolverSpec, ...]
+    seeds: tuple[int, ...] = ()
+    description: str = ""
+
+    @property
+    def window_rules(self) -> tuple[WindowRule, ...]:
+        """The window rule once per seed (the rule itself without seeds)."""
+        if not self.seeds:
+            return (self.windows,)
+        return tuple(_with_seed(self.windows, seed) for seed in self.seeds)
+
+
+def _with_seed(rule: WindowRule, seed: int) -> WindowRule:
+    from dataclasses import replace
+
+    return replace(rule, seed=seed)
+
+
+def sha256_of(path: Path) -> str:
+    """Hex sha256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class _Located:
+    """Raises :class:`InputError` located at the line of a key in the file."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        self.lines = text.splitlines()
+
+    def line_of(self, key: str, table: str = "", index: int = 0) -> int | None:
+        """Best-effort line of ``key`` in ``[table]`` (``index``-th ``[[table]]``).
+
+        ``key = ""`` asks for the table header itself.
+        """
+        current, seen = "", -1
+        pattern = re.compile(rf"\s*{re.escape(key)}\s*=") if key else None
+        for number, raw in enumerate(self.lines, 1):
+            line = raw.strip()
+            header = re.fullmatch(r"\[\[?\s*([^\]]+?)\s*\]\]?(\s*#.*)?", line)
+            if header:
+                current = header.group(1)
+                if current == table:
+                    seen += 1
+                    if pattern is None and seen == index:
+                        return number
+                continue
+            in_table = current == table and (not table or seen == index)
+            if pattern is not None and in_table and pattern.match(line):
+                return number
+        return None
+
+    def error(
+        self, reason: str, key: str = "", table: str = "", index: int = 0
+    ) -> InputError:
+        return InputError(reason, self.path, self.line_of(key, table, index))
+
+
+def load_suite(path: str | Path) -> Suite:
+    """Read and validate a suite file; check or compute every trace's sha256.
+
+    Raises
+    ------
+    InputError
+        One line naming the suite file, the line when known, and what is
+        wrong: bad TOML, an unknown key, a wrong type, a missing trace, a
+        sha256 mismatch, an unknown objective or window rule.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"cannot read suite: {error}", path) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        where = re.search(r"at line (\d+)", str(error))
+        reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(error))
+        raise InputError(
+            f"invalid TOML: {reason}", path, int(where.group(1)) if where else None
+        ) from None
+    return _parse(data, _Located(path, text))
+
+
+def _parse(data: dict[str, Any], where: _Located) -> Suite:
+    _no_unknown(data, TOP_KEYS, where, "")
+    table = _table(data, "suite", where, required=True)
+    _no_unknown(table, SUITE_KEYS, where, "suite")
+    name = _string(table, "name", where, "suite", required=True)
+    if not name.strip():
+        raise where.error("[suite] name must not be empty", "name", "suite")
+    windows = _windows(data, where)
+    seeds = _seeds(data, windows, where)
+    policies = _strings(data, "policies", where)
+    objectives = _objectives(data, where)
+    solvers = _solvers(data, where)
+    if not policies and not solvers:
+        raise where.error(
+            "the suite has no policies and no [[solvers]]: nothing to run"
+        )
+    return Suite(
+        name=name,
+        file=where.path,
+        traces=_traces(data, where),
+        windows=windows,
+        policies=policies,
+        objectives=objectives,
+        solvers=solvers,
+        seeds=seeds,
+        description=_string(table, "description", where, "suite") or "",
+    )
+
+
+def _no_unknown(
+    table: Mapping[str, Any],
+    known: Sequence[str],
+    where: _Located,
+    name: str,
+    index: int = 0,
+) -> None:
+    for key in table:
+        if key not in known:
+            what = f"[{name}]" if name else "the top level"
+            hint = ""
+            if name and key in TOP_KEYS:
+                hint = f" ({key!r} belongs at the top level, before the first [table])"
+            raise where.error(
+                f"unknown key {key!r} in {what}; valid keys: {', '.join(known)}{hint}",
+                key,
+                name,
+                index,
+            )
+
+
+def _table(
+    data: Mapping[str, Any], key: str, where: _Located, required: bool = False
+) -> dict[str, Any]:
+    if key not in data:
+        if required:
+            raise where.error(f"missing [{key}] table")
+        return {}
+    value = data[key]
+    if not isinstance(value, dict):
+        raise where.error(f"{key!r} must be a [{key}] table", key)
+    return value
+
+
+def _string(
+    table: Mapping[str, Any],
+    key: str,
+    where: _Located,
+    name: str,
+    index: int = 0,
+    required: bool = False,
+) -> str:
+    if key not in table:
+        if required:
+            raise where.error(f"[{name}] needs {key!r}", "", name, index)
+        return ""
+    value = table[key]
+    if not isinstance(value, str):
+        raise where.error(
+            f"[{name}] {key} must be a string, got {value!r}", key, name, index
+        )
+    return value
+
+
+def _strings(data: Mapping[str, Any], key: str, where: _Located) -> tuple[str, ...]:
+    value = data.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise where.error(f"{key} must be a list of strings, got {value!r}", key)
+    duplicates = sorted({v for v in value if value.count(v) > 1})
+    if duplicates:
+        raise where.error(f"{key}: {', '.join(duplicates)} listed twice", key)
+    return tuple(value)
+
+
+def _objectives(data: Mapping[str, Any], where: _Located) -> tuple[str, ...]:
+    if "objectives" not in data:
+        raise where.error('missing \'objectives\' (e.g. objectives = ["cmax", "wct"])')
+    labels = []
+    for text in _strings(data, "objectives", where):
+        try:
+            labels.append(Objective.parse(text).label)
+        except ValueError as error:
+            raise where.error(f"objectives: {error}", "objectives") from None
+    if not labels:
+        raise where.error("objectives must not be empty", "objectives")
+    if len(set(labels)) < len(labels):
+        raise where.error(
+            f"objectives: {labels} name one objective twice", "objectives"
+        )
+    return tuple(labels)
+
+
+def _windows(data: Mapping[str, Any], where: _Located) -> WindowRule:
+    if "windows" not in data:
+        return WindowRule("whole")
+    table = _table(data, "windows", where)
+    for key in table:
+        if key in TOP_KEYS:
+            raise where.error(
+                f"unknown key {key!r} in [windows] ({key!r} belongs at the top "
+                "level, before the first [table])",
+                key,
+                "windows",
+            )
+    try:
+        return WindowRule.from_mapping(table)
+    except (TypeError, ValueError) as error:
+        key = next((k for k in table if k in str(error)), "")
+        raise where.error(f"[windows]: {error}", key, "windows") from None
+
+
+def _seeds(
+    data: Mapping[str, Any], windows: WindowRule, where: _Located
+) -> tuple[int, ...]:
+    if "seeds" not in data:
+        return ()
+    seeds = data["seeds"]
+    if (
+        not isinstance(seeds, list)
+        or not seeds
+        or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds)
+    ):
+        raise where.error(
+            f"seeds must be a non-empty list of integers, got {seeds!r}", "seeds"
+        )
+    if windows.kind != "random":
+        raise where.error(
+            f"seeds apply to random windows only ([windows] kind is {windows.kind!r})",
+            "seeds",
+        )
+    if len(set(seeds)) < len(seeds):
+        raise where.error(f"seeds: {seeds} lists a seed twice", "seeds")
+    return tuple(seeds)
+
+
+def _array_of_tables(
+    data: Mapping[str, Any], key: str, where: _Located
+) -> list[dict[str, Any]]:
+    value = data.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise where.error(f"{key} must be written as [[{key}]] tables", key)
+    return value
+
+
+def _traces(data: Mapping[str, Any], where: _Located) -> tuple[TraceRef, ...]:
+    tables = _array_of_tables(data, "traces", where)
+    if not tables:
+        raise where.error("the suite has no [[traces]]")
+    refs = [_trace(table, index, where) for index, table in enumerate(tables)]
+    seen: dict[str, str] = {}
+    for index, ref in enumerate(refs):
+        if ref.sha256 in seen:
+            raise where.error(
+                f"trace {ref.path} is the same file as {seen[ref.sha256]} "
+                f"(sha256 {ref.sha256[:12]}...)",
+                "path",
+                "traces",
+                index,
+            )
+        seen[ref.sha256] = ref.path
+    return tuple(refs)
+
+
+def _trace(table: dict[str, Any], index: int, where: _Located) -> TraceRef:
+    _no_unknown(table, TRACE_KEYS, where, "traces", index)
+    given = _string(table, "path", where, "traces", index, required=True)
+    file = (where.path.parent / given).resolve()
+    if not file.is_file():
+        raise where.error(f"trace not found: {given} ({file})", "path", "traces", index)
+    actual = sha256_of(file)
+    if "sha256" not in table:
+        return TraceRef(given, file, actual, pinned=False)
+    pinned = _string(table, "sha256", where, "traces", index).strip().lower()
+    if not _SHA256.fullmatch(pinned):
+        raise where.error(
+            f"trace {given}: sha256 must be 64 hex digits, got {pinned!r}",
+            "sha256",
+            "traces",
+            index,
+        )
+    if pinned != actual:
+        raise where.error(
+            f"trace {given}: sha256 mismatch: the suite says {pinned}, the file "
+            f"{file} has {actual}",
+            "sha256",
+            "traces",
+            index,
+        )
+    return TraceRef(given, file, actual, pinned=True)
+
+
+def _solvers(data: Mapping[str, Any], where: _Located) -> tuple[SolverSpec, ...]:
+    specs = []
+    for index, table in enumerate(_array_of_tables(data, "solvers", where)):
+        _no_unknown(table, SOLVER_KEYS, where, "solvers", index)
+        backend = _string(table, "backend", where, "solvers", index, required=True)
+        time_limit = table.get("time_limit", DEFAULT_TIME_LIMIT)
+        if (
+            not isinstance(time_limit, int | float)
+            or isinstance(time_limit, bool)
+            or not 0 < time_limit < float("inf")
+        ):
+            raise where.error(
+                f"[[solvers]] time_limit must be a positive number of seconds, "
+                f"got {time_limit!r}",
+                "time_limit",
+                "solvers",
+                index,
+            )
+        workers = table.get("workers", 1)
+        if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+            raise where.error(
+                f"[[solvers]] workers must be an integer >= 1, got {workers!r}",
+                "workers",
+                "solvers",
+                index,
+            )
+        specs.append(SolverSpec(backend, float(time_limit), workers))
+    if len(set(specs)) < len(specs):
+        raise where.error("[[solvers]] lists the same back-end settings twice")
+    return tuple(specs)

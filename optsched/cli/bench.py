@@ -1,0 +1,114 @@
+"""``optsched bench SUITE``: run a benchmark suite into a results store."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from optsched.bench import Store, run_suite
+
+
+@click.command(name="bench")
+@click.argument("suite", type=click.Path(dir_okay=False))
+@click.option(
+    "--store",
+    default="results.sqlite",
+    show_default=True,
+    type=click.Path(dir_okay=False),
+    help="SQLite results store (created when absent; re-runs skip stored tasks).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Local process pool size [default: 1, in this process].",
+)
+@click.option(
+    "--dask",
+    "dask_address",
+    metavar="ADDRESS",
+    default=None,
+    help="Run on the Dask scheduler at ADDRESS (e.g. tcp://host:8786).",
+)
+@click.option(
+    "--dask-local",
+    type=click.IntRange(min=1),
+    metavar="N",
+    default=None,
+    help="Run on a new Dask LocalCluster of N single-threaded workers.",
+)
+@click.option(
+    "--retry-failed",
+    is_flag=True,
+    help="Run again the tasks stored with status ERROR.",
+)
+@click.option(
+    "--progress/--no-progress",
+    default=True,
+    show_default=True,
+    help="Progress bar on stderr (only drawn on a terminal).",
+)
+def command(
+    suite: str,
+    store: str,
+    workers: int | None,
+    dask_address: str | None,
+    dask_local: int | None,
+    retry_failed: bool,
+    progress: bool,
+) -> None:
+    """Run every task of SUITE (a TOML file) not yet in the store.
+
+    Each finished task is one row of the store, written when it ends: an
+    interrupted run loses no finished task, and running the same command
+    again resumes. Exit status 1 when the store holds failed tasks of the
+    suite.
+    """
+    given = [
+        name
+        for name, value in (
+            ("--workers", workers),
+            ("--dask", dask_address),
+            ("--dask-local", dask_local),
+        )
+        if value is not None
+    ]
+    if len(given) > 1:
+        raise click.UsageError(f"give at most one of {', '.join(given)}")
+    summary = run_suite(
+        suite,
+        store,
+        workers=workers or 1,
+        dask_address=dask_address,
+        dask_local=dask_local,
+        progress=progress,
+        retry_failed=retry_failed,
+    )
+    for path, sha256 in summary.unpinned.items():
+        click.echo(
+            f"note: trace {path} has no sha256 in the suite; recorded {sha256} "
+            "(add it to the suite to pin the file)",
+            err=True,
+        )
+    click.echo(
+        f"suite {summary.suite}: {summary.total} tasks, {summary.skipped} already "
+        f"stored, {summary.ran} run ({summary.failed} failed) in "
+        f"{summary.elapsed:.1f} s -> {summary.store}"
+    )
+    if summary.failed_total:
+        with Store(summary.store, create=False) as results:
+            failures = results.failures(summary.suite)
+        click.echo(
+            f"{summary.failed_total} failed tasks in the store "
+            "(rerun with --retry-failed); first ones:",
+            err=True,
+        )
+        for f in failures:
+            first_line = (f["error"] or "").splitlines()[0] if f["error"] else ""
+            click.echo(
+                f"  {f['window']} {f['kind']} {f['name']} {f['objective']}: "
+                f"{first_line}",
+                err=True,
+            )
+        sys.exit(1)

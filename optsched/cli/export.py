@@ -1,0 +1,34 @@
+"""``optsched export STORE -o out.csv|out.parquet``: a results store as a table."""
+
+from __future__ import annotations
+
+import click
+
+from optsched.bench.store import TABLES, export_store
+
+
+@click.command(name="export")
+@click.argument("store", type=click.Path(dir_okay=False))
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Output file: .csv, or .parquet (needs pyarrow).",
+)
+@click.option("--suite", default=None, help="Only this suite's rows.")
+@click.option(
+    "--table",
+    type=click.Choice(TABLES),
+    default="tasks",
+    show_default=True,
+    help="tasks: one row per task as stored; gap: policy rows with the best "
+    "bounds of their window and the competitive-ratio interval.",
+)
+def command(store: str, output: str, suite: str | None, table: str) -> None:
+    """Write the rows of a results STORE to a CSV or Parquet file (atomically)."""
+    try:
+        count = export_store(store, output, suite=suite, table=table)
+    except ImportError as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(f"{count} rows -> {output}")
