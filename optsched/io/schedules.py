@@ -80,12 +80,21 @@ COMPLETED = "COMPLETED_SUCCESSFULLY"
 WALLTIME_REACHED = "COMPLETED_WALLTIME_REACHED"
 REJECTED = "REJECTED"
 
-_PRODUCER = re.compile(r"#\s*producer:\s?(.*)$")
+_PRODUCER = re.compile(r"#\s*producer: ?(.*)$")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _INTEGRAL_FLOAT = re.compile(r"[+-]?[0-9]+\.0*")
 
 
 def _ordered(schedule: Schedule) -> list[tuple[int, Placement]]:
+    """Placements by start time, then job id; refuses empty processor sets."""
+    for job_id, placement in schedule.placements.items():
+        if placement.processors == ():
+            # "" means "processors unknown" in every format; writing it would
+            # turn a processor-count violation into an unchecked placement.
+            raise ValueError(
+                f"job {job_id}: an empty processor set cannot be written "
+                "(use None when the processors are unknown)"
+            )
     return sorted(schedule.placements.items(), key=lambda kv: (kv[1].start, kv[0]))
 
 
@@ -178,21 +187,23 @@ def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
 
 
 def _json_text(schedule: Schedule) -> str:
+    """Top-level keys one per line, then one placement per line."""
     data = schedule_to_dict(schedule)
-    head = ", ".join(
-        f"{json.dumps(key)}: {json.dumps(data[key], ensure_ascii=False)}"
+    head = "".join(
+        f"  {json.dumps(key)}: {json.dumps(data[key], ensure_ascii=False)},\n"
         for key in ("format", "version", "producer")
     )
-    items = ",\n".join(f"  {json.dumps(p)}" for p in data["placements"])
-    body = f"[\n{items}\n]" if items else "[]"
-    return f'{{{head},\n"placements": {body}}}\n'
+    items = ",\n".join(f"    {json.dumps(p)}" for p in data["placements"])
+    body = f"[\n{items}\n  ]" if items else "[]"
+    return f'{{\n{head}  "placements": {body}\n}}\n'
 
 
 def _csv_text(rows: Iterable[list[str]], producer: str = "") -> str:
     buffer = io.StringIO()
     if producer:
-        # One line: a producer with a newline would break the comment.
-        buffer.write(f"# producer: {' '.join(producer.splitlines())}\n")
+        # One line: line breaks in the producer would break the comment.
+        one_line = producer.replace("\r", " ").replace("\n", " ")
+        buffer.write(f"# producer: {one_line}\n")
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerows(rows)
     return buffer.getvalue()
@@ -254,7 +265,7 @@ def _read_text(path: Path) -> str:
 
 
 def _first_content_line(text: str) -> str:
-    for line in text.splitlines():
+    for _, _, line in _physical_lines(text):
         if line.strip() and not line.lstrip().startswith("#"):
             return line.strip()
     return ""
@@ -267,7 +278,7 @@ def detect_schedule_format(text: str, path: str | Path | None = None) -> str:
     ``batsim``; a CSV header starting ``job_id,start,end`` -> ``csv``.
     """
     first = _first_content_line(text)
-    if first.startswith("{"):
+    if first.startswith(("{", "[")):
         return "json"
     header = [column.strip() for column in first.split(",")]
     if "starting_time" in header:
@@ -352,28 +363,40 @@ class _Collector:
             self.killed.add(job_id)
 
 
+def _physical_lines(text: str) -> Iterator[tuple[int, int, str]]:
+    """``(start offset, line number, line without its end)``, split on ``\\n``.
+
+    Not ``str.splitlines``: it also splits on form feeds and other separators
+    that may sit inside a CSV field.
+    """
+    offset = 0
+    for number, line in enumerate(text.split("\n"), start=1):
+        yield offset, number, line.rstrip("\r")
+        offset += len(line) + 1
+
+
 def _csv_records(
-    text: str, path: Path
-) -> tuple[str, list[str], Iterator[tuple[int, list[str]]]]:
-    """Producer, header and ``(line, row)`` pairs of a CSV text."""
-    lines = text.splitlines()
-    producer, skipped = "", 0
-    while skipped < len(lines) and (
-        not lines[skipped].strip() or lines[skipped].lstrip().startswith("#")
-    ):
-        match = _PRODUCER.match(lines[skipped].strip())
+    text: str,
+) -> tuple[str, int, list[str], Iterator[tuple[int, list[str]]]]:
+    """Producer, header line number, header and ``(line, row)`` pairs."""
+    producer, header_offset, header_line = "", len(text), 0
+    for offset, number, line in _physical_lines(text):
+        if line.strip() and not line.lstrip().startswith("#"):
+            header_offset, header_line = offset, number
+            break
+        match = _PRODUCER.match(line.lstrip())
         if match and not producer:
-            producer = match.group(1).strip()
-        skipped += 1
-    reader = csv.reader(lines[skipped:])
+            producer = match.group(1)
+    reader = csv.reader(io.StringIO(text[header_offset:], newline=""))
     header = [column.strip() for column in next(reader, [])]
+    skipped = header_line - 1
 
     def rows() -> Iterator[tuple[int, list[str]]]:
         for row in reader:
             if row and any(field.strip() for field in row):
                 yield skipped + reader.line_num, row
 
-    return producer, header, rows()
+    return producer, header_line, header, rows()
 
 
 def _check_header(
@@ -400,65 +423,75 @@ def _check_header(
     return columns
 
 
-def _header_line(text: str) -> int:
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.strip() and not line.lstrip().startswith("#"):
-            return number
-    return 1
+class _Row:
+    """One CSV row with its line, read by column name."""
+
+    def __init__(
+        self, values: list[str], columns: dict[str, int], path: Path, line: int
+    ) -> None:
+        self.values, self.columns, self.path, self.line = values, columns, path, line
+
+    def __getitem__(self, name: str) -> str:
+        return self.values[self.columns[name]].strip() if name in self.columns else ""
+
+    def seconds(self, name: str) -> int:
+        return _seconds(self[name], name, self.path, self.line)
+
+    def processors(self, name: str) -> tuple[int, ...] | None:
+        return _processors(self[name], self.path, self.line)
+
+
+def _csv_row(row: _Row) -> tuple[Placement, bool] | None:
+    if row["size"] and not _INTEGER.fullmatch(row["size"]):
+        raise InputError(
+            f"size: expected an integer, got {row['size']!r}", row.path, row.line
+        )
+    placement = Placement(
+        row.seconds("start"), row.seconds("end"), row.processors("processors")
+    )
+    return placement, _flag(row["killed"], "killed", row.path, row.line)
+
+
+def _batsim_row(row: _Row) -> tuple[Placement, bool] | None:
+    if row["final_state"] == REJECTED:
+        return None  # never started: no placement
+    placement = Placement(
+        row.seconds("starting_time"),
+        row.seconds("finish_time"),
+        row.processors("allocated_resources"),
+    )
+    if "final_state" in row.columns:
+        return placement, row["final_state"] == WALLTIME_REACHED
+    return placement, row["success"] == "0"
 
 
 def _read_csv(text: str, path: Path, batsim: bool) -> Schedule:
-    producer, header, rows = _csv_records(text, path)
-    header_line = _header_line(text)
+    producer, header_line, header, rows = _csv_records(text)
+    if not header:
+        raise InputError("no header line: expected a CSV schedule", path)
     if batsim:
         columns = _check_header(header, BATSIM_REQUIRED, None, path, header_line)
-        start_col, end_col, procs_col = (
-            "starting_time",
-            "finish_time",
-            "allocated_resources",
-        )
     else:
         known = ("job_id", "start", "end", *CSV_OPTIONAL)
         columns = _check_header(
             header, ("job_id", "start", "end"), known, path, header_line
         )
-        start_col, end_col, procs_col = "start", "end", "processors"
+    parse_row = _batsim_row if batsim else _csv_row
     collected = _Collector(path)
-    for line, row in rows:
-        if len(row) != len(header):
+    for line, values in rows:
+        if len(values) != len(header):
             raise InputError(
-                f"expected {len(header)} fields ({','.join(header)}), got {len(row)}",
+                f"expected {len(header)} fields ({','.join(header)}), "
+                f"got {len(values)}",
                 path,
                 line,
             )
-
-        def field(name: str, row: list[str] = row) -> str:
-            return row[columns[name]] if name in columns else ""
-
-        job_id = _job_id(field("job_id"), path, line)
-        if batsim and field("final_state").strip() == REJECTED:
-            continue
-        start = _seconds(field(start_col), start_col, path, line)
-        end = _seconds(field(end_col), end_col, path, line)
-        processors = _processors(field(procs_col), path, line)
-        if batsim:
-            killed = _batsim_killed(field("final_state"), field("success"), columns)
-        else:
-            if field("size").strip() and not _INTEGER.fullmatch(field("size").strip()):
-                raise InputError(
-                    f"size: expected an integer, got {field('size').strip()!r}",
-                    path,
-                    line,
-                )
-            killed = _flag(field("killed"), "killed", path, line)
-        collected.add(job_id, Placement(start, end, processors), killed, line)
+        row = _Row(values, columns, path, line)
+        job_id = _job_id(row["job_id"], path, line)
+        parsed = parse_row(row)
+        if parsed is not None:
+            collected.add(job_id, parsed[0], parsed[1], line)
     return Schedule(collected.placements, producer, frozenset(collected.killed))
-
-
-def _batsim_killed(final_state: str, success: str, columns: dict[str, int]) -> bool:
-    if "final_state" in columns:
-        return final_state.strip() == WALLTIME_REACHED
-    return success.strip() == "0"
 
 
 def _read_json(text: str, path: Path) -> Schedule:
