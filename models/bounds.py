@@ -51,10 +51,9 @@ from fractions import Fraction
 from functools import lru_cache
 from itertools import accumulate
 
+from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.models.objective import Objective
 from optsched.models.result import Bound
-
-from optsched.instance import BusyBlock, Instance, Job, Machine
 
 __all__ = [
     "DualFeasibleFunction",
