@@ -1,1 +1,131 @@
-"""Offline exact and bounded models (imported as ``optsched.models``)."""
+"""Offline exact and bounded models (imported as ``optsched.models``).
+
+One module per back-end, all with the same signature
+``solve(instance, objective, *, time_limit, workers, hint=None, **options)
+-> Result``:
+
+============== ============================================================
+``cpsat``      OR-Tools CP-SAT, exact (:mod:`optsched.models.cpsat`)
+``milp``       time-indexed MILP through PuLP, HiGHS or CBC
+               (:mod:`optsched.models.milp`)
+``bounds-only`` closed-form bounds and the best heuristic
+               (:mod:`optsched.models.bounds_only`)
+============== ============================================================
+
+:func:`solve` picks one by name from :data:`BACKENDS`. Back-end modules are
+imported on first use, so ``import optsched.models`` loads neither OR-Tools
+nor PuLP.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from optsched.instance import Instance
+from optsched.models.objective import Objective
+from optsched.models.result import Bound, Result, SolveStatus
+from optsched.schedule import Schedule
+
+__all__ = ["BACKENDS", "Bound", "Objective", "Result", "SolveStatus", "solve"]
+
+_MODULES = {
+    "cpsat": "optsched.models.cpsat",
+    "milp": "optsched.models.milp",
+    "bounds-only": "optsched.models.bounds_only",
+}
+
+_COMMON = ("time_limit", "workers", "hint")
+
+
+def _backend(module_name: str) -> Callable[..., Result]:
+    def run(instance: Instance, objective: Objective | str, **kwargs: Any) -> Result:
+        module = importlib.import_module(module_name)
+        return module.solve(instance, objective, **kwargs)  # type: ignore[no-any-return]
+
+    run.__name__ = f"solve_{module_name.rsplit('.', 1)[1]}"
+    run.__doc__ = f"Lazy entry point of :func:`{module_name}.solve`."
+    return run
+
+
+BACKENDS: dict[str, Callable[..., Result]] = {
+    name: _backend(module) for name, module in _MODULES.items()
+}
+"""Back-end name to its ``solve`` function."""
+
+
+def backend_options(backend: str) -> tuple[str, ...]:
+    """Keyword options that ``backend`` accepts beyond the common ones."""
+    module = importlib.import_module(_MODULES[_checked_name(backend)])
+    signature = inspect.signature(module.solve)
+    return tuple(
+        name
+        for name, p in signature.parameters.items()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and name not in _COMMON
+    )
+
+
+def solve(
+    instance: Instance,
+    objective: Objective | str = "cmax",
+    *,
+    backend: str = "cpsat",
+    time_limit: float = 60.0,
+    workers: int = 2,
+    hint: Schedule | None = None,
+    **options: Any,
+) -> Result:
+    """Solve or bound ``instance`` for ``objective`` with the named back-end.
+
+    Parameters
+    ----------
+    instance
+        The problem.
+    objective
+        :class:`Objective` or text (``"cmax"``, ``"wct"``, ``"wct:area:relative"``).
+    backend
+        A key of :data:`BACKENDS`.
+    time_limit
+        Seconds for the whole call.
+    workers
+        Solver threads.
+    hint
+        A feasible schedule to start from (also an upper-bound candidate).
+    **options
+        Back-end specific options (e.g. ``log``, ``lp_only``, ``grid``).
+
+    Raises
+    ------
+    ValueError
+        Unknown back-end (the message lists the valid ones) or an option the
+        back-end does not take.
+    """
+    run = BACKENDS[_checked_name(backend)]
+    unknown = sorted(set(options) - set(backend_options(backend)))
+    if unknown:
+        raise ValueError(
+            f"back-end {backend!r} takes no option {unknown[0]!r}; its options: "
+            f"{', '.join(backend_options(backend)) or 'none'}"
+        )
+    if time_limit is not None and time_limit < 0:
+        raise ValueError(f"time limit {time_limit} must not be negative")
+    if workers < 1:
+        raise ValueError(f"workers {workers} must be at least 1")
+    return run(
+        instance,
+        Objective.parse(objective),
+        time_limit=time_limit,
+        workers=workers,
+        hint=hint,
+        **options,
+    )
+
+
+def _checked_name(backend: str) -> str:
+    if backend not in _MODULES:
+        raise ValueError(
+            f"unknown back-end {backend!r}; valid back-ends: {', '.join(_MODULES)}"
+        )
+    return backend
