@@ -105,6 +105,7 @@ ESTIMATE_RULES = ("auto", "requested", "runtime")
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _HEADER_KEY = re.compile(r";\s{0,2}([A-Za-z][A-Za-z0-9_]*):(.*)")
+_CONTINUATION = re.compile(r";\s{3,}\S")
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 # float64 holds every integer up to 2**53 exactly.
 _EXACT_LIMIT = 2.0**53
@@ -285,8 +286,8 @@ def _add_header_line(
     number: int,
     last_key: str | None,
 ) -> str | None:
-    # "; Key: value" starts a key; a more indented comment continues the
-    # previous key (e.g. the second URL of "; Information:").
+    # "; Key: value" starts a key; a comment indented by 3 or more spaces
+    # continues the previous key (e.g. the second URL of "; Information:").
     match = _HEADER_KEY.fullmatch(line)
     if match:
         key, value = match.group(1), match.group(2).strip()
@@ -296,9 +297,8 @@ def _add_header_line(
             header[key] = value
             header_lines[key] = number
         return key
-    rest = line[1:].strip()
-    if rest and last_key is not None:
-        header[last_key] += "\n" + rest
+    if last_key is not None and _CONTINUATION.match(line):
+        header[last_key] += "\n" + line[1:].strip()
         return last_key
     return None
 

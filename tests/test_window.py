@@ -1,0 +1,389 @@
+"""Trace windows: selection, rebasing, recorded initial state, packing, errors.
+
+Most tests use tests/data/swf/recorded.swf, a 10-processor trace whose
+recorded schedule (start = submit + wait) is listed in its header:
+
+    job  submit  recorded run  procs
+     1      0     [0, 100)       4
+     2     10     [15, 65)       3
+     3     20     [50, 60)       2
+     4     30     [70, 110)      5
+     5     50     [50, 70)       1
+     6     50     [65, 70)       2
+     7     60     [110, 140)     6
+     8     70     [70, 80)       1
+
+The file lists job 4 before job 3 and job 6 before job 5, so submit order is
+1, 2, 3, 4, 6, 5, 7, 8 (ties keep file order).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from conftest import DATA, trace_path
+
+from optsched.check import check_schedule
+from optsched.errors import InputError
+from optsched.instance import BusyBlock, Instance, Job, Machine, Source, Window
+from optsched.io.swf import read_swf
+from optsched.schedule import Placement, Schedule
+from optsched.trace import Trace
+from optsched.window import cut_window, wants_window
+
+RECORDED = DATA / "swf" / "recorded.swf"
+
+
+@pytest.fixture
+def trace() -> Trace:
+    return read_swf(RECORDED)
+
+
+def _releases(instance: Instance) -> list[tuple[int, int]]:
+    return [(j.id, j.release) for j in instance.jobs]
+
+
+# --------------------------------------------------------------------------
+# Selection and rebasing
+
+
+def test_position_window(trace: Trace) -> None:
+    window = cut_window(trace, first_job=2, jobs=4)
+    assert _releases(window) == [(3, 0), (4, 10), (6, 30), (5, 30)]
+    assert window.machine == trace.instance.machine
+    assert window.name == "recorded_jobs2-5"
+    assert window.source == Source(
+        "recorded.swf",
+        trace.instance.source.sha256,
+        "swf",
+        Window(first_job=2, jobs=4, shift=20, initial_state="none"),
+    )
+    # Everything but the release is the job of the trace.
+    for job in window.jobs:
+        assert job.replace(release=job.release + 20) == trace.instance.job(job.id)
+
+
+def test_position_defaults(trace: Trace) -> None:
+    assert [j.id for j in cut_window(trace, jobs=3).jobs] == [1, 2, 3]
+    tail = cut_window(trace, first_job=5)
+    assert _releases(tail) == [(5, 0), (7, 10), (8, 20)]
+    assert tail.source.window == Window(first_job=5, jobs=3, shift=50)
+
+
+def test_time_window(trace: Trace) -> None:
+    window = cut_window(trace, start=45, end=70)
+    # [45, 70): jobs 6, 5 (50) and 7 (60); job 8 (70) is outside.
+    assert _releases(window) == [(6, 5), (5, 5), (7, 15)]
+    assert window.source.window == Window(start=45, end=70, shift=45)
+    assert window.name == "recorded_t45-70"
+
+
+def test_time_window_open_ends(trace: Trace) -> None:
+    head = cut_window(trace, end=30)
+    assert _releases(head) == [(1, 0), (2, 10), (3, 20)]
+    assert head.source.window == Window(end=30, shift=0)
+    tail = cut_window(trace, start=55)
+    assert _releases(tail) == [(7, 5), (8, 15)]
+    assert tail.source.window == Window(start=55, shift=55)
+
+
+def test_window_of_unsorted_instance_keeps_ids() -> None:
+    jobs = [Job(30, 500, 1, 5), Job(10, 100, 2, 5), Job(20, 100, 1, 5)]
+    instance = Instance(Machine(4), jobs, name="x")
+    window = cut_window(instance, first_job=0, jobs=2)
+    assert _releases(window) == [(10, 0), (20, 0)]
+
+
+def test_wants_window() -> None:
+    nothing = dict(first_job=None, jobs=None, start=None, end=None)
+    assert not wants_window(**nothing, initial_state="none")
+    assert wants_window(**nothing, initial_state="recorded")
+    for key in nothing:
+        assert wants_window(**{**nothing, key: 0}, initial_state="none")
+
+
+# --------------------------------------------------------------------------
+# Recorded initial state
+
+
+def test_recorded_position_window(trace: Trace) -> None:
+    window = cut_window(trace, first_job=4, jobs=3, initial_state="recorded")
+    # Window start T = 50 (job 6). Running at 50: job 1 [0,100), job 2
+    # [15,65), job 3 [50,60); job 4 (starts at 70) was still queued.
+    assert _releases(window) == [(6, 0), (5, 0), (7, 10)]
+    assert window.machine.unavailable == (
+        BusyBlock(0, 50, 4, label="job 1"),
+        BusyBlock(0, 15, 3, label="job 2"),
+        BusyBlock(0, 10, 2, label="job 3"),
+    )
+    assert window.source.window == Window(
+        first_job=4, jobs=3, shift=50, initial_state="recorded"
+    )
+    assert window.name == "recorded_jobs4-6_recorded"
+
+
+def test_recorded_time_window(trace: Trace) -> None:
+    window = cut_window(trace, start=55, end=75, initial_state="recorded")
+    # T = 55: job 1 (to 100), job 2 (to 65), job 3 (to 60), job 5 (to 70);
+    # job 6 starts at 65 and job 4 at 70: queued, not blocks.
+    assert _releases(window) == [(7, 5), (8, 15)]
+    assert sorted(window.machine.unavailable, key=lambda b: b.label) == [
+        BusyBlock(0, 45, 4, label="job 1"),
+        BusyBlock(0, 10, 3, label="job 2"),
+        BusyBlock(0, 5, 2, label="job 3"),
+        BusyBlock(0, 15, 1, label="job 5"),
+    ]
+
+
+def test_recorded_schedule_fits_window_with_blocks(trace: Trace) -> None:
+    # The trace's own schedule of the window jobs, rebased, is feasible next
+    # to the busy blocks: rebasing of jobs and blocks agree.
+    window = cut_window(trace, start=55, end=75, initial_state="recorded")
+    schedule = _recorded_schedule(window)
+    assert schedule[7] == Placement(55, 85) and schedule[8] == Placement(15, 25)
+    assert check_schedule(window, schedule) == []
+
+
+def _recorded_schedule(window: Instance) -> Schedule:
+    placements = {}
+    for job in window.jobs:
+        assert job.wait is not None
+        start = job.release + job.wait
+        placements[job.id] = Placement(start, start + job.runtime)
+    return Schedule(placements, producer="recorded")
+
+
+@pytest.mark.parametrize("first", [0, 500, 1_000, 1_700, 2_500, 3_100])
+def test_hpc2n_recorded_windows_are_consistent(first: int) -> None:
+    # HPC2N's recorded schedule never uses more than its 240 processors, so
+    # every window's recorded schedule must pass the checker beside its
+    # busy blocks, and each block must be a job running at the window start.
+    trace = read_swf(trace_path("hpc2n.swf"))
+    window = cut_window(trace, first_job=first, jobs=40, initial_state="recorded")
+    assert check_schedule(window, _recorded_schedule(window)) == []
+    t0 = window.source.window.shift  # type: ignore[union-attr]
+    running = {
+        f"job {j.id}": j.release + j.wait + j.runtime - t0  # type: ignore[operator]
+        for j in sorted(trace.instance.jobs, key=lambda j: j.release)[:first]
+        if j.release + j.wait <= t0 < j.release + j.wait + j.runtime  # type: ignore[operator]
+    }
+    assert {b.label: b.end for b in window.machine.unavailable} == running
+
+
+def test_recorded_contiguous_first_fit(trace: Trace) -> None:
+    contiguous = trace.instance.replace(
+        machine=trace.instance.machine.replace(allocation="contiguous")
+    )
+    window = cut_window(contiguous, start=55, end=75, initial_state="recorded")
+    # Longest-running block lowest: job 1 (45), job 5 (15), job 2 (10), job 3 (5).
+    assert window.machine.unavailable == (
+        BusyBlock(0, 45, 4, 0, "job 1"),
+        BusyBlock(0, 15, 1, 4, "job 5"),
+        BusyBlock(0, 10, 3, 5, "job 2"),
+        BusyBlock(0, 5, 2, 8, "job 3"),
+    )
+
+
+def test_recorded_packing_respects_existing_blocks() -> None:
+    machine = Machine(10, "contiguous", (BusyBlock(0, 1000, 2, 4, "downtime"),))
+    jobs = [Job(1, 0, 3, 100, wait=0), Job(2, 5, 4, 100, wait=0), Job(3, 50, 1, 5)]
+    window = cut_window(
+        Instance(machine, jobs, "x"), first_job=2, jobs=1, initial_state="recorded"
+    )
+    # Free ranges at the window start: [0, 4) and [6, 10). Job 2 (ends 55
+    # after the window start, 4 procs) goes first into [0, 4); job 1 (3
+    # procs) then fits only at 6.
+    assert window.machine.unavailable == (
+        BusyBlock(0, 950, 2, 4, "downtime"),
+        BusyBlock(0, 55, 4, 0, "job 2"),
+        BusyBlock(0, 50, 3, 6, "job 1"),
+    )
+
+
+def test_recorded_packing_failure_is_clear() -> None:
+    machine = Machine(10, "contiguous", (BusyBlock(0, 1000, 2, 4, "downtime"),))
+    jobs = [Job(1, 0, 5, 100, wait=0), Job(3, 50, 1, 5)]
+    instance = Instance(machine, jobs, "x", Source("x.swf"))
+    with pytest.raises(InputError) as caught:
+        cut_window(instance, first_job=1, initial_state="recorded")
+    assert str(caught.value) == (
+        "x.swf: cannot place busy block job 1 (5 processors) on a contiguous "
+        "range of the 10-processor machine"
+    )
+
+
+def test_recorded_over_capacity_is_clear() -> None:
+    trace = read_swf(RECORDED, processors=6)
+    with pytest.raises(InputError) as caught:
+        cut_window(trace, start=55, initial_state="recorded")
+    assert str(caught.value) == (
+        "recorded.swf: the recorded schedule has 10 processors busy at the window "
+        "start (trace time 55), more than the machine's 6"
+    )
+
+
+def test_recorded_without_any_wait(tmp_path: Path) -> None:
+    path = tmp_path / "nowait.swf"
+    text = RECORDED.read_text().splitlines()
+    lines = [_set_field(line, 2, "-1") if line[0] != ";" else line for line in text]
+    path.write_text("\n".join(lines))
+    trace = read_swf(path)
+    with pytest.raises(InputError) as caught:
+        cut_window(trace, first_job=4, initial_state="recorded")
+    assert str(caught.value) == (
+        "nowait.swf: --initial-state recorded needs recorded wait times, but the "
+        "trace has none (SWF field 3 is -1 for every job)"
+    )
+    # No job before the window: nothing to know, no error, no blocks.
+    first = cut_window(trace, first_job=0, jobs=2, initial_state="recorded")
+    assert first.machine.unavailable == ()
+
+
+def test_recorded_with_one_wait_missing(tmp_path: Path) -> None:
+    path = tmp_path / "onewait.swf"
+    text = RECORDED.read_text().splitlines()
+    lines = [
+        _set_field(line, 2, "-1") if line.split()[0] == "2" else line for line in text
+    ]
+    path.write_text("\n".join(lines))
+    trace = read_swf(path)
+    with pytest.raises(InputError) as caught:
+        cut_window(trace, first_job=4, initial_state="recorded")
+    assert str(caught.value) == (
+        "onewait.swf: --initial-state recorded: job 2 (before the window) has no "
+        "recorded wait time (SWF field 3 is -1), so whether it runs at the window "
+        "start is unknown (1 such jobs before the window)"
+    )
+    ok = cut_window(trace, first_job=1, jobs=2, initial_state="recorded")
+    assert ok.machine.unavailable == (BusyBlock(0, 90, 4, label="job 1"),)
+
+
+def _set_field(line: str, index: int, value: str) -> str:
+    fields = line.split()
+    fields[index] = value
+    return " ".join(fields)
+
+
+def test_lublin_has_no_waits() -> None:
+    trace = read_swf(trace_path("lublin_256.swf"))
+    with pytest.raises(InputError, match="needs recorded wait times"):
+        cut_window(trace, first_job=100, jobs=10, initial_state="recorded")
+
+
+# --------------------------------------------------------------------------
+# Existing busy blocks and nested windows
+
+
+def test_existing_blocks_are_rebased() -> None:
+    blocks = (
+        BusyBlock(0, 40, 1, label="gone"),
+        BusyBlock(45, 80, 1, label="clipped"),
+        BusyBlock(60, 70, 1, label="later"),
+    )
+    instance = Instance(Machine(4, "any", blocks), [Job(1, 50, 1, 5)], "x")
+    window = cut_window(instance, first_job=0)
+    assert window.machine.unavailable == (
+        BusyBlock(0, 30, 1, label="clipped"),
+        BusyBlock(10, 20, 1, label="later"),
+    )
+
+
+def test_nested_position_windows_compose(trace: Trace) -> None:
+    outer = cut_window(trace, first_job=2, jobs=5)
+    inner = cut_window(outer, first_job=1, jobs=2)
+    direct = cut_window(trace, first_job=3, jobs=2)
+    assert inner.jobs == direct.jobs
+    assert inner.source == direct.source
+    assert direct.source.window == Window(first_job=3, jobs=2, shift=30)
+
+
+def test_nested_time_windows_compose(trace: Trace) -> None:
+    outer = cut_window(trace, start=20, end=75)
+    inner = cut_window(outer, start=10, end=40)
+    direct = cut_window(trace, start=30, end=60)
+    assert inner.jobs == direct.jobs
+    assert inner.source == direct.source
+
+
+def test_nested_mixed_windows_refused(trace: Trace) -> None:
+    outer = cut_window(trace, start=20, end=75)
+    with pytest.raises(ValueError, match="cannot cut a window by position from a"):
+        cut_window(outer, first_job=1, jobs=2)
+    recorded = cut_window(trace, first_job=2, initial_state="recorded")
+    with pytest.raises(ValueError, match="with a recorded initial state from an"):
+        cut_window(recorded, first_job=1, jobs=2)
+
+
+# --------------------------------------------------------------------------
+# Bad option combinations and empty windows: one-line messages.
+
+OPTION_ERRORS = [
+    (
+        dict(first_job=1, start=5),
+        "choose a window by position (--first-job/--jobs) or by submit time "
+        "(--start/--end), not both",
+    ),
+    (
+        dict(jobs=3, end=50),
+        "choose a window by position (--first-job/--jobs) or by submit time "
+        "(--start/--end), not both",
+    ),
+    (
+        dict(initial_state="recorded"),
+        "a window needs --first-job/--jobs or --start/--end (--initial-state "
+        "recorded alone selects no jobs)",
+    ),
+    (dict(start=50, end=50), "window end 50 must be after start 50"),
+    (dict(jobs=0), "window jobs 0 must be at least 1"),
+    (dict(first_job=-1), "window first job -1 is negative"),
+    (
+        dict(first_job=0, initial_state="later"),
+        "initial state 'later' is not one of none, recorded",
+    ),
+]
+
+
+@pytest.mark.parametrize(("options", "message"), OPTION_ERRORS)
+def test_bad_options(trace: Trace, options: dict, message: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        cut_window(trace, **options)
+    assert str(caught.value) == message
+
+
+DATA_ERRORS = [
+    (
+        dict(first_job=8),
+        "recorded.swf: window first job 8 is past the last job: the trace has 8 "
+        "jobs (indices 0..7) after skipped jobs are removed",
+    ),
+    (
+        dict(first_job=6, jobs=5),
+        "recorded.swf: window asks for 5 jobs from index 6, but only 2 jobs follow "
+        "it (8 in the trace after skipped jobs are removed)",
+    ),
+    (
+        dict(start=100),
+        "recorded.swf: window [100, +inf) is empty: no job is submitted in it",
+    ),
+    (
+        dict(start=21, end=30),
+        "recorded.swf: window [21, 30) is empty: no job is submitted in it",
+    ),
+]
+
+
+@pytest.mark.parametrize(("options", "message"), DATA_ERRORS)
+def test_empty_or_out_of_range_windows(
+    trace: Trace, options: dict, message: str
+) -> None:
+    with pytest.raises(InputError) as caught:
+        cut_window(trace, **options)
+    assert str(caught.value) == message
+
+
+def test_window_keeps_trace_untouched(trace: Trace) -> None:
+    before = dataclasses.replace(trace)
+    cut_window(trace, first_job=4, jobs=3, initial_state="recorded")
+    assert trace == before
