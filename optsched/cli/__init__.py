@@ -48,6 +48,9 @@ COMMANDS = (
     "gap",
     "bench",
     "export",
+    "report",
+    "plot",
+    "worst_case",
 )
 """Modules of this package that each define one click ``command``."""
 

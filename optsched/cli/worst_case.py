@@ -1,0 +1,207 @@
+"""``optsched worst-case``: adversarial instances and minimal counterexamples."""
+
+from __future__ import annotations
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from optsched.worstcase.measure import ESTIMATE_MODES, MEASURES, Space
+from optsched.worstcase.search import DEFAULT_BUDGET, WorstCase, search_worst_case
+from optsched.worstcase.theory import bound_label
+from optsched.worstcase.versus import (
+    Counterexample,
+    examples_for_budget,
+    find_counterexample,
+)
+
+
+def _ratio_table(results: list[WorstCase]) -> Table:
+    table = Table(title="largest ratio found (policy / optimum)")
+    for name in ("policy", "objective", "m", "n", "releases", "ratio", "value",
+                 "optimum", "evaluations", "theoretical bound"):  # fmt: skip
+        table.add_column(name, justify="right" if name in ("m", "n") else "left")
+    for r in results:
+        table.add_row(
+            r.policy,
+            r.objective,
+            str(r.instance.processors),
+            str(len(r.instance.jobs)),
+            "online" if r.space.online else "all at 0",
+            f"{r.ratio:.4f}",
+            f"{r.policy_value:g}",
+            f"{r.optimum_value:g}",
+            f"{r.evaluations} ({r.stopped_by})",
+            bound_label(
+                r.policy,
+                r.objective,
+                online=r.space.online,
+                processors=r.instance.processors,
+            ),
+        )
+    return table
+
+
+def _versus_table(rows: list[tuple[str, str, Counterexample | None]]) -> Table:
+    table = Table(title="smallest instance found where policy is strictly worse")
+    for name in ("policy", "other", "m", "n", "policy value", "other value"):
+        table.add_column(name)
+    for policy, other, found in rows:
+        if found is None:
+            table.add_row(policy, other, "-", "-", "none found", "")
+            continue
+        table.add_row(
+            policy,
+            other,
+            str(found.instance.processors),
+            str(len(found.instance.jobs)),
+            f"{found.policy_value:g}",
+            f"{found.other_value:g}",
+        )
+    return table
+
+
+@click.command(name="worst-case")
+@click.option(
+    "--policy",
+    "policies",
+    required=True,
+    help="Policy spec, or several separated by commas (see 'optsched simulate').",
+)
+@click.option(
+    "--vs",
+    "versus",
+    default="optimum",
+    show_default=True,
+    help="'optimum' (largest ratio to the exact optimum) or a policy spec "
+    "(smallest instance where --policy is strictly worse).",
+)
+@click.option(
+    "--objective",
+    type=click.Choice(MEASURES),
+    default="cmax",
+    show_default=True,
+    help="cmax (makespan), wct (sum of completion times) or maxwait "
+    "(max start - release; policy against policy only).",
+)
+@click.option(
+    "--processors",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="Machine size (an upper bound with --vs SPEC).",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1, max=12),
+    default=4,
+    show_default=True,
+    help="Number of jobs (an upper bound with --vs SPEC).",
+)
+@click.option("--online", is_flag=True, help="Jobs have release dates (else all at 0).")
+@click.option(
+    "--max-runtime",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="Runtimes are drawn in [1, max-runtime].",
+)
+@click.option(
+    "--estimates",
+    type=click.Choice(ESTIMATE_MODES),
+    default="exact",
+    show_default=True,
+    help="exact: estimate = runtime; over: estimates in [runtime, 2 max-runtime].",
+)
+@click.option(
+    "--budget",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_BUDGET,
+    show_default=True,
+    help="Seconds, turned into a fixed evaluation count (reproducible); the "
+    "clock only stops a search that overruns it three times.",
+)
+@click.option(
+    "--evaluations",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Evaluation cap (Hypothesis examples with --vs SPEC) instead of the "
+    "count derived from --budget.",
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Folder for the instance JSON, a summary and Gantt PNGs of both schedules.",
+)
+def command(
+    policies: str,
+    versus: str,
+    objective: str,
+    processors: int,
+    jobs: int,
+    online: bool,
+    max_runtime: int,
+    estimates: str,
+    budget: float,
+    evaluations: int | None,
+    seed: int,
+    output: str | None,
+) -> None:
+    """Worst instances a policy can meet, or where it loses to another policy.
+
+    With --vs optimum (default): random restarts plus local search for the
+    instance maximising policy objective / exact optimum; every ratio replays
+    with 'optsched gap INSTANCE --policies SPEC --objective X'. With --vs
+    SPEC: the smallest instance found (fewest jobs, then processors, then
+    smallest numbers) where --policy is strictly worse than SPEC. The same
+    --seed and --evaluations give the same answer on any machine.
+    """
+    from optsched.worstcase.output import write_counterexample, write_worst_case
+
+    space = Space(processors, jobs, online, max_runtime, estimates)
+    specs = [p.strip() for p in policies.split(",") if p.strip()]
+    if not specs:
+        raise click.UsageError("--policy needs at least one policy spec")
+    console = Console()
+    if versus == "optimum":
+        if objective == "maxwait":
+            raise click.UsageError(
+                "maxwait has no exact optimum here: compare it policy against "
+                "policy (--vs SPEC)"
+            )
+        results = []
+        for spec in specs:
+            result = search_worst_case(
+                spec,
+                objective,
+                space,
+                seed=seed,
+                budget=budget,
+                max_evaluations=evaluations,
+            )
+            results.append(result)
+            click.echo(result.summary())
+            if output:
+                write_worst_case(result, output)
+        console.print(_ratio_table(results))
+        return
+    rows = []
+    examples = evaluations if evaluations is not None else examples_for_budget(budget)
+    for spec in specs:
+        found = find_counterexample(
+            spec, versus, objective, space, seed=seed, examples=examples
+        )
+        rows.append((spec, versus, found))
+        if found is None:
+            click.echo(
+                f"{spec} never worse than {versus} on {objective} in {examples} "
+                f"examples (m <= {processors}, n <= {jobs}); seed {seed}"
+            )
+            continue
+        click.echo(found.summary())
+        if output:
+            write_counterexample(found, output)
+    console.print(_versus_table(rows))

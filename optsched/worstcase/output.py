@@ -1,0 +1,160 @@
+"""Files written for a worst case or a counterexample.
+
+For each result, in the output folder:
+
+``NAME.json``
+    The instance (native JSON, :func:`optsched.io.native.write_native`);
+    ``NAME`` carries the ratio, e.g. ``fcfs-cmax-m3-n4-ratio1.9091``, and so
+    does the instance's ``name`` field.
+``NAME.summary.json``
+    The ratio and both values at full precision, the search settings (seed,
+    evaluations, stopping rule), the theoretical bound and the command that
+    replays the ratio (``optsched gap NAME.json --policies SPEC --objective
+    X`` for a ratio to the optimum).
+``NAME.SIDE.png``
+    Gantt charts of both schedules (``policy`` and ``optimum``, or the two
+    policies' specs).
+
+Every file is written atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from optsched.instance import Instance
+from optsched.io.atomic import atomic_write
+from optsched.schedule import Schedule
+from optsched.worstcase.search import WorstCase
+from optsched.worstcase.theory import bound_label
+from optsched.worstcase.versus import Counterexample
+
+
+def safe_name(text: str) -> str:
+    """``text`` with every character outside ``[A-Za-z0-9._-]`` made ``_``."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", text)
+
+
+def replay_command(path: Path | str, policy: str, objective: str) -> str:
+    """The ``optsched gap`` command reproducing a ratio to the optimum."""
+    return f"optsched gap {path} --policies {policy} --objective {objective}"
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    with atomic_write(path) as handle:
+        json.dump(data, handle, indent=2, sort_keys=False)
+        handle.write("\n")
+
+
+def write_gantt(instance: Instance, schedule: Schedule, path: Path, title: str) -> None:
+    """One schedule as a PNG Gantt chart (processors on the y axis)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from optsched.plot.gantt import gantt
+
+    figure, ax = plt.subplots(figsize=(7, 0.6 * instance.processors + 1.6))
+    try:
+        gantt(instance, schedule, ax=ax)
+        ax.set_title(title)
+        figure.tight_layout()
+        with atomic_write(path, "wb") as handle:
+            figure.savefig(handle, format="png", dpi=100)
+    finally:
+        plt.close(figure)
+
+
+def _write_instance(instance: Instance, path: Path) -> None:
+    from optsched.io.native import write_native
+
+    write_native(instance, path)
+
+
+def write_worst_case(result: WorstCase, directory: str | Path) -> list[Path]:
+    """Write a worst case's instance, summary and two Gantt charts."""
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = safe_name(result.instance.name)
+    instance_path = folder / f"{stem}.json"
+    _write_instance(result.instance, instance_path)
+    summary = {
+        "kind": "ratio-to-optimum",
+        "policy": result.policy,
+        "objective": result.objective,
+        "ratio": result.ratio,
+        "policy_value": result.policy_value,
+        "optimum_value": result.optimum_value,
+        "optimum_method": result.optimum_method,
+        "processors": result.instance.processors,
+        "jobs": len(result.instance.jobs),
+        "online": result.space.online,
+        "max_runtime": result.space.max_runtime,
+        "estimates": result.space.estimates,
+        "seed": result.seed,
+        "evaluations": result.evaluations,
+        "max_evaluations": result.max_evaluations,
+        "restarts": result.restarts,
+        "stopped_by": result.stopped_by,
+        "reproducible": result.stopped_by == "evaluations",
+        "theory": bound_label(
+            result.policy,
+            result.objective,
+            online=result.space.online,
+            processors=result.instance.processors,
+        ),
+        "replay": replay_command(instance_path.name, result.policy, result.objective),
+    }
+    paths = [instance_path, folder / f"{stem}.summary.json"]
+    _write_json(paths[1], summary)
+    for side, schedule, title in (
+        ("policy", result.policy_schedule, f"{result.policy}: {result.policy_value:g}"),
+        ("optimum", result.optimum_schedule, f"optimum: {result.optimum_value:g}"),
+    ):
+        paths.append(folder / f"{stem}.{side}.png")
+        write_gantt(result.instance, schedule, paths[-1], f"{result.objective} {title}")
+    return paths
+
+
+def write_counterexample(result: Counterexample, directory: str | Path) -> list[Path]:
+    """Write a counterexample's instance, summary and both policies' charts."""
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = safe_name(result.instance.name)
+    instance_path = folder / f"{stem}.json"
+    _write_instance(result.instance, instance_path)
+    summary = {
+        "kind": "policy-versus-policy",
+        "policy": result.policy,
+        "other": result.other,
+        "objective": result.objective,
+        "policy_value": result.policy_value,
+        "other_value": result.other_value,
+        "ratio": result.ratio,
+        "processors": result.instance.processors,
+        "jobs": len(result.instance.jobs),
+        "seed": result.seed,
+        "shrink_steps": result.shrink_steps,
+        "replay": (
+            f"optsched compare {instance_path.name} --policies "
+            f"{result.policy},{result.other}"
+        ),
+    }
+    paths = [instance_path, folder / f"{stem}.summary.json"]
+    _write_json(paths[1], summary)
+    for spec, schedule, value in (
+        (result.policy, result.policy_schedule, result.policy_value),
+        (result.other, result.other_schedule, result.other_value),
+    ):
+        paths.append(folder / f"{stem}.{safe_name(spec)}.png")
+        write_gantt(
+            result.instance,
+            schedule,
+            paths[-1],
+            f"{result.objective} {spec}: {value:g}",
+        )
+    return paths

@@ -1,0 +1,334 @@
+"""Minimal instances where one policy is strictly worse than another.
+
+Given policies ``A`` and ``B`` and a measure ``f`` (``cmax``, ``wct`` or
+``maxwait``, see :mod:`optsched.worstcase.measure`), find a small instance
+``I`` with
+
+.. math:: f(A(I)) > f(B(I)),
+
+i.e. a counterexample to the claim "``A`` is never worse than ``B``":
+property-based search compares schedulers without a workload by looking for
+the smallest witness of a difference.
+
+Method, deterministic for a given seed:
+
+1. Generation and shrinking by Hypothesis (:func:`hypothesis.find`, with
+   ``random.Random(seed)``, no example database, no deadline): instances are
+   drawn as ``(n, m, jobs)`` in that order, so Hypothesis's shrinker, which
+   minimises the underlying choice sequence, favours fewer jobs, then fewer
+   processors, then smaller numbers.
+2. A greedy shrinker of our own then enforces the order
+   ``(jobs, processors, sum of all numbers)``
+   (:func:`~optsched.worstcase.measure.size_key`): it deletes a job, drops a
+   processor, lowers one number (to its minimum, by half, by one) or sorts
+   two adjacent jobs, and keeps any change that still separates the
+   policies, until no single change does.
+
+The result is *locally minimal*: no single deletion or decrement keeps the
+property. It is the smallest instance found, not a proof that no smaller one
+exists. When no example separates the policies within the example budget,
+the answer is ``None``: evidence, not proof, that ``A`` is never worse.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from optsched.check import check_schedule
+from optsched.instance import Instance
+from optsched.schedule import Schedule
+from optsched.worstcase.measure import (
+    Gene,
+    Genome,
+    Space,
+    check_measure,
+    measure_value,
+    size_key,
+    to_instance,
+)
+
+EXAMPLES_PER_SECOND = 200
+"""Nominal rate turning a budget in seconds into a Hypothesis example count
+(fixed, never measured: the count, not the clock, makes a run reproducible)."""
+
+DEFAULT_EXAMPLES = 2000
+"""Hypothesis examples tried before concluding that none separates the policies."""
+
+
+def examples_for_budget(budget: float) -> int:
+    """``max(1, floor(budget * EXAMPLES_PER_SECOND))``."""
+    if budget <= 0:
+        raise ValueError(f"budget must be positive, got {budget:g} s")
+    return max(1, int(budget * EXAMPLES_PER_SECOND))
+
+
+SIMULATION_SEED = 0
+"""Seed passed to the simulator (the one ``optsched gap`` uses)."""
+
+Candidate = tuple[int, Genome]
+"""``(processors, genome)``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Counterexample:
+    """A locally minimal instance where ``policy`` is worse than ``other``."""
+
+    policy: str
+    other: str
+    objective: str
+    instance: Instance
+    policy_value: float
+    other_value: float
+    policy_schedule: Schedule
+    other_schedule: Schedule
+    seed: int
+    shrink_steps: int
+
+    @property
+    def ratio(self) -> float:
+        """``policy_value / other_value`` (``inf`` when the other is 0)."""
+        if self.other_value == 0:
+            return float("inf")
+        return self.policy_value / self.other_value
+
+    def summary(self) -> str:
+        """One line naming the instance size and both values."""
+        return (
+            f"{self.policy} worse than {self.other} on {self.objective}: "
+            f"m={self.instance.processors} n={len(self.instance.jobs)}, "
+            f"{self.policy_value:g} > {self.other_value:g} (ratio "
+            f"{self.ratio:.4f}); seed {self.seed}"
+        )
+
+
+class Comparator:
+    """``(processors, genome) -> policy value > other value``.
+
+    Counts its calls; both policies are simulated with
+    :data:`SIMULATION_SEED` and measured from their schedules.
+    """
+
+    def __init__(self, policy: str, other: str, objective: str) -> None:
+        from optsched.heuristics import simulate
+
+        self._simulate = simulate
+        self.policy = policy
+        self.other = other
+        self.objective = check_measure(objective)
+        self.calls = 0
+
+    def values(self, instance: Instance) -> tuple[float, float, Schedule, Schedule]:
+        """Both values and both schedules on ``instance``."""
+        mine = self._simulate(instance, self.policy, seed=SIMULATION_SEED).schedule
+        theirs = self._simulate(instance, self.other, seed=SIMULATION_SEED).schedule
+        return (
+            measure_value(self.objective, instance, mine),
+            measure_value(self.objective, instance, theirs),
+            mine,
+            theirs,
+        )
+
+    def __call__(self, candidate: Candidate) -> bool:
+        """``True`` when ``policy`` is strictly worse on the candidate."""
+        self.calls += 1
+        processors, genome = candidate
+        if not genome:
+            return False
+        mine, theirs, _, _ = self.values(to_instance(genome, processors))
+        return mine > theirs
+
+
+def _strategy(space: Space):  # type: ignore[no-untyped-def]
+    from hypothesis import strategies as st
+
+    @st.composite
+    def candidates(draw):  # type: ignore[no-untyped-def]
+        n = draw(st.integers(1, space.jobs))
+        m = draw(st.integers(1, space.processors))
+        genome: list[Gene] = []
+        for _ in range(n):
+            release = draw(st.integers(0, space.release_limit))
+            size = draw(st.integers(1, m))
+            runtime = draw(st.integers(1, space.max_runtime))
+            estimate = (
+                runtime
+                if space.estimates == "exact"
+                else draw(st.integers(runtime, space.estimate_limit))
+            )
+            genome.append((release, size, runtime, estimate))
+        return (m, tuple(genome))
+
+    return candidates()
+
+
+def hypothesis_find(
+    holds: Callable[[Candidate], bool], space: Space, *, seed: int, examples: int
+) -> Candidate | None:
+    """Hypothesis's smallest candidate for which ``holds``, or ``None``."""
+    from hypothesis import HealthCheck, Phase, find, settings
+    from hypothesis.errors import NoSuchExample
+
+    config = settings(
+        max_examples=examples,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate, Phase.shrink],
+        suppress_health_check=list(HealthCheck),
+    )
+    try:
+        found: Candidate = find(
+            _strategy(space), holds, settings=config, random=random.Random(seed)
+        )
+    except NoSuchExample:
+        return None
+    return found
+
+
+def _key(candidate: Candidate) -> tuple[int, int, int]:
+    processors, genome = candidate
+    return size_key(genome, processors)
+
+
+def _fix_estimate(gene: list[int], space: Space) -> Gene:
+    if space.estimates == "exact":
+        gene[3] = gene[2]
+    else:
+        gene[3] = max(gene[3], gene[2])
+    return (gene[0], gene[1], gene[2], gene[3])
+
+
+def _smaller_numbers(value: int, low: int) -> list[int]:
+    options = [low, low + (value - low) // 2, value - 1]
+    return sorted({v for v in options if low <= v < value})
+
+
+def neighbours(candidate: Candidate, space: Space) -> Iterator[Candidate]:
+    """Single-change simplifications of ``candidate``, all smaller by ``size_key``.
+
+    In order: delete a job; drop a processor (sizes clamped to the new
+    machine); lower one number of one job (release, size, runtime, estimate)
+    to its minimum, halfway to it, or by one; swap two adjacent jobs into
+    sorted order (the sum is unchanged, so this is tried last and only when
+    it sorts, which cannot cycle).
+    """
+    processors, genome = candidate
+    for k in range(len(genome)):
+        if len(genome) > 1:
+            yield processors, genome[:k] + genome[k + 1 :]
+    if processors > 1:
+        clamped = tuple(
+            _fix_estimate([r, min(q, processors - 1), p, e], space)
+            for r, q, p, e in genome
+        )
+        yield processors - 1, clamped
+    lows = (0, 1, 1)
+    for k, gene in enumerate(genome):
+        for field in range(4 if space.estimates == "over" else 3):
+            low = gene[2] if field == 3 else lows[field]
+            for value in _smaller_numbers(gene[field], low):
+                changed = list(gene)
+                changed[field] = value
+                yield (
+                    processors,
+                    genome[:k] + (_fix_estimate(changed, space),) + genome[k + 1 :],
+                )
+
+
+def _sorting_swaps(candidate: Candidate) -> Iterator[Candidate]:
+    processors, genome = candidate
+    for k in range(len(genome) - 1):
+        if genome[k] > genome[k + 1]:
+            swapped = genome[:k] + (genome[k + 1], genome[k]) + genome[k + 2 :]
+            yield processors, swapped
+
+
+def greedy_shrink(
+    candidate: Candidate, holds: Callable[[Candidate], bool], space: Space
+) -> tuple[Candidate, int]:
+    """Apply the first simplification that keeps ``holds`` until none does.
+
+    Returns the locally minimal candidate and the number of accepted steps.
+    Each accepted step lowers ``size_key`` or (swaps) the inversion count of
+    the job list, so the loop terminates.
+    """
+    steps = 0
+    changed = True
+    while changed:
+        changed = False
+        for option in neighbours(candidate, space):
+            if _key(option) < _key(candidate) and holds(option):
+                candidate, steps, changed = option, steps + 1, True
+                break
+        if changed:
+            continue
+        for option in _sorting_swaps(candidate):
+            if holds(option):
+                candidate, steps, changed = option, steps + 1, True
+                break
+    return candidate, steps
+
+
+def find_counterexample(
+    policy: str,
+    other: str,
+    objective: str,
+    space: Space,
+    *,
+    seed: int = 0,
+    examples: int = DEFAULT_EXAMPLES,
+) -> Counterexample | None:
+    """Smallest instance found where ``policy`` is strictly worse than ``other``.
+
+    Parameters
+    ----------
+    policy, other
+        Policy specs of the simulator.
+    objective
+        ``"cmax"``, ``"wct"`` or ``"maxwait"``.
+    space
+        ``space.processors`` and ``space.jobs`` are *upper bounds* here;
+        ``online``, runtimes and estimates as in the ratio search.
+    seed
+        Seed of Hypothesis's random generation.
+    examples
+        Hypothesis examples before giving up (the deterministic budget).
+
+    Returns
+    -------
+    Counterexample or None
+        ``None`` when no example separates the policies.
+    """
+    from optsched.heuristics import parse_policy
+
+    parse_policy(policy)
+    parse_policy(other)
+    holds = Comparator(policy, other, objective)
+    found = hypothesis_find(holds, space, seed=seed, examples=examples)
+    if found is None:
+        return None
+    found, steps = greedy_shrink(found, holds, space)
+    processors, genome = found
+    instance = to_instance(genome, processors)
+    mine, theirs, my_schedule, their_schedule = holds.values(instance)
+    for who, schedule in ((policy, my_schedule), (other, their_schedule)):
+        violations = check_schedule(instance, schedule)
+        if violations:
+            raise RuntimeError(f"policy {who}: invalid schedule: {violations[0]}")
+    name = (
+        f"{policy}-worse-than-{other}-{objective}-m{processors}-n{len(genome)}"
+        f"-{mine:g}-vs-{theirs:g}"
+    )
+    return Counterexample(
+        policy=policy,
+        other=other,
+        objective=objective,
+        instance=instance.replace(name=name),
+        policy_value=mine,
+        other_value=theirs,
+        policy_schedule=my_schedule,
+        other_schedule=their_schedule,
+        seed=seed,
+        shrink_steps=steps,
+    )
