@@ -232,7 +232,7 @@ def neighbours(candidate: Candidate, space: Space) -> Iterator[Candidate]:
                 changed[field] = value
                 yield (
                     processors,
-                    genome[:k] + (_fix_estimate(changed, space),) + genome[k + 1 :],
+                    (*genome[:k], _fix_estimate(changed, space), *genome[k + 1 :]),
                 )
 
 
@@ -240,7 +240,7 @@ def _sorting_swaps(candidate: Candidate) -> Iterator[Candidate]:
     processors, genome = candidate
     for k in range(len(genome) - 1):
         if genome[k] > genome[k + 1]:
-            swapped = genome[:k] + (genome[k + 1], genome[k]) + genome[k + 2 :]
+            swapped = (*genome[:k], genome[k + 1], genome[k], *genome[k + 2 :])
             yield processors, swapped
 
 
