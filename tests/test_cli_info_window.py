@@ -31,7 +31,7 @@ REAL = {
 }
 
 
-def _run(*args: str) -> Result:
+def _run(*args: object) -> Result:
     return CliRunner().invoke(main, [str(a) for a in args])
 
 
@@ -71,13 +71,13 @@ def test_summarize_good_file() -> None:
 
 
 def test_summarize_edge_cases() -> None:
-    empty = summarize(Instance(Machine(4), []))
+    empty = summarize(Instance(Machine(4), ()))
     assert (empty.jobs, empty.total_area, empty.area_bound) == (0, 0, 0)
     assert empty.span is None and empty.offered_load is None and empty.runtime is None
     same_time = summarize(
         Instance(
             Machine(4, "any", (BusyBlock(0, 5, 1),)),
-            [Job(1, 7, 4, 3), Job(2, 7, 1, 1)],
+            (Job(1, 7, 4, 3), Job(2, 7, 1, 1)),
         )
     )
     assert same_time.span == 0 and same_time.offered_load is None

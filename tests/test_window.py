@@ -91,7 +91,7 @@ def test_time_window_open_ends(trace: Trace) -> None:
 
 def test_window_of_unsorted_instance_keeps_ids() -> None:
     jobs = [Job(30, 500, 1, 5), Job(10, 100, 2, 5), Job(20, 100, 1, 5)]
-    instance = Instance(Machine(4), jobs, name="x")
+    instance = Instance(Machine(4), tuple(jobs), name="x")
     window = cut_window(instance, first_job=0, jobs=2)
     assert _releases(window) == [(10, 0), (20, 0)]
 
@@ -190,7 +190,10 @@ def test_recorded_packing_respects_existing_blocks() -> None:
     machine = Machine(10, "contiguous", (BusyBlock(0, 1000, 2, 4, "downtime"),))
     jobs = [Job(1, 0, 3, 100, wait=0), Job(2, 5, 4, 100, wait=0), Job(3, 50, 1, 5)]
     window = cut_window(
-        Instance(machine, jobs, "x"), first_job=2, jobs=1, initial_state="recorded"
+        Instance(machine, tuple(jobs), "x"),
+        first_job=2,
+        jobs=1,
+        initial_state="recorded",
     )
     # Free ranges at the window start: [0, 4) and [6, 10). Job 2 (ends 55
     # after the window start, 4 procs) goes first into [0, 4); job 1 (3
@@ -205,7 +208,7 @@ def test_recorded_packing_respects_existing_blocks() -> None:
 def test_recorded_packing_failure_is_clear() -> None:
     machine = Machine(10, "contiguous", (BusyBlock(0, 1000, 2, 4, "downtime"),))
     jobs = [Job(1, 0, 5, 100, wait=0), Job(3, 50, 1, 5)]
-    instance = Instance(machine, jobs, "x", Source("x.swf"))
+    instance = Instance(machine, tuple(jobs), "x", Source("x.swf"))
     with pytest.raises(InputError) as caught:
         cut_window(instance, first_job=1, initial_state="recorded")
     assert str(caught.value) == (
@@ -282,7 +285,7 @@ def test_existing_blocks_are_rebased() -> None:
         BusyBlock(45, 80, 1, label="clipped"),
         BusyBlock(60, 70, 1, label="later"),
     )
-    instance = Instance(Machine(4, "any", blocks), [Job(1, 50, 1, 5)], "x")
+    instance = Instance(Machine(4, "any", blocks), (Job(1, 50, 1, 5),), "x")
     window = cut_window(instance, first_job=0)
     assert window.machine.unavailable == (
         BusyBlock(0, 30, 1, label="clipped"),

@@ -174,7 +174,7 @@ def read_swf(
         jobs, skipped = _build_jobs(table, line_numbers, m, size_field, estimate_rule)
     instance = Instance(
         Machine(m, allocation),
-        jobs,
+        tuple(jobs),
         name=name if name is not None else _stem(path),
         source=Source(path.name, hashlib.sha256(raw).hexdigest(), "swf"),
     )
