@@ -51,7 +51,14 @@ prunes
   (swapping them gives the same schedule);
 * nodes whose lower bound is no better than the best schedule found: every
   unplaced job starts no earlier than its earliest start beside the jobs
-  placed so far (more jobs only delay it) nor before the last start.
+  placed so far (more jobs only delay it) nor before the last start; for the
+  makespan, the unplaced area must also fit in the capacity left after the
+  last start.
+
+The value of the best list schedule (:func:`~optsched.heuristics.offline.
+best_heuristic`) prunes nodes that are strictly worse from the start; it is
+never returned itself (if the search found nothing under it, it searches
+again without it), so the result depends on no other code being right.
 
 Jobs of runtime 0 occupy nothing and go at their release.
 
@@ -65,8 +72,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
+from itertools import pairwise
 
-from optsched.heuristics.offline import assign_processors
+from optsched.heuristics.offline import assign_processors, best_heuristic
 from optsched.instance import Instance, Job
 from optsched.models.objective import Objective
 from optsched.models.result import Bound, Result, SolveStatus
@@ -111,6 +119,8 @@ class _Search:
     rects: list[_Rect] = field(default_factory=list)
     nodes: int = 0
     best_value: Fraction | None = None
+    cutoff: Fraction | None = None
+    """Value of a known schedule: prune only what is worse (never returned)."""
     best: list[tuple[int, int]] = field(default_factory=list)
 
     def earliest(self, k: int, offset: int) -> int:
@@ -124,6 +134,27 @@ class _Search:
         if self.makespan:
             return max(value, Fraction(end))
         return value + self.weights[k] * end
+
+    def _energy(self, heads: dict[int, int]) -> Fraction:
+        """Energy bound on the makespan: unplaced jobs start at or after their heads.
+
+        For every head ``t``, the work of the unplaced jobs after ``t`` must fit
+        in the processors that the placed jobs and blocks leave free.
+        """
+        best = 0
+        for t in set(heads.values()):
+            work = sum(
+                self.jobs[k].size
+                * max(0, min(self.jobs[k].runtime, h + self.jobs[k].runtime - t))
+                for k, h in heads.items()
+            )
+            best = max(best, _area_end(self.rects, self.m, t, work))
+        return Fraction(best)
+
+    def _pruned(self, bound: Fraction) -> bool:
+        if self.best_value is not None:
+            return bound >= self.best_value
+        return self.cutoff is not None and bound > self.cutoff
 
     def run(self) -> None:
         self._dfs([None] * len(self.jobs), (-1, -1), Fraction(0))
@@ -140,16 +171,18 @@ class _Search:
             return
         children: list[tuple[int, int, int]] = []
         bound = acc
+        heads: dict[int, int] = {}
         for k in remaining:
             starts = [(self.earliest(k, o), o) for o in self.offsets[k]]
-            lowest = max(min(s for s, _ in starts), last[0])
-            end = lowest + self.jobs[k].runtime
-            bound = self._add(bound, k, end)
+            heads[k] = max(min(s for s, _ in starts), last[0])
+            bound = self._add(bound, k, heads[k] + self.jobs[k].runtime)
             twin = self.twin_before[k]
             if twin is not None and chosen[twin] is None:
                 continue
             children += [(s, k, o) for s, o in starts if (s, k) > last]
-        if self.best_value is not None and bound >= self.best_value:
+        if self.makespan:
+            bound = max(bound, self._energy(heads))
+        if self._pruned(bound):
             return
         for start, k, offset in sorted(children):
             job = self.jobs[k]
@@ -174,6 +207,17 @@ def _earliest_at(
         if not clash:
             return t
         t = max(clash)  # every earlier start still overlaps these rectangles
+
+
+def _area_end(rects: list[_Rect], m: int, t0: int, area: int) -> int:
+    """Smallest ``T`` such that the processors free in ``[t0, T)`` cover ``area``."""
+    cuts = sorted({t0} | {x for s, e, _, _ in rects for x in (s, e) if x > t0})
+    for t, nxt in pairwise(cuts):
+        free = m - sum(b - a for s, e, a, b in rects if s <= t < e)
+        if free * (nxt - t) >= area:
+            return t + -(-area // free)
+        area -= free * (nxt - t)
+    return cuts[-1] + -(-area // m) if area > 0 else cuts[-1]
 
 
 def _earliest_count(
@@ -252,7 +296,11 @@ def solve_exact(
         makespan=objective.kind == "cmax",
         rects=busy,
     )
+    search.cutoff = _heuristic_cutoff(instance, objective, positive, weights)
     search.run()
+    if len(search.best) < len(positive):  # the cutoff was wrong: search it all
+        search.cutoff = None
+        search.run()
     starts = {j.id: j.release for j in instance.jobs}
     offsets = {j.id: 0 for j in instance.jobs}
     for k, (start, offset) in enumerate(search.best):
@@ -271,6 +319,22 @@ def solve_exact(
         bounds=(Bound(value, "enumerate", runtime),),
         upper_bound_source="enumerate",
     )
+
+
+def _heuristic_cutoff(
+    instance: Instance,
+    objective: Objective,
+    positive: list[Job],
+    weights: list[Fraction],
+) -> Fraction | None:
+    """The value of the best list schedule on the jobs the search places."""
+    if not positive:
+        return None
+    schedule = best_heuristic(instance, objective)
+    ends = [schedule[j.id].end for j in positive]
+    if objective.kind == "cmax":
+        return Fraction(max(ends))
+    return sum((w * e for w, e in zip(weights, ends, strict=True)), Fraction(0))
 
 
 def _schedule(
