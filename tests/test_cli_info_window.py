@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from conftest import DATA, trace_path
+from conftest import DATA, INSTANCES, trace_path
 
 from optsched.cli import main
 from optsched.cli.info import summarize
@@ -269,3 +269,36 @@ def test_window_keeps_existing_file_on_error(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert out.read_text() == "previous"
     assert [p.name for p in tmp_path.iterdir()] == ["w.json"]
+
+
+# --------------------------------------------------------------------------
+# Bundled instances are exactly what instances/README.md says.
+
+BUNDLED = {
+    "kth_20.json": ("KTH-SP2-1996-2.1-cln.swf", 1200, 20, "none"),
+    "kth_50.json": ("KTH-SP2-1996-2.1-cln.swf", 600, 50, "none"),
+    "kth_20_recorded.json": ("KTH-SP2-1996-2.1-cln.swf", 1000, 20, "recorded"),
+    "lublin256_30.json": ("lublin_256.swf", 1950, 30, "none"),
+    "hpc2n_40.json": ("hpc2n.swf", 840, 40, "none"),
+    "default.json": ("KTH-SP2-1996-2.1-cln.swf", 1200, 20, "none"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BUNDLED))
+def test_bundled_instance_matches_its_trace(name: str, tmp_path: Path) -> None:
+    trace_name, first, jobs, state = BUNDLED[name]
+    bundled = INSTANCES / name
+    expected = cut_window(
+        read_swf(trace_path(trace_name)),
+        first_job=first,
+        jobs=jobs,
+        initial_state=state,
+    )
+    assert read_native(bundled).instance == expected
+    out = tmp_path / name
+    result = _run(
+        "window", trace_path(trace_name), "--first-job", first, "--jobs", jobs,
+        "--initial-state", state, "-o", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes() == bundled.read_bytes()
