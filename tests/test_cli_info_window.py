@@ -262,6 +262,15 @@ def test_window_error_leaves_no_file(
     assert list(tmp_path.iterdir()) == []
 
 
+def test_window_unwritable_output_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "missing-folder" / "w.json"
+    result = _run("window", RECORDED, "--jobs", "2", "-o", out)
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"optsched: error: {out}: cannot write file: No such file or directory\n"
+    )
+
+
 def test_window_keeps_existing_file_on_error(tmp_path: Path) -> None:
     out = tmp_path / "w.json"
     out.write_text("previous")

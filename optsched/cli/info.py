@@ -22,9 +22,10 @@ area bound
 makespan lower bound
     ``max(min_j r_j + ceil(A / m), max_j (r_j + p_j))``: the area bound from
     the first release, and no job ends before its release plus its runtime
-    (the classic bounds of e.g. Graham 1969 and Garey & Graham 1975 for
-    ``P|size_j, r_j|C_max``). Busy blocks only remove capacity, so both stay
-    valid (and weaker) on machines with busy blocks.
+    (the elementary bounds for rigid parallel jobs, ``P|size_j, r_j|C_max``;
+    see M. Drozdowski, *Scheduling for Parallel Processing*, Springer 2009,
+    ch. 3). Busy blocks only remove capacity, so both stay valid (and
+    weaker) on machines with busy blocks.
 """
 
 from __future__ import annotations

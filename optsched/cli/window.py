@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from optsched.cli.options import input_options, load_instance
+from optsched.errors import InputError
 
 
 @click.command("window")
@@ -43,7 +44,12 @@ def command(trace_file: str, output: str, **input_kwargs: Any) -> None:
     instance = load_instance(trace_file, **input_kwargs)
     from optsched.io.native import write_native
 
-    write_native(instance, output)
+    try:
+        write_native(instance, output)
+    except OSError as error:
+        raise InputError(
+            f"cannot write file: {error.strerror or error}", output
+        ) from None
     window = instance.source.window
     shift = 0 if window is None else window.shift
     click.echo(
