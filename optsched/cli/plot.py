@@ -1,0 +1,92 @@
+"""``optsched plot gantt SCHEDULE [INSTANCE] -o out.png|out.svg``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from optsched.cli.options import input_options, load_instance
+from optsched.io.schedules import SCHEDULE_FORMATS, read_schedule
+
+
+@click.group(name="plot")
+def command() -> None:
+    """Draw figures of schedules."""
+
+
+@command.command(name="gantt")
+@click.argument("schedule_file", metavar="SCHEDULE", type=click.Path(dir_okay=False))
+@click.argument(
+    "instance_file",
+    metavar="[INSTANCE]",
+    required=False,
+    type=click.Path(dir_okay=False),
+)
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Figure file: .png, .svg or .pdf.",
+)
+@click.option("--title", default=None, help="Chart title (default: name, producer).")
+@click.option(
+    "--schedule-format",
+    type=click.Choice(SCHEDULE_FORMATS),
+    default=None,
+    help="Force the schedule's format (default: recognised from the content).",
+)
+@input_options
+def gantt_command(
+    schedule_file: str,
+    instance_file: str | None,
+    output: str,
+    title: str | None,
+    schedule_format: str | None,
+    **input_kwargs: Any,
+) -> None:
+    """Draw SCHEDULE as a Gantt chart: processors on the y axis, time on x,
+    jobs coloured by id, busy blocks hatched grey.
+
+    INSTANCE gives the machine size, the busy blocks and the job sizes (the
+    window options cut it first). Without it, the instance is rebuilt from
+    the schedule: sizes from the processors listed (or the CSV ``size`` /
+    Batsim ``requested_number_of_resources`` column), no busy blocks, and the
+    fewest processors that hold the schedule.
+    """
+    from optsched.check import check_schedule
+    from optsched.plot.gantt import (
+        instance_from_schedule,
+        save_gantt,
+        schedule_file_jobs,
+    )
+
+    schedule = read_schedule(schedule_file, schedule_format)
+    if instance_file is not None:
+        instance = load_instance(instance_file, **input_kwargs)
+        violations = check_schedule(instance, schedule)
+        if violations:
+            click.echo(
+                f"warning: the schedule has {len(violations)} violation(s), "
+                f"first: {violations[0]}",
+                err=True,
+            )
+    elif any(value not in (None, "none") for value in input_kwargs.values()):
+        raise ValueError("the instance and window options need an INSTANCE file")
+    else:
+        sizes, releases = schedule_file_jobs(schedule_file)
+        try:
+            instance = instance_from_schedule(schedule, sizes=sizes, releases=releases)
+        except ValueError as error:
+            raise ValueError(
+                f"{schedule_file}: {error}; give the INSTANCE the schedule belongs to"
+            ) from None
+        click.echo(
+            f"note: no INSTANCE given; instance rebuilt from the schedule "
+            f"(m = {instance.processors}, the fewest processors that hold it; "
+            "no busy blocks)",
+            err=True,
+        )
+    path = save_gantt(instance, schedule, output, title=title)
+    click.echo(f"gantt -> {path} ({len(schedule)} jobs, m = {instance.processors})")

@@ -1,0 +1,38 @@
+"""``optsched report STORE -o report.html|report.md``: the report of a run."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command(name="report")
+@click.argument("store", type=click.Path(dir_okay=False))
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="report.html (one self-contained page) or report.md (figures in "
+    "report_figures/ beside it).",
+)
+@click.option(
+    "--suite",
+    default=None,
+    help="Suite to report (needed when the store holds several).",
+)
+@click.option(
+    "--trace-dir",
+    "trace_dirs",
+    multiple=True,
+    type=click.Path(file_okay=False),
+    help="Folder to look for the suite's traces in, to draw the worst windows "
+    "with their busy blocks (repeatable).",
+)
+def command(
+    store: str, output: str, suite: str | None, trace_dirs: tuple[str, ...]
+) -> None:
+    """Write the report of the benchmark run in the results STORE."""
+    from optsched.report import build_report
+
+    path = build_report(store, output, suite=suite, trace_dirs=trace_dirs)
+    click.echo(f"report -> {path}")

@@ -1,0 +1,818 @@
+"""The report of a benchmark run: ratios, bounds, worst windows, versions.
+
+:func:`build_report` reads a results store (:class:`optsched.bench.store.Store`)
+and writes one self-contained HTML page or a Markdown file with its PNG
+figures beside it. Sections:
+
+1. the run: store, suite, traces (path, sha256, windows), tasks by status,
+   policies, back-ends, objectives, time span, hosts;
+2. competitive ratios per policy and objective
+   (:func:`optsched.gap.aggregate`) and their distribution;
+3. per objective, the best bounds of every window with the policies'
+   values and ratio intervals;
+4. how often each lower bound and each upper-bound source is binding;
+5. per policy and objective, the worst window: the policy's schedule beside
+   the best known one (Gantt charts) and their utilisation over time;
+6. the version manifest of the run (from the ``versions`` column); several
+   manifests in one run are flagged;
+7. failed tasks.
+
+Competitive ratio of a policy with objective ``v`` on a window whose
+optimum lies in ``[LB, UB]``: the interval ``[v / UB, v / LB]``
+(:func:`optsched.gap.ratio_interval`), exact when ``LB = UB``.
+
+Gantt charts need the window's instance (machine size, busy blocks). The
+store keeps the trace path as written in the suite, its sha256 and the
+window key, so the window is cut again from the trace when a file with that
+sha256 is found (the path as given, relative to the working directory, the
+store's folder, ``benchmarks/suites`` and every ``trace_dirs`` entry, also by
+file name). Otherwise, or when the stored schedules do not fit the re-cut
+window, a minimal instance is rebuilt from the schedules (no busy blocks,
+``m`` = the fewest processors holding them) and the report says so.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from optsched.check import check_schedule
+from optsched.errors import InputError
+from optsched.instance import Instance
+from optsched.plot.charts import (
+    binding_bound_counts,
+    binding_bounds,
+    bounds_per_window,
+    policy_colours,
+    ratio_distribution,
+    utilisation,
+    with_policy_column,
+)
+from optsched.plot.gantt import gantt, instance_from_schedule
+from optsched.report.render import (
+    Block,
+    Heading,
+    Image,
+    Paragraph,
+    Table,
+    figure_png,
+    new_figure,
+    write_html,
+    write_markdown,
+)
+from optsched.schedule import Schedule
+
+HTML_SUFFIXES = (".html", ".htm")
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+MAX_FAILED_LISTED = 50
+"""Failed tasks listed one by one; the rest are counted."""
+
+MISSING = "—"
+
+
+# ---------------------------------------------------------------------------
+# number formatting (one place, so that tests can parse it back)
+
+
+def _missing(x: object) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def fmt_ratio(x: float | None) -> str:
+    """Ratio with 4 decimals; ``∞`` for infinity, ``—`` when unknown."""
+    if _missing(x):
+        return MISSING
+    assert x is not None
+    if math.isinf(x):
+        return "∞"
+    return f"{x:.4f}"
+
+
+def fmt_value(x: float | None) -> str:
+    """Objective value or bound: integers as integers, else 3 decimals."""
+    if _missing(x):
+        return MISSING
+    assert x is not None
+    if math.isinf(x):
+        return "∞"
+    if float(x).is_integer():
+        return str(int(x))
+    return f"{x:.3f}"
+
+
+def fmt_interval(low: float, high: float) -> str:
+    """``1.0000`` when exact, else ``[1.0000, 1.2500]``."""
+    if fmt_ratio(low) == fmt_ratio(high):
+        return fmt_ratio(low)
+    return f"[{fmt_ratio(low)}, {fmt_ratio(high)}]"
+
+
+def fmt_share(x: float) -> str:
+    """Share as a percentage with one decimal."""
+    return MISSING if _missing(x) else f"{100 * x:.1f} %"
+
+
+def _text(x: object) -> str:
+    return MISSING if _missing(x) or x == "" else str(x)
+
+
+# ---------------------------------------------------------------------------
+# entry point
+
+
+def build_report(
+    store_path: str | Path,
+    out_path: str | Path,
+    *,
+    suite: str | None = None,
+    trace_dirs: Sequence[str | Path] = (),
+) -> Path:
+    """Write the report of ``suite`` in the store ``store_path``.
+
+    Parameters
+    ----------
+    store_path
+        A results store written by ``optsched bench``.
+    out_path
+        ``.html``: one self-contained page (images as base64 PNG data URIs).
+        ``.md``: Markdown, figures in ``<stem>_figures/`` beside it.
+    suite
+        The suite to report; may be omitted when the store holds one suite.
+    trace_dirs
+        Extra folders to look for the traces in (to draw Gantt charts of the
+        real windows, with their busy blocks).
+
+    Returns
+    -------
+    pathlib.Path
+        ``out_path``.
+
+    Raises
+    ------
+    InputError
+        Missing or invalid store, missing output folder.
+    ValueError
+        Unknown suite, several suites and none chosen, empty store, an output
+        name that is neither ``.html`` nor ``.md``.
+    """
+    from optsched.bench.store import Store, gap_frame
+
+    out = Path(out_path)
+    suffix = out.suffix.lower()
+    if suffix not in HTML_SUFFIXES + MARKDOWN_SUFFIXES:
+        raise ValueError(f"{out}: the report must be a .html or a .md file")
+    if not out.parent.is_dir():
+        raise InputError("no such folder for the report", out.parent)
+    with Store(store_path, create=False) as store:
+        name = _pick_suite(store.suites(), suite, Path(store_path))
+        rows = store.rows(name)
+    gap = with_policy_column(gap_frame(rows))
+    finder = WindowFinder(Path(store_path).resolve().parent, trace_dirs)
+    title = f"optsched report — suite {name}"
+    blocks = report_blocks(rows, gap, suite=name, store=str(store_path), finder=finder)
+    if suffix in HTML_SUFFIXES:
+        return write_html(out, title, [Heading(title, 1), *blocks])
+    return write_markdown(out, title, blocks)
+
+
+def _pick_suite(suites: list[str], wanted: str | None, store: Path) -> str:
+    if not suites:
+        raise ValueError(f"{store}: the results store holds no task yet")
+    if wanted is not None:
+        if wanted not in suites:
+            raise ValueError(
+                f"{store}: no suite {wanted!r} in the store (it holds: "
+                f"{', '.join(suites)})"
+            )
+        return wanted
+    if len(suites) > 1:
+        raise ValueError(
+            f"{store}: the store holds several suites ({', '.join(suites)}); "
+            "choose one with --suite"
+        )
+    return suites[0]
+
+
+def report_blocks(
+    rows: pd.DataFrame,
+    gap: pd.DataFrame,
+    *,
+    suite: str,
+    store: str,
+    finder: WindowFinder | None = None,
+) -> list[Block]:
+    """Every section of the report of one suite's task rows (see module doc)."""
+    from optsched.gap import aggregate
+
+    finder = finder or WindowFinder(Path.cwd(), ())
+    gap = with_policy_column(gap)
+    summary = aggregate(gap)
+    blocks: list[Block] = []
+    blocks += run_section(rows, suite=suite, store=store)
+    blocks += ratio_section(gap, summary)
+    for objective in sorted(gap["objective"].unique()) if len(gap) else []:
+        blocks += window_section(gap, objective)
+    blocks += binding_section(rows)
+    blocks += worst_section(rows, gap, summary, finder)
+    blocks += versions_section(rows)
+    blocks += failed_section(rows)
+    return blocks
+
+
+# ---------------------------------------------------------------------------
+# 1. the run
+
+
+def _several_traces(frame: pd.DataFrame) -> bool:
+    return "trace_sha256" in frame and frame["trace_sha256"].nunique() > 1
+
+
+def run_section(rows: pd.DataFrame, *, suite: str, store: str) -> list[Block]:
+    """Store, suite, tasks by status, what ran, when and where."""
+    status = rows["status"].value_counts().sort_index()
+    solvers = rows[rows["kind"] == "solver"][["name", "params"]].drop_duplicates()
+    runtime = pd.to_numeric(rows["runtime"], errors="coerce").sum()
+    facts = [
+        ("store", store),
+        ("suite", suite),
+        ("tasks", str(len(rows))),
+        ("tasks by status", ", ".join(f"{k}: {v}" for k, v in status.items())),
+        (
+            "policies",
+            ", ".join(sorted(rows[rows["kind"] == "policy"]["name"].unique())),
+        ),
+        (
+            "back-ends",
+            ", ".join(f"{n} {p}" for n, p in solvers.itertuples(index=False)),
+        ),
+        ("objectives", ", ".join(sorted(rows["objective"].unique()))),
+        ("windows", str(rows.drop_duplicates(["trace_sha256", "window"]).shape[0])),
+        ("first task started (UTC)", _text(rows["started"].min())),
+        ("last task finished (UTC)", _text(rows["finished"].max())),
+        ("simulation and solve time, summed over tasks", f"{runtime:.1f} s"),
+        ("hosts", ", ".join(sorted(str(h) for h in rows["host"].dropna().unique()))),
+    ]
+    traces = (
+        rows.groupby(["trace", "trace_sha256"], sort=True)["window"]
+        .nunique()
+        .reset_index()
+    )
+    return [
+        Heading("Run"),
+        Table("run", "What was run", ("item", "value"), tuple(facts)),
+        Table(
+            "traces",
+            "Traces (path as written in the suite file)",
+            ("trace", "sha256", "windows"),
+            tuple(
+                (str(t), str(s), str(n)) for t, s, n in traces.itertuples(index=False)
+            ),
+        ),
+    ]
+
+
+# ---------------------------------------------------------------------------
+# 2. ratios
+
+
+AGGREGATE_COLUMNS = (
+    "policy",
+    "objective",
+    "windows",
+    "optimum proven",
+    "mean v/UB",
+    "mean v/LB",
+    "median v/UB",
+    "median v/LB",
+    "max v/UB",
+    "max v/LB",
+    "worst window",
+)
+
+
+def _worst_rows(gap: pd.DataFrame) -> dict[tuple[str, str], pd.Series]:
+    """The worst row per (policy, objective), as :func:`optsched.gap.aggregate`
+    picks it (largest ``ratio_high``, then ``ratio_low``, first in order)."""
+    worst = {}
+    for key, group in gap.groupby(["policy", "objective"], sort=False):
+        ordered = group.sort_values(
+            ["ratio_high", "ratio_low"], ascending=False, kind="stable"
+        )
+        worst[(str(key[0]), str(key[1]))] = ordered.iloc[0]
+    return worst
+
+
+def _window_name(row: pd.Series, several_traces: bool) -> str:
+    if several_traces:
+        return f"{row['window']} ({row['trace']})"
+    return str(row["window"])
+
+
+def ratio_section(gap: pd.DataFrame, summary: pd.DataFrame) -> list[Block]:
+    """The aggregate table and the ratio distribution figure."""
+    blocks: list[Block] = [
+        Heading("Competitive ratios"),
+        Paragraph(
+            "A policy with objective value v on a window whose optimum OPT lies in "
+            "[LB, UB] has competitive ratio v/OPT in [v/UB, v/LB]: LB is the best "
+            "lower bound of the window, UB the best known objective (solver or any "
+            "policy). The two ends are aggregated separately over the windows."
+        ),
+    ]
+    if gap.empty:
+        return [*blocks, Paragraph("No successful policy task: no ratio.", note=True)]
+    worst = _worst_rows(gap)
+    several = _several_traces(gap)
+    table_rows = []
+    for r in summary.itertuples(index=False):
+        worst_row = worst[(str(r.policy), str(r.objective))]
+        table_rows.append(
+            (
+                str(r.policy),
+                str(r.objective),
+                str(r.windows),
+                fmt_share(r.optimal_share),
+                fmt_ratio(r.mean_low),
+                fmt_ratio(r.mean_high),
+                fmt_ratio(r.median_low),
+                fmt_ratio(r.median_high),
+                fmt_ratio(r.max_low),
+                fmt_ratio(r.max_high),
+                _window_name(worst_row, several),
+            )
+        )
+    blocks.append(
+        Table(
+            "aggregate",
+            "Competitive-ratio interval ends per policy and objective",
+            AGGREGATE_COLUMNS,
+            tuple(table_rows),
+        )
+    )
+    unbounded = int((gap["ratio_high"] == math.inf).sum())
+    if unbounded:
+        blocks.append(
+            Paragraph(
+                f"v/LB is infinite on {unbounded} (window, policy, objective) rows: "
+                "no positive lower bound is known there, so their means and maxima "
+                "of v/LB are infinite too.",
+                note=True,
+            )
+        )
+    figure = new_figure(max(7.0, 1.2 * len(summary) + 3.0), 4.8)
+    ratio_distribution(gap, ax=figure.subplots())
+    blocks.append(
+        Image(
+            "ratio-distribution",
+            "Ratio intervals per policy and objective: filled box = v/UB, hollow "
+            "box = v/LB, one segment per window.",
+            figure_png(figure),
+        )
+    )
+    return blocks
+
+
+# ---------------------------------------------------------------------------
+# 3. windows
+
+
+def _anchor(text: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in text)
+
+
+def window_table(gap: pd.DataFrame, objective: str) -> Table:
+    """One row per window: best bounds, their sources, every policy."""
+    rows = gap[gap["objective"] == objective]
+    policies = sorted(rows["policy"].unique())
+    several = _several_traces(rows)
+    keys = ["trace_sha256", "window"] if "trace_sha256" in rows else ["window"]
+    columns = ["#", "window", "best LB", "LB method", "best UB", "UB source", "proven"]
+    for policy in policies:
+        columns += [f"{policy} value", f"{policy} ratio"]
+    out = []
+    order = rows.sort_values([*keys[:-1], "window_index"], kind="stable")
+    for _, window_rows in order.groupby(keys, sort=False):
+        first = window_rows.iloc[0]
+        by_policy = {str(r["policy"]): r for _, r in window_rows.iterrows()}
+        cells = [
+            str(first["window_index"]),
+            _window_name(first, several),
+            fmt_value(first["lower"]),
+            _text(first.get("lower_method")),
+            fmt_value(first["upper"]),
+            _text(first.get("upper_source")),
+            "yes" if bool(first["optimal"]) else "no",
+        ]
+        for policy in policies:
+            r = by_policy.get(policy)
+            if r is None:
+                cells += [MISSING, MISSING]
+            else:
+                cells += [
+                    fmt_value(r["value"]),
+                    fmt_interval(r["ratio_low"], r["ratio_high"]),
+                ]
+        out.append(tuple(cells))
+    return Table(
+        f"windows-{_anchor(objective)}",
+        f"Bounds and policy values per window — {objective}",
+        tuple(columns),
+        tuple(out),
+    )
+
+
+def window_section(gap: pd.DataFrame, objective: str) -> list[Block]:
+    """The bounds-per-window figure and table of one objective."""
+    figure = new_figure(10.0, 4.5)
+    bounds_per_window(gap, objective, ax=figure.subplots())
+    return [
+        Heading(f"Bounds per window — {objective}"),
+        Image(
+            f"bounds-{_anchor(objective)}",
+            f"Best lower and upper bound per window with the policies' values "
+            f"({objective}).",
+            figure_png(figure),
+        ),
+        window_table(gap, objective),
+    ]
+
+
+# ---------------------------------------------------------------------------
+# 4. binding bounds
+
+
+def binding_section(rows: pd.DataFrame) -> list[Block]:
+    """Counts of binding lower bounds and upper-bound sources, and charts."""
+    counts = binding_bound_counts(rows)
+    blocks: list[Block] = [
+        Heading("Binding bounds"),
+        Paragraph(
+            "On each window, the lower bound that equals the best LB is binding "
+            "(closed-form bounds and solver bounds alike), and so is the source of "
+            "the best known schedule (a solver or a policy). Ties count for every "
+            "method attaining the best value."
+        ),
+        Table(
+            "binding",
+            "How often each bound is binding",
+            ("objective", "bound", "method", "windows", "share of windows"),
+            tuple(
+                (str(o), str(k), str(m), str(n), fmt_share(s))
+                for o, k, m, n, s in counts.itertuples(index=False)
+            ),
+        ),
+    ]
+    for kind in ("lower", "upper"):
+        mine = counts[counts["kind"] == kind]
+        if mine.empty:
+            continue
+        height = 1.4 + 0.32 * len(mine)
+        figure = new_figure(8.0, height)
+        binding_bounds(counts, kind=kind, ax=figure.subplots())
+        blocks.append(
+            Image(
+                f"binding-{kind}",
+                f"Windows on which each {kind} bound is binding.",
+                figure_png(figure),
+            )
+        )
+    return blocks
+
+
+# ---------------------------------------------------------------------------
+# 5. worst windows
+
+
+def schedule_from_json(text: str, origin: str) -> Schedule:
+    """A schedule stored as JSON text (the ``json`` format of
+    :mod:`optsched.io.schedules`); ``origin`` names it in errors."""
+    from optsched.io import schedules
+
+    return schedules._read_json(text, Path(origin))
+
+
+def window_spec_from_key(key: str) -> Any:
+    """The :class:`~optsched.selection.WindowSpec` whose ``key`` is ``key``.
+
+    ``whole``, ``first=F,jobs=N,state=S`` or ``start=T0,end=T1,state=S``.
+    """
+    from optsched.selection import WindowSpec
+
+    if key == "whole":
+        return WindowSpec(whole=True)
+    where, found, state = key.partition(",state=")
+    if not found:
+        raise ValueError(f"window key {key!r}: no state")
+    fields: dict[str, int | None] = {}
+    for part in where.split(","):
+        name, _, value = part.partition("=")
+        fields[name] = None if value == "None" else int(value)
+    if set(fields) == {"first", "jobs"}:
+        return WindowSpec(
+            first_job=fields["first"], jobs=fields["jobs"], initial_state=state
+        )
+    if set(fields) == {"start", "end"}:
+        return WindowSpec(start=fields["start"], end=fields["end"], initial_state=state)
+    raise ValueError(f"window key {key!r}: unknown fields {sorted(fields)}")
+
+
+@dataclass
+class WindowFinder:
+    """Cuts a stored window again from its trace (cached per trace file)."""
+
+    store_dir: Path
+    trace_dirs: Sequence[str | Path]
+    _traces: dict[str, Any] = field(default_factory=dict)
+
+    def _candidates(self, trace: str) -> Iterable[Path]:
+        given = Path(trace)
+        roots = [
+            Path.cwd(),
+            self.store_dir,
+            Path.cwd() / "benchmarks" / "suites",
+            *map(Path, self.trace_dirs),
+        ]
+        yield given
+        for root in roots:
+            yield root / given
+            yield root / given.name
+
+    def locate(self, trace: str, sha256: str) -> tuple[Path | None, str]:
+        """The trace file with this sha256, or ``None`` and why not."""
+        from optsched.bench.suite import sha256_of
+
+        mismatched = []
+        seen: set[Path] = set()
+        for path in self._candidates(trace):
+            resolved = path.resolve()
+            if resolved in seen or not resolved.is_file():
+                continue
+            seen.add(resolved)
+            if sha256_of(resolved) == sha256:
+                return resolved, ""
+            mismatched.append(str(path))
+        if mismatched:
+            return None, f"{', '.join(mismatched)} exists but has another sha256"
+        return None, f"trace {trace} not found (try --trace-dir)"
+
+    def instance(
+        self, trace: str, sha256: str, key: str
+    ) -> tuple[Instance | None, str]:
+        """The window's instance, or ``None`` and the reason."""
+        from optsched.io import read_trace
+
+        path, why = self.locate(trace, sha256)
+        if path is None:
+            return None, why
+        try:
+            if sha256 not in self._traces:
+                self._traces[sha256] = read_trace(path)
+            return window_spec_from_key(key).cut(self._traces[sha256]), ""
+        except (ValueError, ImportError) as error:
+            return None, f"cannot cut window {key} from {path}: {error}"
+
+
+def _best_known(
+    rows: pd.DataFrame, policy_row: pd.Series
+) -> tuple[pd.Series | None, float | None]:
+    """The stored row whose schedule attains the best upper bound of the
+    policy row's window (prefers a solver, then another policy)."""
+    same = rows[
+        (rows["trace_sha256"] == policy_row["trace_sha256"])
+        & (rows["window"] == policy_row["window"])
+        & (rows["objective"] == policy_row["objective"])
+        & (rows["status"] != "ERROR")
+        & rows["schedule"].notna()
+    ]
+    candidates = []
+    for _, row in same.iterrows():
+        value = row["upper"] if row["kind"] == "solver" else row["value"]
+        if _missing(value):
+            continue
+        is_self = row["kind"] == "policy" and row["name"] == policy_row["name"]
+        candidates.append((float(value), row["kind"] != "solver", is_self, row))
+    if not candidates:
+        return None, None
+    best = min(candidates, key=lambda c: c[:3])
+    return best[3], best[0]
+
+
+def _instances_for(
+    finder: WindowFinder, row: pd.Series, schedules: Sequence[Schedule]
+) -> tuple[list[Instance | None], list[str]]:
+    """An instance for each schedule: the re-cut window when it fits, else
+    one rebuilt from the schedules; notes say which."""
+    notes: list[str] = []
+    window, why = finder.instance(
+        str(row["trace"]), str(row["trace_sha256"]), str(row["window"])
+    )
+    if window is not None:
+        problems = [check_schedule(window, s) for s in schedules]
+        if not any(problems):
+            return [window] * len(schedules), notes
+        first = next(p for p in problems if p)[0]
+        why = f"a stored schedule does not fit the re-cut window ({first})"
+    notes.append(
+        f"Window instance not available: {why}. Instance rebuilt from the "
+        "schedules: no busy blocks, m = the fewest processors that hold both "
+        "schedules."
+    )
+    try:
+        sizes = [instance_from_schedule(s) for s in schedules]
+    except ValueError as error:
+        notes.append(f"Cannot draw: {error}.")
+        return [None] * len(schedules), notes
+    m = max(i.processors for i in sizes)
+    return [instance_from_schedule(s, processors=m) for s in schedules], notes
+
+
+def worst_window_blocks(
+    rows: pd.DataFrame,
+    policy_row: pd.Series,
+    finder: WindowFinder,
+    colours: dict[str, Any],
+) -> list[Block]:
+    """Gantt charts and utilisation of one policy's worst window."""
+    policy, objective = str(policy_row["policy"]), str(policy_row["objective"])
+    r = policy_row
+    blocks: list[Block] = [
+        Heading(f"{policy}, {objective}: window {r['window']}", 3),
+        Paragraph(
+            f"Trace {r['trace']}, window #{r['window_index']}. {policy}: "
+            f"{objective} = {fmt_value(r['value'])}; best LB {fmt_value(r['lower'])} "
+            f"({_text(r.get('lower_method'))}), best UB {fmt_value(r['upper'])} "
+            f"({_text(r.get('upper_source'))}); ratio "
+            f"{fmt_interval(r['ratio_low'], r['ratio_high'])}."
+        ),
+    ]
+    if _missing(policy_row.get("schedule")):
+        return [*blocks, Paragraph("The policy's schedule is not stored.", note=True)]
+    best_row, best_value = _best_known(rows, policy_row)
+    name = f"{policy}-{objective}-{policy_row['window_index']}"
+    mine = schedule_from_json(str(policy_row["schedule"]), f"store row {name}")
+    assert best_row is not None  # the policy's own row is a candidate
+    best = schedule_from_json(
+        str(best_row["schedule"]), f"store row {best_row['name']}"
+    )
+    best_label = str(best_row["name"])
+    if best_row["kind"] == "policy":
+        best_label = f"policy {best_label}"
+    instances, notes = _instances_for(finder, policy_row, [mine, best])
+    blocks += [Paragraph(n, note=True) for n in notes]
+    if instances[0] is None or instances[1] is None:
+        return blocks
+    figure = new_figure(15.0, 5.0)
+    left, right = figure.subplots(1, 2, sharey=True)
+    gantt(
+        instances[0],
+        mine,
+        ax=left,
+        title=f"{policy} — {objective} = {fmt_value(policy_row['value'])}",
+    )
+    gantt(
+        instances[1],
+        best,
+        ax=right,
+        title=f"best known: {best_label} — {objective} = {fmt_value(best_value)}",
+    )
+    low = min(left.get_xlim()[0], right.get_xlim()[0])
+    high = max(left.get_xlim()[1], right.get_xlim()[1])
+    for ax in (left, right):
+        ax.set_xlim(low, high)
+    right.set_ylabel("")
+    blocks.append(
+        Image(
+            f"gantt-{name}",
+            f"{policy} (left) and the best known schedule, {best_label} (right), on "
+            f"window {policy_row['window']}; same job, same colour.",
+            figure_png(figure),
+        )
+    )
+    figure = new_figure(11.0, 3.6)
+    ax = figure.subplots()
+    utilisation(instances[0], mine, ax=ax, label=policy, color=colours.get(policy))
+    utilisation(
+        instances[1],
+        best,
+        ax=ax,
+        label=f"best known ({best_label})",
+        color="black",
+        linestyle="--",
+        show_busy=False,
+        title=f"Utilisation over time — window {policy_row['window']}",
+    )
+    blocks.append(
+        Image(
+            f"utilisation-{name}",
+            f"Processors in use / m over time, {policy} and the best known schedule.",
+            figure_png(figure),
+        )
+    )
+    return blocks
+
+
+def worst_section(
+    rows: pd.DataFrame, gap: pd.DataFrame, summary: pd.DataFrame, finder: WindowFinder
+) -> list[Block]:
+    """The worst window of every (policy, objective)."""
+    if gap.empty:
+        return []
+    worst = _worst_rows(gap)
+    colours = policy_colours(list(gap["policy"].unique()))
+    blocks: list[Block] = [
+        Heading("Worst windows"),
+        Paragraph(
+            "For every policy and objective, the window with the largest v/LB "
+            "(ties: largest v/UB): the policy's schedule beside the best known one. "
+            "Processors on the y axis, time on the x axis, jobs coloured by id, "
+            "busy blocks hatched grey."
+        ),
+    ]
+    for r in summary.itertuples(index=False):
+        blocks += worst_window_blocks(
+            rows, worst[(str(r.policy), str(r.objective))], finder, colours
+        )
+    return blocks
+
+
+# ---------------------------------------------------------------------------
+# 6. versions, 7. failures
+
+
+def _manifest(text: object) -> dict[str, str]:
+    if _missing(text):
+        return {}
+    data = json.loads(str(text))
+    return {str(k): _text(v) for k, v in (data or {}).items()}
+
+
+def versions_section(rows: pd.DataFrame) -> list[Block]:
+    """The package and solver versions the tasks ran with."""
+    manifests: dict[str, int] = {}
+    for text in rows["versions"]:
+        key = json.dumps(_manifest(text), sort_keys=True)
+        manifests[key] = manifests.get(key, 0) + 1
+    parsed = [(json.loads(k), n) for k, n in sorted(manifests.items())]
+    packages = sorted({p for m, _ in parsed for p in m})
+    columns = ["package"] + [
+        f"manifest {i} ({n} tasks)" if len(parsed) > 1 else "version"
+        for i, (_, n) in enumerate(parsed, start=1)
+    ]
+    table = Table(
+        "versions",
+        "Version manifest of the run",
+        tuple(columns),
+        tuple((p, *(m.get(p, MISSING) for m, _ in parsed)) for p in packages),
+    )
+    blocks: list[Block] = [Heading("Versions"), table]
+    if len(parsed) > 1:
+        blocks.insert(
+            1,
+            Paragraph(
+                f"The tasks of this run used {len(parsed)} different version "
+                "manifests: results may not be comparable across them.",
+                note=True,
+            ),
+        )
+    return blocks
+
+
+def _error_line(error: object) -> str:
+    """The last line of an error text (a traceback ends with the message)."""
+    lines = _text(error).strip().splitlines()
+    return lines[-1] if lines else MISSING
+
+
+def failed_section(rows: pd.DataFrame) -> list[Block]:
+    """The failed tasks (status ``ERROR``) with their error's first line."""
+    failed = rows[rows["status"] == "ERROR"]
+    if failed.empty:
+        return []
+    listed = failed.head(MAX_FAILED_LISTED)
+    table = Table(
+        "failed",
+        f"Failed tasks ({len(failed)})",
+        ("window", "kind", "name", "objective", "error"),
+        tuple(
+            (
+                str(r["window"]),
+                str(r["kind"]),
+                str(r["name"]),
+                str(r["objective"]),
+                _error_line(r["error"]),
+            )
+            for _, r in listed.iterrows()
+        ),
+    )
+    blocks: list[Block] = [Heading("Failed tasks"), table]
+    if len(failed) > len(listed):
+        blocks.append(
+            Paragraph(f"{len(failed) - len(listed)} more failed tasks not listed.")
+        )
+    return blocks

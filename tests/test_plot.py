@@ -1,0 +1,510 @@
+"""Gantt charts, gap charts and ``optsched plot gantt``.
+
+Rectangles are found by their ``gid`` (``"job <id>"`` / ``"busy <label>"``)
+and compared, coordinate by coordinate, with the hand-made schedules below.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.image as mpimg
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from optsched.check import check_schedule
+from optsched.cli import main
+from optsched.instance import BusyBlock, Instance, Job, Machine
+from optsched.io.native import write_native
+from optsched.io.schedules import write_schedule
+from optsched.plot import gantt, job_colour, processor_runs
+from optsched.plot.charts import (
+    binding_bound_counts,
+    binding_bounds,
+    bounds_per_window,
+    objective_axis_label,
+    ratio_distribution,
+    utilisation,
+    utilisation_steps,
+)
+from optsched.plot.gantt import instance_from_schedule, schedule_file_jobs
+from optsched.schedule import Placement, Schedule
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def tiny() -> tuple[Instance, Schedule]:
+    """8 processors, a busy block on 6-7 and one without offset; job 3 runs
+    on processors {4, 5, 7}: two rectangles."""
+    machine = Machine(
+        8,
+        unavailable=(
+            BusyBlock(0, 30, 2, offset=6, label="job 900"),
+            BusyBlock(0, 50, 1, label="job 901"),
+        ),
+    )
+    jobs = (
+        Job(1, 0, 3, 40),
+        Job(2, 0, 2, 20),
+        Job(3, 10, 3, 30),
+        Job(4, 20, 2, 45),
+        Job(5, 45, 7, 10),
+    )
+    schedule = Schedule(
+        {
+            1: Placement(0, 40, (0, 1, 2)),
+            2: Placement(0, 20, (4, 5)),
+            3: Placement(30, 60, (4, 5, 7)),
+            4: Placement(40, 85, (0, 1)),
+            5: Placement(85, 95, (0, 1, 2, 3, 4, 5, 6)),
+        },
+        producer="hand",
+    )
+    instance = Instance(machine, jobs, name="tiny")
+    assert check_schedule(instance, schedule) == []
+    return instance, schedule
+
+
+@pytest.fixture
+def ax() -> Axes:
+    figure = Figure(figsize=(8, 4))
+    return figure.subplots()
+
+
+def rectangles(ax: Axes, prefix: str) -> list[Rectangle]:
+    return [
+        p
+        for p in ax.patches
+        if isinstance(p, Rectangle) and (p.get_gid() or "").startswith(prefix)
+    ]
+
+
+def box(patch: Rectangle) -> tuple[float, float, float, float]:
+    return (patch.get_x(), patch.get_y(), patch.get_width(), patch.get_height())
+
+
+def test_processor_runs() -> None:
+    assert processor_runs((0, 1, 2, 5, 7, 8)) == [(0, 3), (5, 1), (7, 2)]
+    assert processor_runs([3]) == [(3, 1)]
+    assert processor_runs(()) == []
+    assert processor_runs((4, 2, 3)) == [(2, 3)]
+
+
+def test_gantt_draws_one_rectangle_per_processor_run(ax: Axes) -> None:
+    instance, schedule = tiny()
+    assert gantt(instance, schedule, ax=ax) is ax
+    jobs = rectangles(ax, "job ")
+    assert len(jobs) == 6  # job 3 is split in two
+    assert sorted((p.get_gid(), box(p)) for p in jobs) == sorted(
+        [
+            ("job 1", (0, 0, 40, 3)),
+            ("job 2", (0, 4, 20, 2)),
+            ("job 3", (30, 4, 30, 2)),
+            ("job 3", (30, 7, 30, 1)),
+            ("job 4", (40, 0, 45, 2)),
+            ("job 5", (85, 0, 10, 7)),
+        ]
+    )
+    busy = {p.get_gid(): box(p) for p in rectangles(ax, "busy ")}
+    # The block with an offset sits on its processors; the other one in the
+    # band above the machine (gap of 1 above m = 8).
+    assert busy == {"busy job 900": (0, 6, 30, 2), "busy job 901": (0, 9, 50, 1)}
+    assert ax.get_ylim() == (0, 10)
+    assert ax.get_xlabel() == "time (s)"
+    assert ax.get_ylabel() == "processor (m = 8)"
+    assert ax.get_title() == "tiny — hand (5 jobs, C_max = 95 s)"
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[:3] == ["C_max = 95 s", "busy block", "job (colour by id)"]
+    assert "without a" in labels[3]
+
+
+def test_busy_patches_are_hatched_grey(ax: Axes) -> None:
+    gantt(*tiny(), ax=ax)
+    for patch in rectangles(ax, "busy "):
+        assert patch.get_hatch() == "///"
+        assert matplotlib.colors.to_hex(patch.get_facecolor()) == "#d9d9d9"
+
+
+def test_job_colour_is_the_same_in_two_charts() -> None:
+    instance, schedule = tiny()
+    other = Schedule(
+        {
+            j: Placement(p.start + 100, p.end + 100, p.processors)
+            for j, p in schedule.placements.items()
+        },
+        producer="shifted",
+    )
+    figure = Figure()
+    left, right = figure.subplots(1, 2)
+    gantt(instance, schedule, ax=left)
+    gantt(instance, other, ax=right)
+    for job_id in schedule.placements:
+        colours = {
+            tuple(p.get_facecolor())
+            for ax in (left, right)
+            for p in rectangles(ax, f"job {job_id}")
+            if p.get_gid() == f"job {job_id}"
+        }
+        assert colours == {job_colour(job_id)}
+
+
+def test_job_colours_are_deterministic_and_neighbours_differ() -> None:
+    assert job_colour(17) == job_colour(17) == job_colour(37)
+    hues = [job_colour(i) for i in range(20)]
+    assert len(set(hues)) == 20
+    for i in range(100):
+        assert job_colour(i) != job_colour(i + 1)
+
+
+def test_labels_only_on_wide_rectangles(ax: Axes) -> None:
+    instance = Instance(Machine(4), (Job(1, 0, 4, 1000), Job(2, 0, 1, 5)))
+    schedule = Schedule(
+        {1: Placement(0, 1000, (0, 1, 2, 3)), 2: Placement(1000, 1005, (0,))}
+    )
+    gantt(instance, schedule, ax=ax)
+    assert [t.get_text() for t in ax.texts] == ["1"]
+
+
+def test_placements_without_processors_are_laid_out(ax: Axes) -> None:
+    instance, schedule = tiny()
+    counted = Schedule(
+        {j: Placement(p.start, p.end) for j, p in schedule.placements.items()},
+        producer="counts",
+    )
+    gantt(instance, counted, ax=ax)
+    jobs = rectangles(ax, "job ")
+    # Lowest free indices, contiguous when possible, avoiding the block on 6-7.
+    assert sorted((p.get_gid(), box(p)) for p in jobs) == sorted(
+        [
+            ("job 1", (0, 0, 40, 3)),
+            ("job 2", (0, 3, 20, 2)),
+            ("job 3", (30, 3, 30, 3)),
+            ("job 4", (40, 0, 45, 2)),
+            ("job 5", (85, 0, 10, 7)),
+        ]
+    )
+    legend = " ".join(t.get_text() for t in ax.get_legend().get_texts())
+    assert "assigned for drawing" in legend
+
+
+def _overlap(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    ax0, ay0, aw, ah = a
+    bx0, by0, bw, bh = b
+    return ax0 < bx0 + bw and bx0 < ax0 + aw and ay0 < by0 + bh and by0 < ay0 + ah
+
+
+@st.composite
+def feasible(draw: st.DrawFn) -> tuple[Instance, Schedule]:
+    """A random instance and a greedy feasible schedule with processors."""
+    m = draw(st.integers(1, 6))
+    n = draw(st.integers(1, 8))
+    jobs = [
+        Job(
+            i,
+            draw(st.integers(0, 20)),
+            draw(st.integers(1, m)),
+            draw(st.integers(1, 15)),
+        )
+        for i in range(n)
+    ]
+    taken: list[tuple[int, int, set[int]]] = []
+    placements = {}
+    for job in jobs:
+        times = sorted({job.release} | {e for _, e, _ in taken if e > job.release})
+        for t in times:
+            busy = {
+                p for s, e, ps in taken if s < t + job.runtime and t < e for p in ps
+            }
+            free = [p for p in range(m) if p not in busy]
+            if len(free) >= job.size:
+                chosen = set(draw(st.permutations(free))[: job.size])
+                taken.append((t, t + job.runtime, chosen))
+                placements[job.id] = Placement(t, t + job.runtime, tuple(chosen))
+                break
+    instance = Instance(Machine(m), tuple(jobs))
+    schedule = Schedule(placements)
+    assert check_schedule(instance, schedule) == []
+    return instance, schedule
+
+
+@settings(max_examples=40, deadline=None)
+@given(feasible())
+def test_gantt_rectangles_match_runs_and_never_overlap(
+    case: tuple[Instance, Schedule],
+) -> None:
+    instance, schedule = case
+    figure = Figure()
+    ax = figure.subplots()
+    gantt(instance, schedule, ax=ax)
+    jobs = rectangles(ax, "job ")
+    assert len(jobs) == sum(
+        len(processor_runs(p.processors)) for p in schedule.placements.values()
+    )
+    assert sum(p.get_width() * p.get_height() for p in jobs) == sum(
+        j.area for j in instance.jobs
+    )
+    # Without processors, the laid-out chart of a feasible schedule has no overlap.
+    counted = Schedule(
+        {j: Placement(p.start, p.end) for j, p in schedule.placements.items()}
+    )
+    ax = figure.subplots()
+    gantt(instance, counted, ax=ax)
+    boxes = [box(p) for p in rectangles(ax, "job ") if p.get_width() > 0]
+    assert all(y + h <= instance.processors for _, y, _, h in boxes)
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            assert not _overlap(a, b)
+
+
+def test_instance_from_schedule() -> None:
+    _, schedule = tiny()
+    rebuilt = instance_from_schedule(schedule, name="rebuilt")
+    assert rebuilt.processors == 8  # highest index 7
+    assert [(j.id, j.release, j.size, j.runtime) for j in rebuilt.jobs] == [
+        (1, 0, 3, 40), (2, 0, 2, 20), (3, 30, 3, 30), (4, 40, 2, 45), (5, 85, 7, 10),
+    ]  # fmt: skip
+    assert check_schedule(rebuilt, schedule) == []
+    counted = Schedule({1: Placement(0, 10), 2: Placement(5, 15)})
+    rebuilt = instance_from_schedule(counted, sizes={1: 3, 2: 2}, releases={1: 0, 2: 1})
+    assert rebuilt.processors == 5  # peak use 3 + 2 in [5, 10)
+    assert [j.release for j in rebuilt.jobs] == [0, 1]
+    with pytest.raises(ValueError, match="job 2: the schedule lists no processors"):
+        instance_from_schedule(counted, sizes={1: 3})
+    with pytest.raises(ValueError, match="too small"):
+        instance_from_schedule(counted, sizes={1: 3, 2: 2}, processors=4)
+
+
+def test_utilisation_steps_and_chart(ax: Axes) -> None:
+    instance, schedule = tiny()
+    times, jobs, busy = utilisation_steps(instance, schedule)
+    assert times.tolist() == [0, 20, 30, 40, 50, 60, 85, 95]
+    assert jobs.tolist() == [5, 3, 6, 5, 5, 2, 7, 0]
+    assert busy.tolist() == [3, 3, 1, 1, 0, 0, 0, 0]
+    utilisation(instance, schedule, ax=ax)
+    line = ax.get_lines()[0]
+    assert np.allclose(line.get_ydata(), jobs / 8)
+    assert ax.get_ylabel() == "processors in use / m  (m = 8)"
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[0].startswith("hand (mean ")
+    assert "busy blocks" in labels
+
+
+def gap_frame() -> pd.DataFrame:
+    """Policy rows of two windows, one with an unknown lower bound."""
+    rows = [
+        # window, index, policy, objective, value, lower, upper, low, high, optimal
+        ("w0", 0, "easy", "cmax", 120.0, 100.0, 110.0, 120 / 110, 1.2, False),
+        ("w0", 0, "fcfs", "cmax", 110.0, 100.0, 110.0, 1.0, 1.1, False),
+        ("w1", 1, "easy", "cmax", 50.0, 50.0, 50.0, 1.0, 1.0, True),
+        ("w1", 1, "fcfs", "cmax", 70.0, 50.0, 50.0, 1.4, 1.4, True),
+        ("w0", 0, "easy", "wct:one", 900.0, None, 800.0, 900 / 800, math.inf, False),
+        ("w0", 0, "fcfs", "wct:one", 800.0, None, 800.0, 1.0, math.inf, False),
+    ]
+    columns = [
+        "window", "window_index", "name", "objective", "value", "lower", "upper",
+        "ratio_low", "ratio_high", "optimal",
+    ]  # fmt: skip
+    return pd.DataFrame(rows, columns=columns)
+
+
+def test_ratio_distribution(ax: Axes) -> None:
+    ratio_distribution(gap_frame(), ax=ax)
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels == [
+        "easy\ncmax", "fcfs\ncmax", "easy\nwct:one\n(1 × ∞)", "fcfs\nwct:one\n(1 × ∞)",
+    ]  # fmt: skip
+    # one vertical segment per (window, policy, objective)
+    segments = sum(len(c.get_segments()) for c in ax.collections)
+    assert segments == len(gap_frame())
+    assert ax.get_ylim()[1] > 1.4
+
+
+def test_bounds_per_window(ax: Axes) -> None:
+    bounds_per_window(gap_frame(), "cmax", ax=ax)
+    markers = {line.get_label(): line for line in ax.get_lines()}
+    assert markers["easy"].get_ydata().tolist() == [120.0, 50.0]
+    assert markers["fcfs"].get_ydata().tolist() == [110.0, 70.0]
+    (bars,) = ax.collections
+    assert [s[:, 1].tolist() for s in bars.get_segments()] == [
+        [100.0, 110.0],
+        [50.0, 50.0],
+    ]
+    assert ax.get_ylabel() == "makespan C_max (s)"
+
+
+def test_objective_axis_labels() -> None:
+    assert objective_axis_label("cmax") == "makespan C_max (s)"
+    assert objective_axis_label("wct:one") == "Σ C_j (s)"
+    assert objective_axis_label("wct:size") == "Σ q_j C_j (processor·s)"
+    assert (
+        objective_axis_label("wct:area:relative")
+        == "Σ q_j p_j (C_j − r_j) (processor·s²)"
+    )
+
+
+def task_rows() -> pd.DataFrame:
+    """Two windows: on w0 the area bound and cpsat tie for the best LB; on w1
+    the solver's own bound wins. UB: cpsat on w0, policy easy ties on w1."""
+    columns = ["window", "objective", "kind", "name", "status", "value", "lower",
+               "lower_method", "upper", "upper_source", "bounds"]  # fmt: skip
+    rows = [
+        ("w0", "cmax", "solver", "cpsat", "FEASIBLE", 105.0, 100.0, "area", 105.0,
+         "cpsat", '{"area": 100.0, "release-runtime": 90.0}'),
+        ("w0", "cmax", "solver", "milp", "ERROR", None, 104.0, "lp", None, None, None),
+        ("w0", "cmax", "policy", "easy", "OK", 120.0, None, None, 120.0,
+         "policy:easy", "{}"),
+        ("w1", "cmax", "solver", "cpsat", "OPTIMAL", 50.0, 50.0, "cpsat", 50.0,
+         "cpsat", '{"area": 40.0, "cpsat": 50.0}'),
+        ("w1", "cmax", "policy", "easy", "OK", 50.0, None, None, 50.0,
+         "policy:easy", "{}"),
+    ]  # fmt: skip
+    return pd.DataFrame(rows, columns=columns)
+
+
+def test_binding_bound_counts() -> None:
+    counts = binding_bound_counts(task_rows())
+    assert [tuple(r) for r in counts.itertuples(index=False)] == [
+        ("cmax", "lower", "area", 1, 0.5),
+        ("cmax", "lower", "cpsat", 1, 0.5),
+        ("cmax", "upper", "cpsat", 2, 1.0),
+        ("cmax", "upper", "policy:easy", 1, 0.5),
+    ]
+
+
+def test_binding_bounds_chart(ax: Axes) -> None:
+    counts = binding_bound_counts(task_rows())
+    binding_bounds(counts, kind="upper", ax=ax)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["cpsat", "policy:easy"]
+    assert [p.get_width() for p in ax.patches] == [2, 1]
+    with pytest.raises(ValueError, match="kind"):
+        binding_bounds(counts, kind="middle")
+
+
+def test_new_figure_when_no_axes_given() -> None:
+    instance, schedule = tiny()
+    for draw in (
+        lambda: gantt(instance, schedule),
+        lambda: utilisation(instance, schedule),
+        lambda: ratio_distribution(gap_frame()),
+        lambda: bounds_per_window(gap_frame(), "wct:one"),
+    ):
+        ax = draw()
+        assert isinstance(ax, Axes)
+        plt.close(ax.figure)
+
+
+# ---------------------------------------------------------------------------
+# CLI
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    instance, schedule = tiny()
+    paths = {
+        "instance": tmp_path / "tiny.json",
+        "csv": tmp_path / "s.csv",
+        "batsim": tmp_path / "out_jobs.csv",
+        "json": tmp_path / "s.json",
+    }
+    write_native(instance, paths["instance"])
+    write_schedule(schedule, paths["csv"], "csv", instance)
+    write_schedule(schedule, paths["batsim"], "batsim", instance)
+    counted = Schedule(
+        {j: Placement(p.start, p.end) for j, p in schedule.placements.items()}
+    )
+    write_schedule(counted, paths["json"], "json")
+    return paths
+
+
+def test_cli_gantt_png_with_instance(files: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "g.png"
+    result = CliRunner().invoke(
+        main,
+        ["plot", "gantt", str(files["csv"]), str(files["instance"]), "-o", str(out)],
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == f"gantt -> {out} (5 jobs, m = 8)"
+    data = out.read_bytes()
+    assert data.startswith(PNG_SIGNATURE)
+    assert mpimg.imread(io.BytesIO(data), format="png").shape[:2] == (605, 1210)
+
+
+def test_cli_gantt_svg_without_instance(files: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "g.svg"
+    for source in ("csv", "batsim"):
+        result = CliRunner().invoke(
+            main, ["plot", "gantt", str(files[source]), "-o", str(out)]
+        )
+        assert result.exit_code == 0, result.output
+        assert "instance rebuilt from the schedule (m = 8" in result.output
+        svg = out.read_text()
+        assert len(re.findall(r'<g id="job 3"', svg)) == 2
+        assert 'id="busy' not in svg  # a rebuilt instance has no busy blocks
+
+
+def test_schedule_file_jobs(files: dict[str, Path]) -> None:
+    sizes, releases = schedule_file_jobs(files["batsim"])
+    assert sizes == {1: 3, 2: 2, 3: 3, 4: 2, 5: 7}
+    assert releases == {1: 0, 2: 0, 3: 10, 4: 20, 5: 45}
+    sizes, releases = schedule_file_jobs(files["csv"])
+    assert sizes == {1: 3, 2: 2, 3: 3, 4: 2, 5: 7} and releases == {}
+    assert schedule_file_jobs(files["json"]) == ({}, {})
+
+
+def test_cli_gantt_errors_are_one_line(files: dict[str, Path], tmp_path: Path) -> None:
+    runner = CliRunner()
+    cases = [
+        (["plot", "gantt", str(files["json"]), "-o", str(tmp_path / "g.png")],
+         "lists no processors and no size; give the INSTANCE"),
+        (["plot", "gantt", str(files["csv"]), str(files["instance"]), "-o",
+          str(tmp_path / "g.jpg")], "must be one of .png, .svg, .pdf"),
+        (["plot", "gantt", str(tmp_path / "none.csv"), "-o", str(tmp_path / "g.png")],
+         "no such file"),
+        (["plot", "gantt", str(files["csv"]), "--jobs", "2", "-o",
+          str(tmp_path / "g.png")],
+         "need an INSTANCE"),
+    ]  # fmt: skip
+    for args, message in cases:
+        result = runner.invoke(main, args)
+        assert result.exit_code == 2, result.output
+        assert message in result.output
+        assert len(result.output.strip().splitlines()) == 1
+    assert not list(tmp_path.glob("g.*"))
+
+
+def test_cli_gantt_warns_on_invalid_schedule(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
+    instance, schedule = tiny()
+    bad = Schedule({**schedule.placements, 2: Placement(0, 20, (0, 1))})
+    write_schedule(bad, tmp_path / "bad.csv", "csv", instance)
+    out = tmp_path / "bad.png"
+    result = CliRunner().invoke(
+        main,
+        [
+            "plot",
+            "gantt",
+            str(tmp_path / "bad.csv"),
+            str(files["instance"]),
+            "-o",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0
+    assert "warning: the schedule has" in result.output
+    assert out.exists()

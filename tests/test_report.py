@@ -1,0 +1,613 @@
+"""The HTML and Markdown reports of a results store, and ``optsched report``.
+
+The store is a real :class:`optsched.bench.store.Store` filled with rows
+built here: a small native JSON trace (with recorded wait times, so that one
+window starts with busy blocks), three windows cut from it, two list
+schedules per window playing the policies and one playing the solver, every
+schedule checked, every objective recomputed by :mod:`optsched.metrics`.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import math
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import matplotlib.image as mpimg
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from optsched.bench.store import COLUMN_NAMES, Store, gap_frame
+from optsched.bench.suite import sha256_of
+from optsched.bench.tasks import make_task_id, to_json
+from optsched.check import check_schedule
+from optsched.cli import main
+from optsched.gap import aggregate
+from optsched.instance import BusyBlock, Instance, Job, Machine
+from optsched.io import read_trace
+from optsched.io.native import write_native
+from optsched.io.schedules import schedule_to_dict
+from optsched.metrics import summarize
+from optsched.models.objective import Objective
+from optsched.plot.charts import binding_bound_counts
+from optsched.report import build_report
+from optsched.report.build import (
+    WindowFinder,
+    fmt_ratio,
+    fmt_share,
+    fmt_value,
+    window_spec_from_key,
+)
+from optsched.schedule import Placement, Schedule
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+WINDOWS = (
+    "first=0,jobs=4,state=none",
+    "first=4,jobs=4,state=recorded",
+    "first=8,jobs=4,state=none",
+)
+OBJECTIVES = ("cmax", "wct:one")
+VERSIONS = {"optsched": "0.1.0", "python": "3.11.9", "ortools": "9.15.0"}
+
+
+# ---------------------------------------------------------------------------
+# data factory
+
+
+def trace_instance() -> Instance:
+    """12 jobs on 8 processors with recorded waits.
+
+    Jobs 5 and 6 (index 4 and 5... see below) make the recorded state of the
+    window starting at job index 4 non-empty: jobs 3 and 4 run at its start.
+    """
+    jobs = [
+        # id, release, size, runtime, wait
+        Job(1, 0, 4, 50, wait=0),
+        Job(2, 5, 2, 30, wait=0),
+        Job(3, 10, 6, 40, wait=40),
+        Job(4, 20, 2, 100, wait=30),
+        Job(5, 60, 3, 20, wait=0),
+        Job(6, 65, 2, 35, wait=0),
+        Job(7, 70, 5, 10, wait=0),
+        Job(8, 80, 1, 60, wait=0),
+        Job(9, 200, 2, 10, wait=0),
+        Job(10, 200, 2, 20, wait=0),
+        Job(11, 205, 4, 15, wait=0),
+        Job(12, 210, 1, 5, wait=0),
+    ]
+    return Instance(Machine(8), tuple(jobs), name="tiny-trace")
+
+
+def list_schedule(instance: Instance, order: list[int], producer: str) -> Schedule:
+    """Serial list scheduling with explicit processors.
+
+    Jobs in ``order`` each start at the earliest time >= release at which
+    ``size`` processors are free for the whole run (lowest indices). Busy
+    blocks without an offset are first given the highest free indices, so
+    that the capacity they take is respected.
+    """
+    m = instance.processors
+    taken: list[tuple[int, int, set[int]]] = []
+    for block in instance.machine.unavailable:
+        if block.processors is not None:
+            taken.append((block.start, block.end, set(block.processors)))
+    for block in instance.machine.unavailable:
+        if block.processors is None:
+            busy = {
+                p for s, e, ps in taken if s < block.end and block.start < e for p in ps
+            }
+            free = [p for p in reversed(range(m)) if p not in busy]
+            taken.append((block.start, block.end, set(free[: block.size])))
+    jobs = instance.jobs_by_id()
+    placements = {}
+    for job_id in order:
+        job = jobs[job_id]
+        times = sorted({job.release} | {e for _, e, _ in taken if e >= job.release})
+        for t in times:
+            end = t + job.runtime
+            busy = {p for s, e, ps in taken if s < end and t < e for p in ps}
+            free = [p for p in range(m) if p not in busy]
+            if len(free) >= job.size:
+                chosen = set(free[: job.size])
+                taken.append((t, end, chosen))
+                placements[job_id] = Placement(t, end, tuple(sorted(chosen)))
+                break
+    schedule = Schedule(placements, producer)
+    assert check_schedule(instance, schedule) == []
+    return schedule
+
+
+def _orders(instance: Instance) -> dict[str, list[int]]:
+    jobs = sorted(instance.jobs, key=lambda j: (j.release, j.id))
+    return {
+        "fcfs": [j.id for j in jobs],
+        "sjf": [j.id for j in sorted(jobs, key=lambda j: (j.runtime, j.id))],
+        "cpsat": [j.id for j in sorted(jobs, key=lambda j: (-j.area, j.id))],
+    }
+
+
+def lower_bounds(instance: Instance, objective: str) -> dict[str, float]:
+    """Valid closed-form lower bounds (they ignore busy blocks, so they hold)."""
+    if objective == "cmax":
+        area = sum(j.area for j in instance.jobs)
+        return {
+            "release-runtime": float(max(j.release + j.runtime for j in instance.jobs)),
+            "area": float(math.ceil(area / instance.processors)),
+        }
+    return {"release-runtime": float(sum(j.release + j.runtime for j in instance.jobs))}
+
+
+def _row(**fields: object) -> dict[str, object]:
+    row: dict[str, object] = dict.fromkeys(COLUMN_NAMES)
+    row.update(fields)
+    row["task_id"] = make_task_id(
+        str(row["suite"]),
+        str(row["trace_sha256"]),
+        str(row["window"]),
+        str(row["kind"]),
+        str(row["name"]),
+        str(row["objective"]),
+        str(row["params"]),
+    )
+    return row
+
+
+def window_rows(
+    suite: str, trace: str, sha: str, index: int, key: str, instance: Instance
+) -> list[dict[str, object]]:
+    """Policy rows (fcfs, sjf) and one solver row per objective."""
+    out = []
+    common = {
+        "suite": suite,
+        "trace": trace,
+        "trace_sha256": sha,
+        "window": key,
+        "window_index": index,
+        "versions": to_json(VERSIONS),
+        "started": f"2026-01-01T00:00:0{index}Z",
+        "finished": f"2026-01-01T00:01:0{index}Z",
+        "host": "testhost",
+        "runtime": 0.5,
+    }
+    for label in OBJECTIVES:
+        objective = Objective.parse(label)
+        for name, order in _orders(instance).items():
+            schedule = list_schedule(instance, order, name)
+            value = objective.value(instance, schedule)
+            payload = {
+                "schedule": to_json(schedule_to_dict(schedule)),
+                "metrics": to_json(summarize(instance, schedule).as_dict()),
+                "objective": label,
+                "name": name,
+            }
+            if name == "cpsat":
+                bounds = lower_bounds(instance, label)
+                best = max(bounds, key=lambda k: bounds[k])
+                out.append(
+                    _row(
+                        **common,
+                        **payload,
+                        kind="solver",
+                        status="FEASIBLE",
+                        params=to_json({"time_limit": 1.0, "workers": 1}),
+                        value=value,
+                        lower=bounds[best],
+                        lower_method=best,
+                        upper=value,
+                        upper_source="cpsat",
+                        bounds=to_json(bounds),
+                    )
+                )
+            else:
+                out.append(
+                    _row(
+                        **common,
+                        **payload,
+                        kind="policy",
+                        status="OK",
+                        params=to_json({"seed": 0}),
+                        value=value,
+                        upper=value,
+                        upper_source=f"policy:{name}",
+                        bounds=to_json({}),
+                    )
+                )
+    return out
+
+
+@pytest.fixture
+def trace_file(tmp_path: Path) -> Path:
+    path = tmp_path / "traces" / "tiny.json"
+    path.parent.mkdir()
+    write_native(trace_instance(), path)
+    return path
+
+
+def fill_store(
+    store_path: Path, trace_file: Path, suite: str = "tiny", *, failed: bool = True
+) -> Store:
+    """A store with three windows, two objectives, two policies, a solver."""
+    trace = read_trace(trace_file)
+    sha = sha256_of(trace_file)
+    store = Store(store_path)
+    for index, key in enumerate(WINDOWS):
+        instance = window_spec_from_key(key).cut(trace)
+        for row in window_rows(suite, str(trace_file), sha, index, key, instance):
+            store.insert(row)
+    if failed:
+        store.insert(
+            _row(
+                suite=suite,
+                trace=str(trace_file),
+                trace_sha256=sha,
+                window=WINDOWS[0],
+                window_index=0,
+                kind="solver",
+                name="milp",
+                objective="cmax",
+                params=to_json({"time_limit": 1.0, "workers": 1}),
+                status="ERROR",
+                error="Traceback ...\nRuntimeError: solver crashed",
+                versions=to_json(VERSIONS),
+                runtime=0.1,
+            )
+        )
+    return store
+
+
+@pytest.fixture
+def store_path(tmp_path: Path, trace_file: Path) -> Path:
+    path = tmp_path / "results.sqlite"
+    fill_store(path, trace_file).close()
+    return path
+
+
+# ---------------------------------------------------------------------------
+# HTML parsing
+
+
+class Page(HTMLParser):
+    """Tables (by id: header and rows of cell texts), images, headings."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: dict[str, dict[str, list]] = {}
+        self.images: list[dict[str, str]] = []
+        self.headings: list[str] = []
+        self._table: str | None = None
+        self._row: list[str] | None = None
+        self._cell: list[str] | None = None
+        self._in_head = False
+        self._heading: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = {k: v or "" for k, v in attrs}
+        if tag == "table":
+            self._table = attributes.get("id", f"table{len(self.tables)}")
+            self.tables[self._table] = {"columns": [], "rows": []}
+        elif tag == "thead":
+            self._in_head = True
+        elif tag == "tr":
+            self._row = []
+        elif tag in ("td", "th"):
+            self._cell = []
+        elif tag == "img":
+            self.images.append(attributes)
+        elif tag in ("h1", "h2", "h3"):
+            self._heading = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None and self._row is not None:
+            self._row.append("".join(self._cell))
+            self._cell = None
+        elif tag == "tr" and self._row is not None and self._table is not None:
+            key = "columns" if self._in_head else "rows"
+            if key == "columns":
+                self.tables[self._table]["columns"] = self._row
+            else:
+                self.tables[self._table]["rows"].append(self._row)
+            self._row = None
+        elif tag == "thead":
+            self._in_head = False
+        elif tag == "table":
+            self._table = None
+        elif tag in ("h1", "h2", "h3") and self._heading is not None:
+            self.headings.append("".join(self._heading))
+            self._heading = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+        if self._heading is not None:
+            self._heading.append(data)
+
+
+def parse_page(path: Path) -> Page:
+    page = Page()
+    page.feed(path.read_text(encoding="utf-8"))
+    page.close()
+    return page
+
+
+def assert_png(data: bytes) -> None:
+    assert data.startswith(PNG_SIGNATURE)
+    pixels = mpimg.imread(io.BytesIO(data), format="png")
+    assert pixels.ndim == 3 and pixels.shape[0] > 100 and pixels.shape[1] > 100
+
+
+def as_float(cell: str) -> float:
+    return math.inf if cell == "∞" else float(cell)
+
+
+# ---------------------------------------------------------------------------
+# tests
+
+
+@pytest.fixture(scope="module")
+def html_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Page]:
+    """One HTML report shared by the tests that only read it (figures are slow)."""
+    folder = tmp_path_factory.mktemp("report")
+    trace = folder / "tiny.json"
+    write_native(trace_instance(), trace)
+    store = folder / "results.sqlite"
+    fill_store(store, trace).close()
+    out = build_report(store, folder / "report.html")
+    return store, out, parse_page(out)
+
+
+def test_every_image_is_an_embedded_png(html_report: tuple[Path, Path, Page]) -> None:
+    _, out, page = html_report
+    # ratio distribution, 2 x bounds per window, 2 binding charts, and a Gantt
+    # pair plus a utilisation chart for each of 2 policies x 2 objectives.
+    assert len(page.images) == 1 + 2 + 2 + 2 * 2 * 2
+    for image in page.images:
+        prefix = "data:image/png;base64,"
+        assert image["src"].startswith(prefix)
+        assert_png(base64.b64decode(image["src"][len(prefix) :], validate=True))
+        assert image["alt"]
+    assert not re.search(r"""(src|href)=["'](?!data:)""", out.read_text())
+
+
+def test_aggregate_table_equals_gap_aggregate(
+    html_report: tuple[Path, Path, Page],
+) -> None:
+    store, _, page = html_report
+    with Store(store, create=False) as s:
+        gap = gap_frame(s.rows()).assign(policy=lambda f: f["name"])
+    expected = aggregate(gap)
+    table = page.tables["aggregate"]
+    assert table["columns"][:4] == ["policy", "objective", "windows", "optimum proven"]
+    assert len(table["rows"]) == len(expected) == 2 * 2  # (fcfs, sjf) x 2 objectives
+    for row, want in zip(table["rows"], expected.itertuples(index=False), strict=True):
+        assert row[0] == want.policy and row[1] == want.objective
+        assert int(row[2]) == want.windows == 3
+        assert row[3] == fmt_share(want.optimal_share)
+        wanted = [
+            want.mean_low, want.mean_high, want.median_low,
+            want.median_high, want.max_low, want.max_high,
+        ]  # fmt: skip
+        assert row[4:10] == [fmt_ratio(x) for x in wanted]
+        assert [as_float(c) for c in row[4:10]] == pytest.approx(wanted, abs=1e-4)
+        assert row[10] == want.worst_window
+
+
+def test_window_tables_have_one_row_per_window(
+    html_report: tuple[Path, Path, Page],
+) -> None:
+    store, _, page = html_report
+    with Store(store, create=False) as s:
+        rows = s.rows()
+    for objective in OBJECTIVES:
+        table = page.tables[f"windows-{objective.replace(':', '-')}"]
+        assert [r[1] for r in table["rows"]] == list(WINDOWS)
+        assert table["columns"][-4:] == [
+            "fcfs value", "fcfs ratio", "sjf value", "sjf ratio",
+        ]  # fmt: skip
+        for index, row in enumerate(table["rows"]):
+            mine = rows[
+                (rows["window_index"] == index) & (rows["objective"] == objective)
+            ]
+            solver = mine[(mine["kind"] == "solver") & (mine["status"] != "ERROR")]
+            policies = mine[mine["kind"] == "policy"].set_index("name")
+            best_ub = min(mine["value"].dropna())
+            assert row[2] == fmt_value(solver["lower"].max())
+            assert row[4] == fmt_value(best_ub)
+            assert row[7] == fmt_value(policies.loc["fcfs", "value"])
+            assert row[9] == fmt_value(policies.loc["sjf", "value"])
+
+
+def test_window_ratio_cells_are_value_over_bounds(
+    html_report: tuple[Path, Path, Page],
+) -> None:
+    _, _, page = html_report
+    for row in page.tables["windows-cmax"]["rows"]:
+        lower, upper = float(row[2]), float(row[4])
+        for value_cell, ratio_cell in ((row[7], row[8]), (row[9], row[10])):
+            value = float(value_cell)
+            if lower == upper:
+                assert ratio_cell == fmt_ratio(value / upper)
+            else:
+                assert (
+                    ratio_cell
+                    == f"[{fmt_ratio(value / upper)}, {fmt_ratio(value / lower)}]"
+                )
+
+
+def test_binding_and_version_and_failure_tables(
+    html_report: tuple[Path, Path, Page],
+) -> None:
+    store, _, page = html_report
+    with Store(store, create=False) as s:
+        rows = s.rows()
+    counts = binding_bound_counts(rows)
+    table = page.tables["binding"]["rows"]
+    assert [(r[0], r[1], r[2], int(r[3])) for r in table] == [
+        (o, k, m, n) for o, k, m, n, _ in counts.itertuples(index=False)
+    ]
+    # every (window, objective) has one best lower bound source at least
+    for objective in OBJECTIVES:
+        lower = counts[(counts["objective"] == objective) & (counts["kind"] == "lower")]
+        assert lower["windows"].sum() >= len(WINDOWS)
+    assert page.tables["versions"]["rows"] == [
+        [k, VERSIONS[k]] for k in sorted(VERSIONS)
+    ]
+    failed = page.tables["failed"]["rows"]
+    assert failed == [
+        [WINDOWS[0], "solver", "milp", "cmax", "RuntimeError: solver crashed"]
+    ]
+    run = dict(page.tables["run"]["rows"])
+    assert run["tasks"] == str(len(rows)) == str(3 * 2 * 3 + 1)
+    assert run["tasks by status"] == "ERROR: 1, FEASIBLE: 6, OK: 12"
+
+
+def test_worst_windows_are_drawn_from_the_recut_trace(
+    html_report: tuple[Path, Path, Page],
+) -> None:
+    _, out, page = html_report
+    text = out.read_text()
+    # The trace is found beside the store: no reconstruction note.
+    assert "Instance rebuilt" not in text
+    worst = [h for h in page.headings if h.startswith(("fcfs,", "sjf,"))]
+    assert len(worst) == 4
+
+
+def test_markdown_writes_and_links_its_figures(
+    store_path: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "out").mkdir()
+    out = build_report(store_path, tmp_path / "out" / "report.md")
+    text = out.read_text()
+    links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
+    assert len(links) == 13
+    folder = tmp_path / "out" / "report_figures"
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        Path(link).name for link in links
+    )
+    for link in links:
+        assert link.startswith("report_figures/")
+        assert_png((tmp_path / "out" / link).read_bytes())
+    assert "| policy | objective | windows |" in text
+    # a second run replaces the folder (no stale figures, no temp folders)
+    out = build_report(store_path, tmp_path / "out" / "report.md")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "report.md",
+        "report_figures",
+    ]
+
+
+def test_suite_choice(tmp_path: Path, trace_file: Path) -> None:
+    path = tmp_path / "two.sqlite"
+    fill_store(path, trace_file, "one", failed=False).close()
+    fill_store(path, trace_file, "two", failed=False).close()
+    with pytest.raises(ValueError, match="several suites \\(one, two\\)"):
+        build_report(path, tmp_path / "r.html")
+    with pytest.raises(ValueError, match="no suite 'three'"):
+        build_report(path, tmp_path / "r.html", suite="three")
+    with pytest.raises(ValueError, match=r"must be a \.html or a \.md"):
+        build_report(path, tmp_path / "r.pdf", suite="one")
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_missing_trace_falls_back_to_rebuilt_instances(
+    tmp_path: Path, trace_file: Path
+) -> None:
+    path = tmp_path / "results.sqlite"
+    fill_store(path, trace_file, failed=False).close()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    trace_file.rename(elsewhere / trace_file.name)
+    out = build_report(path, tmp_path / "report.html")
+    page = parse_page(out)
+    assert "Instance rebuilt from the schedules" in out.read_text()
+    assert len(page.images) == 13
+    # --trace-dir finds it again, by file name and sha256
+    out = build_report(path, tmp_path / "report.html", trace_dirs=[elsewhere])
+    assert "Instance rebuilt" not in out.read_text()
+
+
+def test_window_finder_checks_the_sha256(tmp_path: Path, trace_file: Path) -> None:
+    finder = WindowFinder(tmp_path, ())
+    sha = sha256_of(trace_file)
+    instance, why = finder.instance(str(trace_file), sha, WINDOWS[1])
+    assert why == ""
+    assert instance is not None
+    assert [j.id for j in instance.jobs] == [5, 6, 7, 8]
+    # jobs 3 (started 50, ends 90) and 4 (started 50, ends 150) run at t = 60
+    assert instance.machine.unavailable == (
+        BusyBlock(0, 30, 6, label="job 3"),
+        BusyBlock(0, 90, 2, label="job 4"),
+    )
+    instance, why = finder.instance(str(trace_file), "0" * 64, WINDOWS[1])
+    assert instance is None and "another sha256" in why
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["whole", "first=200,jobs=100,state=none", "start=10,end=99,state=simulated:easy"],
+)
+def test_window_keys_parse_back(key: str) -> None:
+    assert window_spec_from_key(key).key == key
+
+
+def test_cli_report(store_path: Path, tmp_path: Path) -> None:
+    out = tmp_path / "cli.html"
+    result = CliRunner().invoke(main, ["report", str(store_path), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert str(out) in result.output
+    assert parse_page(out).tables["aggregate"]["rows"]
+
+
+def test_cli_report_bad_store_is_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "cli.html"
+    result = CliRunner().invoke(
+        main, ["report", str(tmp_path / "nope.sqlite"), "-o", str(out)]
+    )
+    assert result.exit_code == 2
+    assert result.output.strip().count("\n") == 0
+    assert "no such results store" in result.output
+    assert not out.exists()
+    junk = tmp_path / "junk.sqlite"
+    junk.write_text("not a database")
+    result = CliRunner().invoke(main, ["report", str(junk), "-o", str(out)])
+    assert result.exit_code == 2
+    assert result.output.strip().count("\n") == 0
+
+
+def test_empty_gap_still_reports(tmp_path: Path, trace_file: Path) -> None:
+    path = tmp_path / "failed.sqlite"
+    sha = sha256_of(trace_file)
+    with Store(path) as store:
+        store.insert(
+            _row(
+                suite="s",
+                trace=str(trace_file),
+                trace_sha256=sha,
+                window=WINDOWS[0],
+                window_index=0,
+                kind="policy",
+                name="fcfs",
+                objective="cmax",
+                params="{}",
+                status="ERROR",
+                error="boom",
+            )
+        )
+    page = parse_page(build_report(path, tmp_path / "r.html"))
+    assert "aggregate" not in page.tables
+    assert page.tables["failed"]["rows"] == [
+        [WINDOWS[0], "policy", "fcfs", "cmax", "boom"]
+    ]
+    assert page.tables["versions"]["rows"] == []
+
+
+def test_frames_are_consistent_with_the_store(store_path: Path) -> None:
+    with Store(store_path, create=False) as s:
+        rows = s.rows()
+    assert isinstance(rows, pd.DataFrame)
+    for schedule_json in rows["schedule"].dropna():
+        assert json.loads(schedule_json)["format"] == "optsched-schedule"
