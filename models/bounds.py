@@ -828,8 +828,8 @@ def wide_jobs_wct_bound(
     release dates of Goemans 1997, exact for the preemptive relaxation). Each
     part takes the maximum of its applicable bounds (that one, the fluid
     bound and the height bound of the part); the result is the maximum over
-    the thresholds ``θ`` whose sets allow at most ``max_parallel`` jobs at a
-    time.
+    ``k = 1..max_parallel`` of the partition with the largest ``W`` that runs
+    at most ``k`` jobs at a time on the whole machine.
 
     References: see :func:`fluid_bound` and :func:`wide_jobs_bound`.
     """
@@ -839,11 +839,9 @@ def wide_jobs_wct_bound(
         ctx = _context(instance)
         weights = _weights(instance, objective)
         best: Fraction | None = None
-        for theta in sorted({j.size for j in ctx.jobs}, reverse=True):
+        for theta in _widest_thresholds(ctx, max_parallel):
             wide = [i for i, j in enumerate(ctx.jobs) if j.size >= theta]
             count = _count_capacity([ctx.jobs[i].size for i in wide])
-            if count(ctx.m) > max_parallel:
-                break
             narrow = [i for i, j in enumerate(ctx.jobs) if j.size < theta]
             value = _wide_part(ctx, weights, wide, count) + max(
                 _fluid_part(ctx, weights, narrow), _height_part(ctx, weights, narrow)
@@ -857,6 +855,23 @@ def wide_jobs_wct_bound(
         return _finish_wct(best, instance, objective)
 
     return _timed("wide-jobs", compute)
+
+
+def _widest_thresholds(ctx: _Context, max_parallel: int) -> list[int]:
+    """For ``k = 1..max_parallel``, the smallest size threshold whose jobs run
+    at most ``k`` at a time on the whole machine (the largest such set)."""
+    out: list[int] = []
+    sizes = sorted({j.size for j in ctx.jobs}, reverse=True)
+    for k in range(1, max_parallel + 1):
+        fitting = [
+            theta
+            for theta in sizes
+            if _count_capacity([j.size for j in ctx.jobs if j.size >= theta])(ctx.m)
+            <= k
+        ]
+        if fitting and fitting[-1] not in out:
+            out.append(fitting[-1])
+    return out
 
 
 def _wide_part(
