@@ -27,6 +27,7 @@ import platform
 import socket
 import traceback
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -104,14 +105,11 @@ def run_safely(
     }
 
 
-def lost_row(task: Task, error: BaseException) -> dict[str, Any]:
+def lost_row(task: Task, reason: str) -> dict[str, Any]:
     """The row of a task whose worker failed outside the task function."""
     return {
         **task.identity(),
-        **_failed(
-            f"worker failed while running this task: {type(error).__name__}: "
-            f"{error} (run again with --retry-failed)"
-        ),
+        **_failed(f"{reason} (run it again with --retry-failed)"),
         "versions": None,
         "started": None,
         "finished": _now(),
@@ -136,29 +134,41 @@ class _Backend(Protocol):
 
     def wait_first(self, futures: list[Any]) -> Iterable[Any]: ...
 
+    def recover(
+        self, function: TaskFunction, task: Task, instance: Instance, error: Exception
+    ) -> dict[str, Any]: ...
+
     def cancel(self, futures: list[Any]) -> None: ...
 
 
+def _spawn_pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
+    # spawn: a fresh interpreter per worker, never a fork of a parent that
+    # runs a progress-bar thread or has solver threads alive.
+    context = multiprocessing.get_context("spawn")
+    return concurrent.futures.ProcessPoolExecutor(workers, mp_context=context)
+
+
 class _LocalPool:
-    """A ``ProcessPoolExecutor``, replaced by a fresh one if a worker dies."""
+    """A ``ProcessPoolExecutor``, replaced by a fresh one if a worker dies.
+
+    A dead worker breaks the whole pool and fails every task in flight, not
+    only the one that killed it. Those tasks are run again one at a time in
+    a pool of their own, so that only a task that kills its worker when
+    alone is recorded as failed.
+    """
 
     def __init__(self, workers: int) -> None:
-        self.workers = workers
         self.capacity = 2 * workers
-        self.pool = self._new_pool()
-
-    def _new_pool(self) -> concurrent.futures.ProcessPoolExecutor:
-        # spawn: a fresh interpreter per worker, never a fork of a parent that
-        # runs a progress-bar thread or has solver threads alive.
-        context = multiprocessing.get_context("spawn")
-        return concurrent.futures.ProcessPoolExecutor(self.workers, mp_context=context)
+        self.workers = workers
+        self.pool = _spawn_pool(workers)
+        self.alone: concurrent.futures.ProcessPoolExecutor | None = None
 
     def submit(self, function: TaskFunction, task: Task, instance: Instance) -> Any:
         try:
             return self.pool.submit(run_safely, function, task, instance)
-        except concurrent.futures.process.BrokenProcessPool:
+        except BrokenProcessPool:
             self.pool.shutdown(wait=False, cancel_futures=True)
-            self.pool = self._new_pool()
+            self.pool = _spawn_pool(self.workers)
             return self.pool.submit(run_safely, function, task, instance)
 
     def wait_first(self, futures: list[Any]) -> Iterable[Any]:
@@ -167,11 +177,32 @@ class _LocalPool:
         )
         return done
 
+    def recover(
+        self, function: TaskFunction, task: Task, instance: Instance, error: Exception
+    ) -> dict[str, Any]:
+        if not isinstance(error, BrokenProcessPool):
+            return lost_row(task, f"the worker failed: {type(error).__name__}: {error}")
+        if self.alone is None:
+            self.alone = _spawn_pool(1)
+        try:
+            result: dict[str, Any] = self.alone.submit(
+                run_safely, function, task, instance
+            ).result()
+        except BrokenProcessPool:
+            self.alone.shutdown(wait=False)
+            self.alone = None
+            return lost_row(task, "the worker process died running this task")
+        return result
+
     def cancel(self, futures: list[Any]) -> None:
-        self.pool.shutdown(wait=False, cancel_futures=True)
+        for pool in (self.pool, self.alone):
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
 
     def close(self) -> None:
-        self.pool.shutdown(wait=True)
+        for pool in (self.pool, self.alone):
+            if pool is not None:
+                pool.shutdown(wait=True)
 
 
 class _Dask:
@@ -191,6 +222,13 @@ class _Dask:
         import distributed
 
         return distributed.wait(futures, return_when="FIRST_COMPLETED").done
+
+    def recover(
+        self, function: TaskFunction, task: Task, instance: Instance, error: Exception
+    ) -> dict[str, Any]:
+        # Dask already ran the task again elsewhere before giving up on it
+        # (KilledWorker after ``distributed.scheduler.allowed-failures``).
+        return lost_row(task, f"the worker failed: {type(error).__name__}: {error}")
 
     def cancel(self, futures: list[Any]) -> None:
         self.client.cancel(futures)
@@ -372,7 +410,7 @@ def _run_bounded(
     record: Callable[[dict[str, Any]], None],
 ) -> None:
     """Keep ``backend.capacity`` tasks in flight; record each as it completes."""
-    pending: dict[Any, Task] = {}
+    pending: dict[Any, tuple[Task, Instance]] = {}
     exhausted = False
     try:
         while True:
@@ -381,16 +419,15 @@ def _run_bounded(
                 if item is None:
                     exhausted = True
                     break
-                task, instance = item
-                pending[backend.submit(function, task, instance)] = task
+                pending[backend.submit(function, *item)] = item
             if not pending:
                 return
             for future in backend.wait_first(list(pending)):
-                task = pending.pop(future)
+                task, instance = pending.pop(future)
                 try:
                     row = future.result()
                 except Exception as error:
-                    row = lost_row(task, error)
+                    row = backend.recover(function, task, instance, error)
                 record(row)
     except BaseException:
         backend.cancel(list(pending))

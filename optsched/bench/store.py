@@ -71,7 +71,10 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("host", "TEXT"),
 )
 COLUMN_NAMES: tuple[str, ...] = tuple(name for name, _ in COLUMNS)
-REAL_COLUMNS = ("value", "lower", "upper", "runtime")
+_DTYPES = {"value": "float64", "lower": "float64", "upper": "float64"} | {
+    "runtime": "float64",
+    "window_index": "int64",
+}
 
 ERROR = "ERROR"
 """``status`` of a task that failed."""
@@ -245,10 +248,14 @@ class Store:
             ' "objective", "kind", "name", "params"'
         )
         records = self._db.execute(query, args).fetchall()
-        frame = pd.DataFrame.from_records(records, columns=list(COLUMN_NAMES))
-        # Fixed dtypes whatever the rows hold (all-NULL columns included).
-        return frame.astype(
-            {name: float for name in REAL_COLUMNS} | {"window_index": "int64"}
+        values = list(zip(*records, strict=True)) or [()] * len(COLUMN_NAMES)
+        # Fixed dtypes whatever the rows hold: text stays ``object`` with
+        # ``None`` for NULL (pandas would otherwise infer per column).
+        return pd.DataFrame(
+            {
+                name: pd.Series(list(column), dtype=_DTYPES.get(name, object))
+                for name, column in zip(COLUMN_NAMES, values, strict=True)
+            }
         )
 
     def failures(

@@ -59,11 +59,12 @@ import hashlib
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from optsched.errors import InputError
+from optsched.models import BACKENDS
 from optsched.models.objective import Objective
 from optsched.selection import WindowRule
 
@@ -320,11 +321,13 @@ def _windows(data: Mapping[str, Any], where: _Located) -> WindowRule:
                 key,
                 "windows",
             )
+    _no_unknown(table, [f.name for f in fields(WindowRule)], where, "windows")
     try:
         return WindowRule.from_mapping(table)
     except (TypeError, ValueError) as error:
-        key = next((k for k in table if k in str(error)), "")
-        raise where.error(f"[windows]: {error}", key, "windows") from None
+        # Locate the first key the message names (best effort).
+        named = (k for k in table if re.search(rf"\b{k}\b", str(error)))
+        raise where.error(f"[windows]: {error}", next(named, ""), "windows") from None
 
 
 def _seeds(
@@ -430,6 +433,14 @@ def _solvers(data: Mapping[str, Any], where: _Located) -> tuple[SolverSpec, ...]
             raise where.error(
                 f"[[solvers]] workers must be an integer >= 1, got {workers!r}",
                 "workers",
+                "solvers",
+                index,
+            )
+        if backend not in BACKENDS:
+            raise where.error(
+                f"[[solvers]] unknown back-end {backend!r}; valid back-ends: "
+                f"{', '.join(BACKENDS)}",
+                "backend",
                 "solvers",
                 index,
             )

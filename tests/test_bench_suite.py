@@ -1,0 +1,289 @@
+"""Suite files: parsing, validation errors, expansion into tasks."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from optsched.bench.suite import load_suite, sha256_of
+from optsched.bench.tasks import expand, make_task_id
+from optsched.cli import main
+from optsched.errors import InputError
+from optsched.selection import WindowRule
+
+SUITES = Path(__file__).resolve().parent / "data" / "suites"
+TINY_SHA = "9e14461f496eed16602d27d7be0fa80d82bd25132a09329e1884eec709a91315"
+REPO = Path(__file__).resolve().parent.parent
+
+HEAD = 'policies = ["fcfs", "easy"]\nobjectives = ["cmax", "wct"]\n\n'
+SUITE = '[suite]\nname = "t"\n\n'
+TRACE = f'[[traces]]\npath = "tiny.swf"\nsha256 = "{TINY_SHA}"\n\n'
+WINDOWS = '[windows]\nkind = "consecutive"\njobs = 6\ncount = 2\n\n'
+SOLVER = '[[solvers]]\nbackend = "cpsat"\ntime_limit = 5\n'
+
+
+def write_suite(folder: Path, text: str, name: str = "suite.toml") -> Path:
+    """A suite file beside a copy of tiny.swf."""
+    shutil.copy(SUITES / "tiny.swf", folder / "tiny.swf")
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_tiny_suite_fields() -> None:
+    suite = load_suite(SUITES / "tiny.toml")
+    assert suite.name == "tiny"
+    assert suite.policies == ("fcfs", "easy")
+    # Labels are canonical: "wct" is "wct:one".
+    assert suite.objectives == ("cmax", "wct:one")
+    assert suite.windows == WindowRule("consecutive", jobs=6, count=3)
+    assert [(s.backend, s.time_limit, s.workers) for s in suite.solvers] == [
+        ("cpsat", 10.0, 1)
+    ]
+    (trace,) = suite.traces
+    assert trace.path == "tiny.swf"
+    assert trace.file == SUITES / "tiny.swf"
+    assert trace.sha256 == TINY_SHA == sha256_of(SUITES / "tiny.swf")
+    assert trace.pinned
+
+
+def test_missing_sha256_is_computed_and_reported(tmp_path: Path) -> None:
+    trace = '[[traces]]\npath = "tiny.swf"\n\n'
+    suite = load_suite(write_suite(tmp_path, HEAD + SUITE + trace + WINDOWS))
+    (ref,) = suite.traces
+    assert ref.sha256 == TINY_SHA
+    assert not ref.pinned
+
+
+def test_windows_default_to_the_whole_file(tmp_path: Path) -> None:
+    suite = load_suite(write_suite(tmp_path, HEAD + SUITE + TRACE + SOLVER))
+    assert suite.windows == WindowRule("whole")
+    plan = expand(suite)
+    assert {t.window for t in plan.tasks} == {"whole"}
+    assert len(plan.tasks) == 2 * (2 + 1)
+
+
+def test_expansion_order_and_ids() -> None:
+    plan = expand(load_suite(SUITES / "tiny.toml"))
+    # 3 windows x 2 objectives x (2 policies + 1 back-end).
+    assert len(plan.tasks) == 18
+    assert len({t.task_id for t in plan.tasks}) == 18
+    first = plan.tasks[:6]
+    assert [(t.window_index, t.objective, t.kind, t.name) for t in first] == [
+        (0, "cmax", "policy", "fcfs"),
+        (0, "cmax", "policy", "easy"),
+        (0, "cmax", "solver", "cpsat"),
+        (0, "wct:one", "policy", "fcfs"),
+        (0, "wct:one", "policy", "easy"),
+        (0, "wct:one", "solver", "cpsat"),
+    ]
+    assert [t.window for t in plan.tasks[::6]] == [
+        "first=0,jobs=6,state=none",
+        "first=6,jobs=6,state=none",
+        "first=12,jobs=6,state=none",
+    ]
+    solver = plan.tasks[2]
+    assert solver.params == {"time_limit": 10.0, "workers": 1}
+    assert plan.tasks[0].params == {"seed": 0}
+    # The id is the documented hash, recomputed here from its parts.
+    assert solver.task_id == make_task_id(
+        "tiny",
+        TINY_SHA,
+        "first=0,jobs=6,state=none",
+        "solver",
+        "cpsat",
+        "cmax",
+        '{"time_limit":10.0,"workers":1}',
+    )
+
+
+def test_ids_ignore_where_the_trace_lives(tmp_path: Path) -> None:
+    # Same suite, the trace reached through another path: same task ids.
+    original = expand(load_suite(SUITES / "tiny.toml"))
+    (tmp_path / "data").mkdir()
+    text = (SUITES / "tiny.toml").read_text().replace('"tiny.swf"', '"data/tiny.swf"')
+    shutil.copy(SUITES / "tiny.swf", tmp_path / "data" / "tiny.swf")
+    (tmp_path / "moved.toml").write_text(text)
+    moved = expand(load_suite(tmp_path / "moved.toml"))
+    assert [t.task_id for t in moved.tasks] == [t.task_id for t in original.tasks]
+    assert {t.trace for t in moved.tasks} == {"data/tiny.swf"}
+
+
+def test_instances_are_the_windows(tmp_path: Path) -> None:
+    plan = expand(load_suite(SUITES / "tiny.toml"))
+    pairs = list(plan.with_instances(plan.tasks))
+    by_window = {task.window_index: instance for task, instance in pairs}
+    assert [[j.id for j in by_window[i].jobs] for i in range(3)] == [
+        [1, 2, 3, 4, 5, 6],
+        [7, 8, 9, 10, 11, 12],
+        [13, 14, 15, 16, 17, 18],
+    ]
+    # Cut once per window: the tasks of one window share the instance.
+    assert len({id(instance) for _, instance in pairs}) == 3
+
+
+def test_random_windows_of_several_seeds_are_pooled(tmp_path: Path) -> None:
+    windows = '[windows]\nkind = "random"\njobs = 20\ncount = 2\n\n'
+    text = HEAD + "seeds = [1, 2, 3]\n\n" + SUITE + TRACE + windows
+    suite = load_suite(write_suite(tmp_path, text))
+    assert [r.seed for r in suite.window_rules] == [1, 2, 3]
+    plan = expand(suite)
+    # 24 jobs hold 5 positions for a 20-job window; each seed draws 2.
+    from optsched.io import read_trace
+    from optsched.selection import select_windows
+
+    trace = read_trace(tmp_path / "tiny.swf")
+    expected: list[str] = []
+    for rule in suite.window_rules:
+        for spec in select_windows(trace, rule):
+            if spec.key not in expected:
+                expected.append(spec.key)
+    windows_seen = list(dict.fromkeys(t.window for t in plan.tasks))
+    assert windows_seen == expected
+    assert len(plan.tasks) == len(expected) * 2 * 2
+    assert len({t.task_id for t in plan.tasks}) == len(plan.tasks)
+
+
+def _error(tmp_path: Path, text: str) -> str:
+    with pytest.raises(InputError) as caught:
+        load_suite(write_suite(tmp_path, text))
+    message = str(caught.value)
+    assert "\n" not in message
+    return message
+
+
+def test_unknown_top_level_key(tmp_path: Path) -> None:
+    message = _error(tmp_path, HEAD + "polices = []\n" + SUITE + TRACE)
+    assert message.startswith(f"{tmp_path / 'suite.toml'}:4: unknown key 'polices'")
+    assert "valid keys: suite, traces" in message
+
+
+def test_unknown_key_in_a_trace_table(tmp_path: Path) -> None:
+    trace2 = '[[traces]]\npath = "tiny.swf"\nformat = "swf"\n'
+    message = _error(tmp_path, HEAD + SUITE + TRACE + trace2)
+    # Line 13: the second [[traces]] table's 'format' key.
+    assert message == (
+        f"{tmp_path / 'suite.toml'}:13: unknown key 'format' in [traces]; "
+        "valid keys: path, sha256"
+    )
+
+
+def test_unknown_key_in_solvers(tmp_path: Path) -> None:
+    message = _error(tmp_path, HEAD + SUITE + TRACE + SOLVER + "threads = 4\n")
+    assert ":14: unknown key 'threads' in [solvers]" in message
+
+
+def test_top_level_key_written_after_a_table(tmp_path: Path) -> None:
+    text = SUITE + TRACE + WINDOWS + 'policies = ["fcfs"]\nobjectives = ["cmax"]\n'
+    message = _error(tmp_path, text)
+    assert ":13: unknown key 'policies' in [windows]" in message
+    assert "belongs at the top level, before the first [table]" in message
+
+
+def test_bad_window_rule(tmp_path: Path) -> None:
+    windows = '[windows]\nkind = "consecutive"\nsize = 6\n'
+    message = _error(tmp_path, HEAD + SUITE + TRACE + windows)
+    assert ":13: unknown key 'size' in [windows]; valid keys: kind, jobs" in message
+
+
+def test_sha256_mismatch_names_the_file(tmp_path: Path) -> None:
+    wrong = "0" * 64
+    message = _error(tmp_path, HEAD + SUITE + TRACE.replace(TINY_SHA, wrong))
+    assert ":9: trace tiny.swf: sha256 mismatch: the suite says 000" in message
+    assert f"the file {tmp_path / 'tiny.swf'} has {TINY_SHA}" in message
+
+
+def test_malformed_sha256(tmp_path: Path) -> None:
+    message = _error(tmp_path, HEAD + SUITE + TRACE.replace(TINY_SHA, "abc"))
+    assert "sha256 must be 64 hex digits, got 'abc'" in message
+
+
+def test_missing_trace(tmp_path: Path) -> None:
+    text = HEAD + SUITE + TRACE.replace('"tiny.swf"', '"nowhere/kth.swf"')
+    message = _error(tmp_path, text)
+    assert f":8: trace not found: nowhere/kth.swf ({tmp_path}/nowhere/kth.swf)" in (
+        message
+    )
+
+
+def test_same_trace_twice(tmp_path: Path) -> None:
+    message = _error(tmp_path, HEAD + SUITE + TRACE + TRACE)
+    assert ":12: trace tiny.swf is the same file as tiny.swf" in message
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (SUITE + TRACE, "missing 'objectives'"),
+        ('objectives = ["cmax"]\n' + SUITE + TRACE, "nothing to run"),
+        ('objectives = ["makespan"]\npolicies = ["fcfs"]\n' + SUITE + TRACE,
+         ":1: objectives: objective 'makespan' is not one of cmax, wct"),
+        ('objectives = ["wct", "wct:one"]\npolicies = ["fcfs"]\n' + SUITE + TRACE,
+         "name one objective twice"),
+        ('objectives = ["cmax"]\npolicies = ["easy", "easy"]\n' + SUITE + TRACE,
+         ":2: policies: easy listed twice"),
+        ('objectives = "cmax"\npolicies = ["easy"]\n' + SUITE + TRACE,
+         "objectives must be a list of strings"),
+        (HEAD + TRACE, "missing [suite] table"),
+        (HEAD + '[suite]\nname = ""\n' + TRACE, "name must not be empty"),
+        (HEAD + SUITE, "the suite has no [[traces]]"),
+        (HEAD + SUITE + TRACE + SOLVER.replace("cpsat", "gurobi"),
+         ":12: [[solvers]] unknown back-end 'gurobi'; valid back-ends: cpsat"),
+        (HEAD + SUITE + TRACE + SOLVER.replace("5", "-1"),
+         ":13: [[solvers]] time_limit must be a positive number of seconds"),
+        (HEAD + SUITE + TRACE + SOLVER + "workers = 0\n",
+         ":14: [[solvers]] workers must be an integer >= 1, got 0"),
+        (HEAD + SUITE + TRACE + SOLVER + SOLVER, "same back-end settings twice"),
+        (HEAD + "seeds = [1]\n" + SUITE + TRACE + WINDOWS,
+         ":4: seeds apply to random windows only"),
+        (HEAD + SUITE + TRACE + "[windows]\nkind = 'whole'\n[windows]\n",
+         "invalid TOML"),
+    ],
+)  # fmt: skip
+def test_invalid_suites(tmp_path: Path, text: str, expected: str) -> None:
+    assert expected in _error(tmp_path, text)
+
+
+def test_toml_syntax_error_has_a_line(tmp_path: Path) -> None:
+    message = _error(tmp_path, HEAD + SUITE + "[[traces]\npath = 1\n")
+    assert message.startswith(f"{tmp_path / 'suite.toml'}:7: invalid TOML")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        HEAD + "colour = 1\n" + SUITE + TRACE,
+        HEAD + SUITE + TRACE.replace(TINY_SHA, "f" * 64),
+        HEAD + SUITE + TRACE.replace('"tiny.swf"', '"missing.swf"'),
+    ],
+)
+def test_cli_parse_errors_are_one_line_and_exit_2(tmp_path: Path, text: str) -> None:
+    suite = write_suite(tmp_path, text)
+    store = tmp_path / "results.sqlite"
+    result = CliRunner().invoke(main, ["bench", str(suite), "--store", str(store)])
+    assert result.exit_code == 2
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(f"optsched: error: {suite}:")
+    assert not store.exists()
+
+
+def test_shipped_suites_parse_and_expand(traces_dir: Path) -> None:
+    smoke = load_suite(REPO / "benchmarks" / "suites" / "smoke.toml")
+    assert smoke.policies == ("fcfs", "easy", "conservative")
+    assert smoke.objectives == ("cmax", "wct:one")
+    assert [s.backend for s in smoke.solvers] == ["cpsat"]
+    (trace,) = smoke.traces
+    assert trace.file == traces_dir / "KTH-SP2-1996-2.1-cln.swf"
+    assert trace.pinned
+    assert len(expand(smoke).tasks) == 3 * 2 * (3 + 1)
+    kth = load_suite(REPO / "benchmarks" / "suites" / "kth.toml")
+    assert kth.windows.jobs == 100
+    assert kth.objectives == ("cmax", "wct:one")
+    assert kth.traces[0].sha256 == trace.sha256
+    tasks = expand(kth).tasks
+    assert len({t.window for t in tasks}) == kth.windows.count
+    assert len(tasks) == kth.windows.count * 2 * (len(kth.policies) + 1)
