@@ -243,14 +243,17 @@ def _check_processor_overlaps(
     clash_time: dict[tuple[int | None, int | None], int] = {}
     for proc, intervals in usage.items():
         intervals.sort(key=lambda x: (x[0], x[1]))
-        latest_end, latest_owner = -1, None
+        # Compare each interval with every one still running when it starts
+        # (not only the latest-ending one), so that each clashing pair lists
+        # all the processors it shares. The clash begins at the later start.
+        active: list[tuple[int, int, int | None]] = []
         for start, end, owner in intervals:
-            if start < latest_end:
-                key = (latest_owner, owner)
+            active = [a for a in active if a[1] > start]
+            for _, _, other in active:
+                key = (other, owner)
                 clashes[key].append(proc)
                 clash_time.setdefault(key, start)
-            if end > latest_end:
-                latest_end, latest_owner = end, owner
+            active.append((start, end, owner))
     out = []
     for (first, second), procs in sorted(
         clashes.items(), key=lambda kv: (clash_time[kv[0]], str(kv[0]))

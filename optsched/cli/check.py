@@ -38,6 +38,8 @@ def command(
 
     The window options cut INSTANCE first, so a schedule of a window can be
     checked against the trace it came from.
+
+    Exit status: 0 when valid, 1 with violations, 2 on bad input.
     """
     instance = load_instance(instance_file, **input_kwargs)
     schedule = read_schedule(schedule_file, schedule_format)
