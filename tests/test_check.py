@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -62,7 +62,7 @@ def test_missing_and_unknown_jobs() -> None:
     placements = dict(BLOCKED_VALID.placements)
     del placements[4]
     placements[99] = Placement(20, 21, (0,))
-    violations = check_schedule(BLOCKED, Schedule(placements, killed={77}))
+    violations = check_schedule(BLOCKED, Schedule(placements, killed=frozenset({77})))
     assert violations == [
         Violation("missing", "job 4 is not placed", job=4),
         Violation("unknown", "job 99 is placed but not in the instance", job=99),
@@ -88,14 +88,20 @@ def test_wrong_duration() -> None:
 
 def test_killed_jobs_run_for_their_estimate() -> None:
     instance = _instance(1, Job(1, 0, 1, 10, 6), Job(2, 0, 1, 3, 5))
-    valid = Schedule({1: Placement(0, 6, (0,)), 2: Placement(6, 9, (0,))}, killed={1})
+    valid = Schedule(
+        {1: Placement(0, 6, (0,)), 2: Placement(6, 9, (0,))}, killed=frozenset({1})
+    )
     assert check_schedule(instance, valid) == []
-    full_run = Schedule({1: Placement(0, 10), 2: Placement(10, 13)}, killed={1})
+    full_run = Schedule(
+        {1: Placement(0, 10), 2: Placement(10, 13)}, killed=frozenset({1})
+    )
     assert check_schedule(instance, full_run) == [
         Violation("duration", "job 1 runs [0, 10) = 10 s, expected 6 s", job=1, time=0)
     ]
     # Job 2's estimate (5) is not below its runtime (3): it cannot be killed.
-    bad_kill = Schedule({1: Placement(0, 10), 2: Placement(10, 13)}, killed={2})
+    bad_kill = Schedule(
+        {1: Placement(0, 10), 2: Placement(10, 13)}, killed=frozenset({2})
+    )
     assert check_schedule(instance, bad_kill) == [
         Violation(
             "bad-kill",
@@ -519,7 +525,7 @@ def test_checker_agrees_with_a_brute_force_oracle(
 # --------------------------------------------------------------------------
 
 
-def _run(*args: str | Path):  # type: ignore[no-untyped-def]
+def _run(*args: str | Path) -> Result:
     return CliRunner().invoke(main, ["check", *map(str, args)])
 
 

@@ -4,6 +4,7 @@ stack (OR-Tools, PuLP, highspy) loads into one process."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pytest
 
@@ -87,9 +88,11 @@ def test_job_is_frozen() -> None:
         ((0, 3, 1, 0.0, "down"), "busy block down: offset must be an integer, got 0.0"),
     ],
 )
-def test_busy_block_errors_name_the_block(args: tuple, message: str) -> None:  # type: ignore[type-arg]
+def test_busy_block_errors_name_the_block(
+    args: tuple[object, ...], message: str
+) -> None:
     with pytest.raises(ValueError) as info:
-        BusyBlock(*args)
+        BusyBlock(*args)  # type: ignore[arg-type]
     assert str(info.value) == message
 
 
@@ -133,7 +136,7 @@ def test_busy_block_processors() -> None:
         ),
     ],
 )
-def test_machine_errors(build, message: str) -> None:  # type: ignore[no-untyped-def]
+def test_machine_errors(build: Callable[[], Machine], message: str) -> None:
     with pytest.raises(ValueError) as info:
         build()
     assert str(info.value) == message
@@ -168,7 +171,8 @@ def test_instance_duplicate_ids() -> None:
 
 
 def test_instance_replace_and_lookups_validate() -> None:
-    instance = Instance(Machine(4), [Job(1, 0, 4, 1), Job(2, 3, 2, 1)])
+    jobs = [Job(1, 0, 4, 1), Job(2, 3, 2, 1)]
+    instance = Instance(Machine(4), jobs)  # type: ignore[arg-type]
     assert isinstance(instance.jobs, tuple)
     assert instance.processors == 4
     assert instance.job(2) == Job(2, 3, 2, 1)
@@ -208,12 +212,12 @@ def test_placement_values() -> None:
 
 
 def test_schedule_equality_and_lookup() -> None:
-    a = Schedule({1: Placement(0, 4, (0,))}, "easy", {1})
+    a = Schedule({1: Placement(0, 4, (0,))}, "easy", frozenset({1}))
     assert a == Schedule({1: Placement(0, 4, (0,))}, "easy", frozenset({1}))
-    assert a != Schedule({1: Placement(0, 4, (0,))}, "fcfs", {1})
+    assert a != Schedule({1: Placement(0, 4, (0,))}, "fcfs", frozenset({1}))
     assert a != Schedule({1: Placement(0, 4, (0,))}, "easy")
     assert len(a) == 1 and a[1].end == 4
-    assert hash(a) == hash(Schedule({1: Placement(0, 4, (0,))}, "easy", {1}))
+    assert hash(a) == hash(Schedule({1: Placement(0, 4, (0,))}, "easy", frozenset({1})))
 
 
 def test_processor_intervals() -> None:
