@@ -346,11 +346,11 @@ def _binding_lower(solvers: pd.DataFrame) -> list[str]:
     for _, row in solvers.iterrows():
         for method, value in _loads(row.get("bounds")).items():
             found[method] = max(value, found.get(method, -math.inf))
-        if pd.notna(row.get("lower")) and pd.notna(row.get("lower_method")):
-            method = str(row["lower_method"])
+        if pd.notna(row.get("lower")):
+            named = pd.notna(row.get("lower_method")) and row.get("lower_method")
+            method = str(row["lower_method"]) if named else str(row["name"])
             found[method] = max(float(row["lower"]), found.get(method, -math.inf))
-    lowers = solvers["lower"].dropna().astype(float) if len(solvers) else []
-    best = max([*lowers, *found.values()], default=None)
+    best = max(found.values(), default=None)
     if best is None:
         return ["(no lower bound)"]
     return sorted(method for method, value in found.items() if _ties(value, best))

@@ -35,16 +35,13 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from optsched.check import check_schedule
 from optsched.errors import InputError
-from optsched.instance import Instance
 from optsched.plot.charts import (
     binding_bound_counts,
     binding_bounds,
@@ -54,7 +51,13 @@ from optsched.plot.charts import (
     utilisation,
     with_policy_column,
 )
-from optsched.plot.gantt import gantt, instance_from_schedule
+from optsched.plot.gantt import gantt
+from optsched.report.recover import (
+    WindowFinder,
+    best_known,
+    instances_for,
+    schedule_from_json,
+)
 from optsched.report.render import (
     Block,
     Heading,
@@ -66,7 +69,6 @@ from optsched.report.render import (
     write_html,
     write_markdown,
 )
-from optsched.schedule import Schedule
 
 HTML_SUFFIXES = (".html", ".htm")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -81,41 +83,49 @@ MISSING = "—"
 
 
 def _missing(x: object) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
+    return x is None or x is pd.NA or (isinstance(x, float) and math.isnan(x))
 
 
-def fmt_ratio(x: float | None) -> str:
+def _number(x: object) -> float | None:
+    """``x`` as a float, ``None`` when missing (``None``, NaN, NA)."""
+    if _missing(x):
+        return None
+    return float(x)  # type: ignore[arg-type]
+
+
+def fmt_ratio(x: object) -> str:
     """Ratio with 4 decimals; ``∞`` for infinity, ``—`` when unknown."""
-    if _missing(x):
+    value = _number(x)
+    if value is None or math.isnan(value):
         return MISSING
-    assert x is not None
-    if math.isinf(x):
+    if math.isinf(value):
         return "∞"
-    return f"{x:.4f}"
+    return f"{value:.4f}"
 
 
-def fmt_value(x: float | None) -> str:
+def fmt_value(x: object) -> str:
     """Objective value or bound: integers as integers, else 3 decimals."""
-    if _missing(x):
+    value = _number(x)
+    if value is None or math.isnan(value):
         return MISSING
-    assert x is not None
-    if math.isinf(x):
+    if math.isinf(value):
         return "∞"
-    if float(x).is_integer():
-        return str(int(x))
-    return f"{x:.3f}"
+    if value.is_integer():
+        return str(int(value))
+    return f"{value:.3f}"
 
 
-def fmt_interval(low: float, high: float) -> str:
+def fmt_interval(low: object, high: object) -> str:
     """``1.0000`` when exact, else ``[1.0000, 1.2500]``."""
     if fmt_ratio(low) == fmt_ratio(high):
         return fmt_ratio(low)
     return f"[{fmt_ratio(low)}, {fmt_ratio(high)}]"
 
 
-def fmt_share(x: float) -> str:
+def fmt_share(x: object) -> str:
     """Share as a percentage with one decimal."""
-    return MISSING if _missing(x) else f"{100 * x:.1f} %"
+    value = _number(x)
+    return MISSING if value is None or math.isnan(value) else f"{100 * value:.1f} %"
 
 
 def _text(x: object) -> str:
@@ -489,149 +499,6 @@ def binding_section(rows: pd.DataFrame) -> list[Block]:
 # 5. worst windows
 
 
-def schedule_from_json(text: str, origin: str) -> Schedule:
-    """A schedule stored as JSON text (the ``json`` format of
-    :mod:`optsched.io.schedules`); ``origin`` names it in errors."""
-    from optsched.io import schedules
-
-    return schedules._read_json(text, Path(origin))
-
-
-def window_spec_from_key(key: str) -> Any:
-    """The :class:`~optsched.selection.WindowSpec` whose ``key`` is ``key``.
-
-    ``whole``, ``first=F,jobs=N,state=S`` or ``start=T0,end=T1,state=S``.
-    """
-    from optsched.selection import WindowSpec
-
-    if key == "whole":
-        return WindowSpec(whole=True)
-    where, found, state = key.partition(",state=")
-    if not found:
-        raise ValueError(f"window key {key!r}: no state")
-    fields: dict[str, int | None] = {}
-    for part in where.split(","):
-        name, _, value = part.partition("=")
-        fields[name] = None if value == "None" else int(value)
-    if set(fields) == {"first", "jobs"}:
-        return WindowSpec(
-            first_job=fields["first"], jobs=fields["jobs"], initial_state=state
-        )
-    if set(fields) == {"start", "end"}:
-        return WindowSpec(start=fields["start"], end=fields["end"], initial_state=state)
-    raise ValueError(f"window key {key!r}: unknown fields {sorted(fields)}")
-
-
-@dataclass
-class WindowFinder:
-    """Cuts a stored window again from its trace (cached per trace file)."""
-
-    store_dir: Path
-    trace_dirs: Sequence[str | Path]
-    _traces: dict[str, Any] = field(default_factory=dict)
-
-    def _candidates(self, trace: str) -> Iterable[Path]:
-        given = Path(trace)
-        roots = [
-            Path.cwd(),
-            self.store_dir,
-            Path.cwd() / "benchmarks" / "suites",
-            *map(Path, self.trace_dirs),
-        ]
-        yield given
-        for root in roots:
-            yield root / given
-            yield root / given.name
-
-    def locate(self, trace: str, sha256: str) -> tuple[Path | None, str]:
-        """The trace file with this sha256, or ``None`` and why not."""
-        from optsched.bench.suite import sha256_of
-
-        mismatched = []
-        seen: set[Path] = set()
-        for path in self._candidates(trace):
-            resolved = path.resolve()
-            if resolved in seen or not resolved.is_file():
-                continue
-            seen.add(resolved)
-            if sha256_of(resolved) == sha256:
-                return resolved, ""
-            mismatched.append(str(path))
-        if mismatched:
-            return None, f"{', '.join(mismatched)} exists but has another sha256"
-        return None, f"trace {trace} not found (try --trace-dir)"
-
-    def instance(
-        self, trace: str, sha256: str, key: str
-    ) -> tuple[Instance | None, str]:
-        """The window's instance, or ``None`` and the reason."""
-        from optsched.io import read_trace
-
-        path, why = self.locate(trace, sha256)
-        if path is None:
-            return None, why
-        try:
-            if sha256 not in self._traces:
-                self._traces[sha256] = read_trace(path)
-            return window_spec_from_key(key).cut(self._traces[sha256]), ""
-        except (ValueError, ImportError) as error:
-            return None, f"cannot cut window {key} from {path}: {error}"
-
-
-def _best_known(
-    rows: pd.DataFrame, policy_row: pd.Series
-) -> tuple[pd.Series | None, float | None]:
-    """The stored row whose schedule attains the best upper bound of the
-    policy row's window (prefers a solver, then another policy)."""
-    same = rows[
-        (rows["trace_sha256"] == policy_row["trace_sha256"])
-        & (rows["window"] == policy_row["window"])
-        & (rows["objective"] == policy_row["objective"])
-        & (rows["status"] != "ERROR")
-        & rows["schedule"].notna()
-    ]
-    candidates = []
-    for _, row in same.iterrows():
-        value = row["upper"] if row["kind"] == "solver" else row["value"]
-        if _missing(value):
-            continue
-        is_self = row["kind"] == "policy" and row["name"] == policy_row["name"]
-        candidates.append((float(value), row["kind"] != "solver", is_self, row))
-    if not candidates:
-        return None, None
-    best = min(candidates, key=lambda c: c[:3])
-    return best[3], best[0]
-
-
-def _instances_for(
-    finder: WindowFinder, row: pd.Series, schedules: Sequence[Schedule]
-) -> tuple[list[Instance | None], list[str]]:
-    """An instance for each schedule: the re-cut window when it fits, else
-    one rebuilt from the schedules; notes say which."""
-    notes: list[str] = []
-    window, why = finder.instance(
-        str(row["trace"]), str(row["trace_sha256"]), str(row["window"])
-    )
-    if window is not None:
-        problems = [check_schedule(window, s) for s in schedules]
-        if not any(problems):
-            return [window] * len(schedules), notes
-        first = next(p for p in problems if p)[0]
-        why = f"a stored schedule does not fit the re-cut window ({first})"
-    notes.append(
-        f"Window instance not available: {why}. Instance rebuilt from the "
-        "schedules: no busy blocks, m = the fewest processors that hold both "
-        "schedules."
-    )
-    try:
-        sizes = [instance_from_schedule(s) for s in schedules]
-    except ValueError as error:
-        notes.append(f"Cannot draw: {error}.")
-        return [None] * len(schedules), notes
-    m = max(i.processors for i in sizes)
-    return [instance_from_schedule(s, processors=m) for s in schedules], notes
-
-
 def worst_window_blocks(
     rows: pd.DataFrame,
     policy_row: pd.Series,
@@ -653,7 +520,7 @@ def worst_window_blocks(
     ]
     if _missing(policy_row.get("schedule")):
         return [*blocks, Paragraph("The policy's schedule is not stored.", note=True)]
-    best_row, best_value = _best_known(rows, policy_row)
+    best_row, best_value = best_known(rows, policy_row)
     name = f"{policy}-{objective}-{policy_row['window_index']}"
     mine = schedule_from_json(str(policy_row["schedule"]), f"store row {name}")
     assert best_row is not None  # the policy's own row is a candidate
@@ -663,7 +530,7 @@ def worst_window_blocks(
     best_label = str(best_row["name"])
     if best_row["kind"] == "policy":
         best_label = f"policy {best_label}"
-    instances, notes = _instances_for(finder, policy_row, [mine, best])
+    instances, notes = instances_for(finder, policy_row, [mine, best])
     blocks += [Paragraph(n, note=True) for n in notes]
     if instances[0] is None or instances[1] is None:
         return blocks
