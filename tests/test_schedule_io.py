@@ -364,3 +364,10 @@ def test_malformed_json(tmp_path: Path, text: str, expected: str) -> None:
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no such file"):
         read_schedule(tmp_path / "absent.csv")
+
+
+def test_io_package_exposes_the_schedule_pair(tmp_path: Path) -> None:
+    from optsched import io
+
+    io.write_schedule(GOLDEN, tmp_path / "s.json", "json")
+    assert io.read_schedule(tmp_path / "s.json") == GOLDEN

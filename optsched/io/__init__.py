@@ -3,7 +3,7 @@
 :func:`read_trace` / :func:`read` recognise the format from the content
 (``swf``, ``json`` native instance, ``strip`` packing benchmark); ``format``
 forces one. Schedules have their own pair, :func:`read_schedule` and
-:func:`write_schedule`.
+:func:`write_schedule` (from :mod:`optsched.io.schedules`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,17 @@ from pathlib import Path
 
 from optsched.errors import InputError
 from optsched.instance import Instance
+from optsched.io.schedules import read_schedule, write_schedule
 from optsched.trace import Trace
+
+__all__ = [
+    "INSTANCE_FORMATS",
+    "detect_format",
+    "read",
+    "read_schedule",
+    "read_trace",
+    "write_schedule",
+]
 
 INSTANCE_FORMATS = ("swf", "json", "strip")
 _GZIP_MAGIC = b"\x1f\x8b"
