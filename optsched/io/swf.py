@@ -34,9 +34,9 @@ skipped jobs
     in this order: :data:`SKIP_SIZE`, :data:`SKIP_RUNTIME`, :data:`SKIP_SUBMIT`,
     :data:`SKIP_TOO_LARGE`, :data:`SKIP_ESTIMATE`.
 
-The reader parses the job lines in one pass with :func:`numpy.loadtxt`; when
-that fails, or produces a value outside the accepted grammar, a line-by-line
-parser locates the first bad line and names it in the error.
+The reader parses the job lines in chunks with :func:`numpy.loadtxt`; when a
+chunk fails, or holds a value outside the accepted grammar, a line-by-line
+parser locates the first bad line of the chunk and names it in the error.
 """
 
 from __future__ import annotations
@@ -107,6 +107,8 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _HEADER_KEY = re.compile(r";\s{0,2}([A-Za-z][A-Za-z0-9_]*):(.*)")
 _CONTINUATION = re.compile(r";\s{3,}\S")
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+# Job lines per numpy call (see _parse_table).
+_CHUNK = 16_384
 # float64 holds every integer up to 2**53 exactly.
 _EXACT_LIMIT = 2.0**53
 
@@ -342,12 +344,20 @@ def _parse_table(path: Path, job_lines: list[str], numbers: list[int]) -> np.nda
     """All job lines as an ``(n, 18)`` float64 array of exact values.
 
     Rounding of time fields and the integer check of the others are applied
-    here, so the result holds whole numbers only.
+    here, so the result holds whole numbers only. Lines are parsed in chunks
+    of :data:`_CHUNK` with numpy; a chunk numpy cannot parse cleanly is parsed
+    again line by line, which raises at its first bad line. So a bad line at
+    the end of a large file costs one numpy pass plus one small chunk in
+    Python, not a Python pass over the whole file.
     """
-    table = _parse_fast(job_lines)
-    if table is None:
-        table = _parse_slow(path, job_lines, numbers)
-    return table
+    tables = []
+    for first in range(0, len(job_lines), _CHUNK):
+        chunk = job_lines[first : first + _CHUNK]
+        table = _parse_fast(chunk)
+        if table is None:
+            table = _parse_slow(path, chunk, numbers[first : first + _CHUNK])
+        tables.append(table)
+    return tables[0] if len(tables) == 1 else np.concatenate(tables)
 
 
 def _parse_fast(job_lines: list[str]) -> np.ndarray | None:
