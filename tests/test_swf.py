@@ -417,3 +417,14 @@ def test_fast_and_slow_parsers_agree(case: tuple[list[str], list[list[int]]]) ->
     slow = _parse_slow(Path("x.swf"), texts, list(range(1, len(texts) + 1)))
     assert fast is not None
     assert fast.tolist() == slow.tolist() == [[float(v) for v in r] for r in rows]
+
+
+def test_chunked_parsing_matches_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    whole = read_swf(SWF / "good.swf")
+    monkeypatch.setattr("optsched.io.swf._CHUNK", 3)
+    chunked = read_swf(SWF / "good.swf")
+    assert chunked == whole
+    # The bad line sits in the second chunk of two lines.
+    monkeypatch.setattr("optsched.io.swf._CHUNK", 1)
+    with pytest.raises(InputError, match=r"non_numeric.swf:3: field 4 \(run time\)"):
+        read_swf(SWF / "non_numeric.swf")
