@@ -227,6 +227,8 @@ def test_same_trace_twice(tmp_path: Path) -> None:
          ":2: policies: easy listed twice"),
         ('objectives = "cmax"\npolicies = ["easy"]\n' + SUITE + TRACE,
          "objectives must be a list of strings"),
+        ('objectives = ["cmax"]\npolicies = ["easy", "fifo-ish"]\n' + SUITE + TRACE,
+         ":2: policies: unknown policy 'fifo-ish'; valid names: "),
         (HEAD + TRACE, "missing [suite] table"),
         (HEAD + '[suite]\nname = ""\n' + TRACE, "name must not be empty"),
         (HEAD + SUITE, "the suite has no [[traces]]"),

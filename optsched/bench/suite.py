@@ -207,7 +207,7 @@ def _parse(data: dict[str, Any], where: _Located) -> Suite:
         raise where.error("[suite] name must not be empty", "name", "suite")
     windows = _windows(data, where)
     seeds = _seeds(data, windows, where)
-    policies = _strings(data, "policies", where)
+    policies = _policies(data, where)
     objectives = _objectives(data, where)
     solvers = _solvers(data, where)
     if not policies and not solvers:
@@ -289,6 +289,18 @@ def _strings(data: Mapping[str, Any], key: str, where: _Located) -> tuple[str, .
     if duplicates:
         raise where.error(f"{key}: {', '.join(duplicates)} listed twice", key)
     return tuple(value)
+
+
+def _policies(data: Mapping[str, Any], where: _Located) -> tuple[str, ...]:
+    from optsched.heuristics import parse_policy
+
+    specs = _strings(data, "policies", where)
+    for spec in specs:
+        try:
+            parse_policy(spec)
+        except ValueError as error:
+            raise where.error(f"policies: {error}", "policies") from None
+    return specs
 
 
 def _objectives(data: Mapping[str, Any], where: _Located) -> tuple[str, ...]:
