@@ -111,15 +111,27 @@ def cut_window(
             first_job=k, jobs=len(selected), shift=shift, initial_state=initial_state
         )
         label = f"jobs{k}-{k + len(selected) - 1}"
-    blocks = _rebased_blocks(instance.machine.unavailable, shift)
     if initial_state == "recorded":
+        label += "_recorded"
+    return _assemble(instance, selected, before, window, label)
+
+
+def _assemble(
+    instance: Instance,
+    selected: Sequence[Job],
+    before: Sequence[Job],
+    window: Window,
+    label: str,
+) -> Instance:
+    """The window instance: rebased jobs and blocks, name and provenance."""
+    shift = window.shift
+    blocks = _rebased_blocks(instance.machine.unavailable, shift)
+    if window.initial_state == "recorded":
         blocks += _recorded_blocks(instance, before, shift)
-    machine = _machine_with_blocks(instance, blocks, shift)
-    suffix = "_recorded" if initial_state == "recorded" else ""
     return Instance(
-        machine,
+        _machine_with_blocks(instance, blocks, shift),
         tuple(job.replace(release=job.release - shift) for job in selected),
-        name=f"{instance.name or 'trace'}_{label}{suffix}",
+        name=f"{instance.name or 'trace'}_{label}",
         source=_window_source(instance.source, window),
     )
 
