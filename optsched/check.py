@@ -16,6 +16,10 @@ Rules checked (half-open intervals ``[start, end)``):
    ``[0, m)`` and never share a processor with an overlapping job or busy
    block that has an offset;
 6. on a contiguous machine every job has processors and they are consecutive.
+
+A job that migrates (``Placement.moves``) is judged on each stretch: every
+processor set it uses obeys rules 5 and 6, and move times increase inside
+``(start, end)``.
 """
 
 from __future__ import annotations
@@ -128,8 +132,35 @@ def _check_times(job: Job, placement: Placement, killed: bool) -> list[Violation
 def _check_processor_set(
     instance: Instance, job: Job, placement: Placement
 ) -> list[Violation]:
+    out = _check_moves(job, placement)
+    out += _check_one_processor_set(instance, job, placement.start, placement.processors)
+    for time, procs in placement.moves:
+        out += _check_one_processor_set(instance, job, time, procs)
+    return out
+
+
+def _check_moves(job: Job, placement: Placement) -> list[Violation]:
+    if not placement.moves:
+        return []
+    times = [time for time, _ in placement.moves]
+    inside = all(placement.start < t < placement.end for t in times)
+    if placement.processors is None or not inside or times != sorted(set(times)):
+        return [
+            Violation(
+                "bad-move",
+                f"job {job.id}: moves at {times} must be increasing, inside "
+                f"({placement.start}, {placement.end}), from a known processor set",
+                job=job.id,
+                time=placement.start,
+            )
+        ]
+    return []
+
+
+def _check_one_processor_set(
+    instance: Instance, job: Job, start: int, procs: tuple[int, ...] | None
+) -> list[Violation]:
     m = instance.processors
-    procs = placement.processors
     if procs is None:
         if instance.machine.allocation == "contiguous":
             return [
@@ -137,7 +168,7 @@ def _check_processor_set(
                     "no-processors",
                     f"job {job.id} has no processors on a contiguous machine",
                     job=job.id,
-                    time=placement.start,
+                    time=start,
                 )
             ]
         return []
@@ -149,7 +180,7 @@ def _check_processor_set(
                 f"job {job.id} has {len(set(procs))} distinct processors, "
                 f"its size is {job.size}",
                 job=job.id,
-                time=placement.start,
+                time=start,
                 processors=procs,
             )
         )
@@ -160,7 +191,7 @@ def _check_processor_set(
                 "processor-range",
                 f"job {job.id} uses processors {list(outside)} outside [0, {m})",
                 job=job.id,
-                time=placement.start,
+                time=start,
                 processors=outside,
             )
         )
@@ -174,7 +205,7 @@ def _check_processor_set(
                 "not-contiguous",
                 f"job {job.id} uses non-consecutive processors on a contiguous machine",
                 job=job.id,
-                time=placement.start,
+                time=start,
                 processors=procs,
             )
         )
@@ -232,9 +263,10 @@ def _check_processor_overlaps(
     # Per processor, sort the intervals using it and compare neighbours.
     usage: dict[int, list[tuple[int, int, int | None]]] = defaultdict(list)
     for jid, p in placed.items():
-        if p.processors is not None and p.end > p.start:
-            for proc in set(p.processors):
-                usage[proc].append((p.start, p.end, jid))
+        for start, end, processors in p.segments():
+            if processors is not None and end > start:
+                for proc in set(processors):
+                    usage[proc].append((start, end, jid))
     for block in instance.machine.unavailable:
         if block.processors is not None and block.end > block.start:
             for proc in block.processors:

@@ -54,11 +54,18 @@ class Placement:
     ``processors`` is a sorted tuple of processor indices, or ``None`` when a
     producer only counts processors. On a contiguous machine the indices
     must be consecutive; :attr:`offset` is then the first one.
+
+    ``moves`` records migrations (the simulator's compaction of a
+    contiguous machine): ``(time, processors)`` pairs, times increasing and
+    inside ``(start, end)``; from ``time`` on the job runs on the new
+    processors, and ``processors`` is where it started. Empty for a job
+    that never moves; :meth:`segments` gives the pieces.
     """
 
     start: int
     end: int
     processors: tuple[int, ...] | None = None
+    moves: tuple[tuple[int, tuple[int, ...]], ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("start", "end"):
@@ -67,6 +74,24 @@ class Placement:
                 raise ValueError(f"placement: {name} must be an integer, got {value!r}")
         if self.processors is not None:
             object.__setattr__(self, "processors", tuple(sorted(self.processors)))
+        if self.moves:
+            object.__setattr__(
+                self,
+                "moves",
+                tuple((time, tuple(sorted(procs))) for time, procs in self.moves),
+            )
+
+    def segments(self) -> tuple[tuple[int, int, tuple[int, ...] | None], ...]:
+        """``(start, end, processors)`` of each stretch on one processor set."""
+        if not self.moves:
+            return ((self.start, self.end, self.processors),)
+        out = []
+        since, procs = self.start, self.processors
+        for time, new in self.moves:
+            out.append((since, time, procs))
+            since, procs = time, new
+        out.append((since, self.end, procs))
+        return tuple(out)
 
     @classmethod
     def contiguous(cls, start: int, end: int, offset: int, size: int) -> Placement:
