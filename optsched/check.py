@@ -133,7 +133,9 @@ def _check_processor_set(
     instance: Instance, job: Job, placement: Placement
 ) -> list[Violation]:
     out = _check_moves(job, placement)
-    out += _check_one_processor_set(instance, job, placement.start, placement.processors)
+    out += _check_one_processor_set(
+        instance, job, placement.start, placement.processors
+    )
     for time, procs in placement.moves:
         out += _check_one_processor_set(instance, job, time, procs)
     return out
