@@ -311,3 +311,18 @@ def test_bundled_instance_matches_its_trace(name: str, tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert out.read_bytes() == bundled.read_bytes()
+
+
+def test_info_bundled_instance_shows_provenance() -> None:
+    result = _run("info", INSTANCES / "kth_20_recorded.json")
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert (
+        _row(out, "source")
+        == "KTH-SP2-1996-2.1-cln.swf (swf, sha256 fba36494c4e4257f...)"
+    )
+    assert _row(out, "window") == (
+        "jobs 1000..1019, shift 1,399,133, initial state recorded"
+    )
+    assert _row(out, "jobs") == "20"
+    assert _row(out, "busy blocks") == "13"

@@ -148,13 +148,16 @@ def _overview(path: str, trace: Trace, instance: Instance, s: Summary) -> Table:
     for key in ("Computer", "Installation"):
         if key in trace.header:
             table.add_row(key.lower(), trace.header[key].split("\n")[0])
-    window = instance.source.window
+    source = instance.source
+    if source.file is not None:
+        sha = f", sha256 {source.sha256[:16]}..." if source.sha256 else ""
+        table.add_row("source", f"{source.file} ({source.format or '?'}{sha})")
+    if source.window is not None:
+        table.add_row("window", _window_text(instance))
     if trace.records:
         table.add_row("job records read", f"{trace.records:,}")
         table.add_row("jobs skipped", f"{trace.skipped.total:,}")
         table.add_row("jobs kept", f"{len(trace.instance.jobs):,}")
-    if window is not None and instance is not trace.instance:
-        table.add_row("window", _window_text(instance))
     table.add_row("jobs", f"{s.jobs:,}")
     table.add_row("machine", f"{s.processors:,} processors, allocation {s.allocation}")
     table.add_row("busy blocks", f"{s.busy_blocks:,}")
