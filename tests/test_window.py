@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 from conftest import DATA, trace_path
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from optsched.check import check_schedule
 from optsched.errors import InputError
@@ -390,3 +392,81 @@ def test_window_keeps_trace_untouched(trace: Trace) -> None:
     before = dataclasses.replace(trace)
     cut_window(trace, first_job=4, jobs=3, initial_state="recorded")
     assert trace == before
+
+
+# --------------------------------------------------------------------------
+# Property: on any trace whose recorded schedule is feasible, every window's
+# recorded schedule is feasible beside its recorded busy blocks, and the
+# window holds exactly the selected jobs.
+
+
+def _usage(placed: list[tuple[int, int, int]], t: int) -> int:
+    return sum(size for start, end, size in placed if start <= t < end)
+
+
+def _greedy_start(placed: list[tuple[int, int, int]], job: Job, m: int) -> int:
+    # Earliest start >= release where the job fits for its whole run; usage
+    # only rises at starts, so checking the start and later starts suffices.
+    candidates = sorted({job.release} | {e for _, e, _ in placed if e > job.release})
+    for t in candidates:
+        points = [t] + [s for s, _, _ in placed if t < s < t + job.runtime]
+        if all(_usage(placed, u) + job.size <= m for u in points):
+            return t
+    raise AssertionError("unreachable: the machine empties eventually")
+
+
+@st.composite
+def _recorded_traces(draw: st.DrawFn) -> Instance:
+    m = draw(st.integers(1, 6))
+    n = draw(st.integers(1, 10))
+    raw = [
+        (draw(st.integers(0, 30)), draw(st.integers(1, m)), draw(st.integers(0, 15)))
+        for _ in range(n)
+    ]
+    placed: list[tuple[int, int, int]] = []
+    jobs = []
+    for i, (release, size, runtime) in enumerate(raw):
+        job = Job(i + 1, release, size, runtime)
+        start = _greedy_start(placed, job, m) if runtime > 0 else release
+        placed.append((start, start + runtime, size))
+        jobs.append(job.replace(wait=start - release))
+    return Instance(Machine(m), tuple(jobs), "random", Source("random.swf"))
+
+
+@settings(max_examples=150, deadline=None)
+@given(_recorded_traces(), st.data())
+def test_recorded_windows_feasible(instance: Instance, data: st.DataObject) -> None:
+    n = len(instance.jobs)
+    if data.draw(st.booleans()):
+        first = data.draw(st.integers(0, n - 1))
+        count = data.draw(st.integers(1, n - first))
+        window = cut_window(
+            instance, first_job=first, jobs=count, initial_state="recorded"
+        )
+        ordered = sorted(instance.jobs, key=lambda j: j.release)
+        assert [j.id for j in window.jobs] == [j.id for j in ordered[first:][:count]]
+        t0 = ordered[first].release
+        before = ordered[:first]
+    else:
+        t0 = data.draw(st.integers(0, 30))
+        span = data.draw(st.integers(1, 30))
+        chosen = [j for j in instance.jobs if t0 <= j.release < t0 + span]
+        if not chosen:
+            with pytest.raises(InputError, match="is empty"):
+                cut_window(instance, start=t0, end=t0 + span, initial_state="recorded")
+            return
+        window = cut_window(instance, start=t0, end=t0 + span, initial_state="recorded")
+        assert sorted(j.id for j in window.jobs) == sorted(j.id for j in chosen)
+        before = [j for j in instance.jobs if j.release < t0]
+    running = {
+        f"job {j.id}": (j.release + j.wait + j.runtime - t0, j.size)  # type: ignore[operator]
+        for j in before
+        if j.release + j.wait <= t0 < j.release + j.wait + j.runtime  # type: ignore[operator]
+    }
+    blocks = {b.label: (b.end, b.size) for b in window.machine.unavailable}
+    assert blocks == running
+    assert all(b.start == 0 for b in window.machine.unavailable)
+    assert window.source.window is not None and window.source.window.shift == t0
+    for job in window.jobs:
+        assert job.release == instance.job(job.id).release - t0
+    assert check_schedule(window, _recorded_schedule(window)) == []
