@@ -1,0 +1,219 @@
+"""Policy specs: short strings naming a policy on the command line.
+
+Grammar::
+
+    spec   := name [":" param ("," param)*]
+    param  := key "=" value | "oracle"
+
+Names (aliases in parentheses):
+
+- ``fcfs`` (``fifo``), ``spt`` (``sjf``), ``lpt`` (``ljf``), ``ssf``,
+  ``lsf``, ``saf``, ``laf``, ``random``: strict list scheduling in that
+  queue order (only the head may start). ``strict:order=NAME`` is the same.
+- ``firstfit`` (``first-fit``, ``greedy``): any waiting job that fits starts.
+- ``easy``: EASY backfilling; ``backfill:depth=K`` keeps ``K``
+  reservations; ``backfill:depth=all`` is ``conservative``.
+- ``conservative``: conservative backfilling.
+- ``best-package`` (``bestpackage``, ``package``): subset-sum packing.
+
+Parameters:
+
+- ``order=NAME``: queue order (``fcfs``, ``spt``, ``lpt``, ``ssf``, ``lsf``,
+  ``saf``, ``laf``, ``random``; ``sjf``/``ljf``/``fifo`` accepted).
+- ``oracle``: the policy sees actual durations instead of estimates.
+- ``seed=N``: seed of the random order (default: the simulation's seed).
+- ``select=RULE`` (easy, backfill): ``queue``, ``submit``, ``largest``,
+  ``largest-area``, ``smallest``.
+- ``maxwait=SECONDS``, ``maxidle=SHARE`` (with ``select=largest``): stop
+  backfilling while the head has waited that long, or while more than that
+  share of the machine is idle.
+- ``depth=K|all`` (backfill): number of reservations.
+- ``limit=N`` (best-package): jobs in the subset-sum search (default 128).
+
+Examples: ``easy``, ``easy:order=sjf``, ``conservative``,
+``backfill:depth=3``, ``firstfit:order=lpt``, ``best-package``,
+``easy:select=largest,maxwait=3600``, ``spt:oracle``, ``random:seed=3``.
+
+Every :class:`~optsched.heuristics.policies.Policy` has a canonical
+``spec``; ``parse_policy(policy.spec) == policy``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from optsched.heuristics.orders import ORDER_NAMES, canonical_order
+from optsched.heuristics.policies import (
+    SELECT_NAMES,
+    Backfill,
+    BestPackage,
+    Conservative,
+    FirstFit,
+    Policy,
+    Strict,
+)
+
+POLICY_NAMES: tuple[str, ...] = (
+    *ORDER_NAMES,
+    "firstfit",
+    "easy",
+    "conservative",
+    "best-package",
+)
+"""The named policies of the family (each parses on its own)."""
+
+_ALIASES: dict[str, str] = {
+    "fifo": "fcfs",
+    "sjf": "spt",
+    "ljf": "lpt",
+    "first-fit": "firstfit",
+    "greedy": "firstfit",
+    "bestpackage": "best-package",
+    "package": "best-package",
+}
+_GENERIC = ("strict", "backfill")
+_COMMON = ("order", "oracle", "seed")
+_PARAMS: dict[str, tuple[str, ...]] = {
+    "strict": _COMMON,
+    "firstfit": _COMMON,
+    "easy": (*_COMMON, "select", "maxwait", "maxidle"),
+    "backfill": (*_COMMON, "depth", "select", "maxwait", "maxidle"),
+    "conservative": _COMMON,
+    "best-package": (*_COMMON, "limit"),
+}
+
+
+def valid_names() -> str:
+    """Every accepted policy name, for error messages and help."""
+    return ", ".join((*POLICY_NAMES, *_GENERIC, *_ALIASES))
+
+
+def parse_policy(spec: str | Policy) -> Policy:
+    """The policy a spec names (a :class:`Policy` is returned as is).
+
+    Raises
+    ------
+    ValueError
+        One line naming the problem and the valid choices.
+    """
+    if isinstance(spec, Policy):
+        return spec
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"empty policy spec; valid names: {valid_names()}")
+    text = spec.strip()
+    raw_name, _, raw_params = text.partition(":")
+    name = raw_name.strip().lower()
+    name = _ALIASES.get(name, name)
+    fixed_order: str | None = None
+    if name in ORDER_NAMES:
+        fixed_order, name = name, "strict"
+    if name not in _PARAMS:
+        raise ValueError(
+            f"unknown policy {raw_name.strip()!r}; valid names: {valid_names()}"
+        )
+    params = _split_params(text, raw_params, _PARAMS[name])
+    if fixed_order is not None:
+        if "order" in params:
+            raise ValueError(
+                f"policy {text!r}: the name {fixed_order!r} fixes the order; "
+                "use strict:order=NAME"
+            )
+        params["order"] = fixed_order
+    try:
+        return _build(name, params)
+    except ValueError as error:
+        raise ValueError(f"policy {text!r}: {error}") from None
+
+
+def _split_params(text: str, raw: str, allowed: tuple[str, ...]) -> dict[str, str]:
+    params: dict[str, str] = {}
+    if not raw.strip():
+        return params
+    for item in raw.split(","):
+        key, sep, value = item.partition("=")
+        key = key.strip().lower()
+        value = value.strip()
+        if not key:
+            raise ValueError(f"policy {text!r}: empty parameter")
+        if key not in allowed:
+            raise ValueError(
+                f"policy {text!r}: unknown parameter {key!r}; "
+                f"valid: {', '.join(allowed)}"
+            )
+        if key in params:
+            raise ValueError(f"policy {text!r}: parameter {key!r} given twice")
+        if not sep and key != "oracle":
+            raise ValueError(
+                f"policy {text!r}: parameter {key!r} needs a value ({key}=...)"
+            )
+        params[key] = value if sep else "true"
+    return params
+
+
+def _build(name: str, params: dict[str, str]) -> Policy:
+    common: dict[str, Any] = {
+        "order": canonical_order(params.get("order", "fcfs")),
+        "oracle": _flag("oracle", params.get("oracle", "false")),
+        "seed": _optional(params, "seed", _integer),
+    }
+    if name == "strict":
+        return Strict(**common)
+    if name == "firstfit":
+        return FirstFit(**common)
+    if name == "conservative":
+        return Conservative(**common)
+    if name == "best-package":
+        return BestPackage(
+            **common, limit=_integer("limit", params.get("limit", "128"))
+        )
+    depth_text = params.get("depth", "1")
+    if name == "backfill" and depth_text.lower() in ("all", "inf", "infinite"):
+        if any(k in params for k in ("select", "maxwait", "maxidle")):
+            raise ValueError("select, maxwait and maxidle need a finite depth")
+        return Conservative(**common)
+    return Backfill(
+        **common,
+        depth=_integer("depth", depth_text),
+        select=_select(params.get("select", "queue")),
+        maxwait=_optional(params, "maxwait", _integer),
+        maxidle=_optional(params, "maxidle", _share),
+    )
+
+
+def _optional(
+    params: dict[str, str], key: str, convert: Callable[[str, str], Any]
+) -> Any:
+    return convert(key, params[key]) if key in params else None
+
+
+def _integer(key: str, value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise ValueError(f"{key} must be an integer, got {value!r}") from None
+    return number
+
+
+def _share(key: str, value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(f"{key} must be a number in [0, 1], got {value!r}") from None
+    return number
+
+
+def _flag(key: str, value: str) -> bool:
+    lowered = value.lower()
+    if lowered in ("true", "1", "yes", "on"):
+        return True
+    if lowered in ("false", "0", "no", "off"):
+        return False
+    raise ValueError(f"{key} must be true or false, got {value!r}")
+
+
+def _select(value: str) -> str:
+    lowered = value.lower()
+    if lowered not in SELECT_NAMES:
+        raise ValueError(f"unknown select {value!r}; valid: {', '.join(SELECT_NAMES)}")
+    return lowered

@@ -1,0 +1,198 @@
+"""``optsched simulate FILE --policy SPEC``: replay a trace under a policy.
+
+Prints the metrics table of the schedule (recomputed from it by
+:mod:`optsched.metrics`) and, with ``-o``, writes the schedule.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from optsched.cli.options import input_options, load_instance
+from optsched.heuristics import ALLOCATION_RULES, SimulationResult, simulate
+from optsched.instance import Instance
+from optsched.metrics import Summary, summarize
+
+SCHEDULE_FORMATS = ("csv", "batsim", "json")
+
+POLICY_HELP = """\b
+Policy specs: NAME[:PARAM,PARAM,...]
+  fcfs spt lpt ssf lsf saf laf random  strict list scheduling in that
+                                       queue order (only the head starts)
+  firstfit                             any waiting job that fits starts
+  easy                                 EASY backfilling
+  backfill:depth=K|all                 K reservations (all = conservative)
+  conservative                         conservative backfilling
+  best-package                         subset-sum packing of free processors
+\b
+Parameters:
+  order=NAME        queue order (fcfs spt lpt ssf lsf saf laf random;
+                    sjf ljf fifo accepted)
+  oracle            see actual run times instead of estimates
+  seed=N            seed of the random order (default: --seed)
+  select=RULE       easy/backfill candidates: queue submit largest
+                    largest-area smallest
+  maxwait=S         with select=largest: no backfilling once the head
+                    has waited S seconds
+  maxidle=F         with select=largest: no backfilling while more than
+                    a share F of the machine is idle
+  limit=N           best-package: jobs in the subset-sum search (128)
+\b
+Examples: easy, easy:order=sjf, conservative, backfill:depth=3,
+firstfit:order=lpt, best-package, easy:select=largest, spt:oracle,
+random:seed=3
+"""
+
+
+def simulation_options(command: Any) -> Any:
+    """Options shared by ``simulate`` and ``compare``."""
+    options = [
+        click.option(
+            "--seed",
+            type=int,
+            default=0,
+            show_default=True,
+            help="Seed of random queue orders.",
+        ),
+        click.option(
+            "--kill-at-estimate",
+            is_flag=True,
+            help="Stop jobs that overrun their estimate at their estimate.",
+        ),
+        click.option(
+            "--allocation-rule",
+            type=click.Choice(ALLOCATION_RULES),
+            default="first-fit",
+            show_default=True,
+            help="Range choice on contiguous machines.",
+        ),
+        click.option(
+            "--migration",
+            is_flag=True,
+            help="Contiguous machines: compact running jobs when no range fits.",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def metrics_rows(summary: Summary, result: SimulationResult) -> list[tuple[str, str]]:
+    """The metrics table as ``(name, value)`` rows."""
+    rows = [
+        ("jobs", f"{summary.jobs}"),
+        ("makespan (s)", f"{summary.makespan}"),
+        ("sum of weighted completion (s)", f"{summary.weighted_completion:.6g}"),
+        ("mean wait (s)", f"{summary.mean_wait:.2f}"),
+        ("max wait (s)", f"{summary.max_wait}"),
+        ("mean bounded slowdown (10 s)", f"{summary.mean_bounded_slowdown:.3f}"),
+        ("utilisation", f"{summary.utilisation:.4f}"),
+    ]
+    stats = result.stats
+    if stats.killed:
+        rows.append(("jobs killed at estimate", f"{stats.killed}"))
+    if stats.killed_for_blocks:
+        rows.append(("  of which before a busy block", f"{stats.killed_for_blocks}"))
+    if stats.migrations:
+        rows.append(("migrations", f"{stats.migrations}"))
+        rows.append(("migrated jobs", f"{stats.migrated_jobs}"))
+        rows.append(("migrated processors", f"{stats.migrated_processors}"))
+    return rows
+
+
+def wide_console() -> Console:
+    # Piped output gets a wide console so that no number is cut short.
+    import sys
+
+    return Console(width=None if sys.stdout.isatty() else 160)
+
+
+def _output_format(path: str, forced: str | None) -> str:
+    if forced is not None:
+        return forced
+    suffix = Path(path).suffix.lower()
+    return "json" if suffix == ".json" else "csv"
+
+
+def _write(result: SimulationResult, instance: Instance, path: str, fmt: str) -> None:
+    from optsched.io.schedules import write_schedule
+
+    write_schedule(result.schedule, path, fmt, instance)
+    moved = sum(1 for p in result.schedule.placements.values() if p.moves)
+    if moved:
+        click.echo(
+            f"optsched: note: {moved} jobs migrated; schedule files record the "
+            "processors each job started on",
+            err=True,
+        )
+
+
+@click.command("simulate", epilog=POLICY_HELP)
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option(
+    "--policy",
+    "-p",
+    "policy",
+    default="easy",
+    show_default=True,
+    help="Policy spec (see below).",
+)
+@simulation_options
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the schedule to this file.",
+)
+@click.option(
+    "--schedule-format",
+    type=click.Choice(SCHEDULE_FORMATS),
+    default=None,
+    help="Format of -o: csv, batsim (out_jobs.csv) or json "
+    "(default: json for a .json name, else csv).",
+)
+@input_options
+def command(
+    file: str,
+    policy: str,
+    seed: int,
+    kill_at_estimate: bool,
+    allocation_rule: str,
+    migration: bool,
+    output: str | None,
+    schedule_format: str | None,
+    **input_kwargs: Any,
+) -> None:
+    """Simulate FILE online under a policy and print its metrics.
+
+    Jobs run for their actual run time; the policy sees only the estimates
+    (requested times), except oracle policies. Busy blocks of the instance
+    are respected. --format is the input format; --schedule-format the
+    output's.
+    """
+    instance = load_instance(file, **input_kwargs)
+    result = simulate(
+        instance,
+        policy,
+        seed=seed,
+        kill_at_estimate=kill_at_estimate,
+        allocation_rule=allocation_rule,
+        migration=migration,
+        progress=True,
+    )
+    summary = summarize(instance, result.schedule)
+    table = Table(title=f"{result.schedule.producer} on {instance.name or file}")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for name, value in metrics_rows(summary, result):
+        table.add_row(name, value)
+    wide_console().print(table)
+    if output is not None:
+        _write(result, instance, output, _output_format(output, schedule_format))
+        click.echo(f"schedule written to {output}")
