@@ -508,3 +508,27 @@ def test_cli_gantt_warns_on_invalid_schedule(
     assert result.exit_code == 0
     assert "warning: the schedule has" in result.output
     assert out.exists()
+
+
+def test_bounds_per_window_relative(ax: Axes) -> None:
+    bounds_per_window(gap_frame(), "cmax", relative=True, ax=ax)
+    markers = {line.get_label(): line for line in ax.get_lines()}
+    assert markers["easy"].get_ydata().tolist() == pytest.approx([120 / 110, 1.0])
+    assert markers["fcfs"].get_ydata().tolist() == pytest.approx([1.0, 70 / 50])
+    (bars,) = ax.collections
+    segments = [v for s in bars.get_segments() for v in s[:, 1].tolist()]
+    assert segments == pytest.approx([100 / 110, 1.0, 1.0, 1.0])
+    assert ax.get_ylabel() == "value / best UB of the window (cmax)"
+    assert ax.get_yscale() == "linear"
+
+
+def test_binding_lower_bound_without_method_counts_under_the_solver() -> None:
+    rows = task_rows()
+    rows.loc[3, "lower_method"] = None
+    rows.loc[3, "bounds"] = '{"area": 40.0}'
+    counts = binding_bound_counts(rows)
+    lower = counts[counts["kind"] == "lower"]
+    assert [tuple(r) for r in lower.itertuples(index=False)] == [
+        ("cmax", "lower", "area", 1, 0.5),
+        ("cmax", "lower", "cpsat", 1, 0.5),
+    ]

@@ -13,7 +13,9 @@ import base64
 import io
 import json
 import math
+import os
 import re
+import stat
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -36,8 +38,14 @@ from optsched.metrics import summarize
 from optsched.models.objective import Objective
 from optsched.plot.charts import binding_bound_counts
 from optsched.report import build_report
-from optsched.report.build import fmt_ratio, fmt_share, fmt_value
+from optsched.report.build import (
+    fmt_ratio,
+    fmt_share,
+    fmt_value,
+    worst_window_blocks,
+)
 from optsched.report.recover import WindowFinder, window_spec_from_key
+from optsched.report.render import Image
 from optsched.schedule import Placement, Schedule
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -629,3 +637,25 @@ def test_frames_are_consistent_with_the_store(store_path: Path) -> None:
     assert isinstance(rows, pd.DataFrame)
     for schedule_json in rows["schedule"].dropna():
         assert json.loads(schedule_json)["format"] == "optsched-schedule"
+
+
+def test_no_chart_for_a_policy_optimal_on_every_window(store_path: Path) -> None:
+    with Store(store_path, create=False) as s:
+        rows = s.rows()
+    gap = gap_frame(rows).assign(policy=lambda f: f["name"])
+    row = gap.iloc[0].copy()
+    row["ratio_low"] = row["ratio_high"] = 1.0
+    blocks = worst_window_blocks(rows, row, WindowFinder(store_path.parent, ()), {})
+    assert not [b for b in blocks if isinstance(b, Image)]
+    assert "proven optimal (cmax) on every window" in blocks[-1].text
+
+
+def test_report_files_are_readable_by_others(store_path: Path, tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        out = build_report(store_path, tmp_path / "r.md")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o644
+    folder = tmp_path / "r_figures"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o755

@@ -218,6 +218,7 @@ def bounds_per_window(
     gap_rows: pd.DataFrame,
     objective: str,
     *,
+    relative: bool = False,
     ax: Axes | None = None,
     title: str | None = None,
 ) -> Axes:
@@ -225,12 +226,17 @@ def bounds_per_window(
 
     A grey bar spans ``[LB, UB]`` (a black tick when ``LB = UB``, the proven
     optimum); each policy's objective value is a marker. Windows are placed
-    by ``window_index``. The y axis is logarithmic when values span more
-    than a factor 20.
+    by ``window_index``. With ``relative``, every number of a window is
+    divided by its best upper bound, so that windows of very different
+    sizes share one scale: the bar spans ``[LB / UB, 1]`` and a policy sits
+    at ``v / UB`` (the low end of its ratio interval). Otherwise the y axis
+    is logarithmic when values span more than a factor 20.
     """
     rows = with_policy_column(gap_rows)
     rows = rows[rows["objective"] == objective]
     rows = rows.assign(x=window_positions(rows)) if len(rows) else rows.assign(x=[])
+    if relative:
+        rows = _relative_to_upper(rows)
     if ax is None:
         ax = _new_axes((9.0, 4.5))
     per_window = _window_bounds(rows)
@@ -267,9 +273,12 @@ def bounds_per_window(
             linestyle="",
             label=policy,
         )
-    _maybe_log(ax, rows, per_window)
+    if relative:
+        ax.set_ylabel(f"value / best UB of the window ({objective})")
+    else:
+        _maybe_log(ax, rows, per_window)
+        ax.set_ylabel(objective_axis_label(objective))
     ax.set_xlabel("window (index in the suite)")
-    ax.set_ylabel(objective_axis_label(objective))
     ax.set_title(title or f"Bounds and policy values per window — {objective}")
     handles, _ = ax.get_legend_handles_labels()
     handles += [
@@ -289,6 +298,18 @@ def bounds_per_window(
     if len(x) and len(x) <= 30:
         ax.set_xticks(sorted(set(x.astype(int).tolist())))
     return ax
+
+
+def _relative_to_upper(rows: pd.DataFrame) -> pd.DataFrame:
+    """``value``, ``lower`` and ``upper`` divided by the row's best UB (1 when
+    the UB is 0 or unknown, so nothing is divided by zero)."""
+    upper = rows["upper"].astype(float)
+    scale = upper.where((upper > 0) & upper.notna(), 1.0)
+    return rows.assign(
+        value=rows["value"].astype(float) / scale,
+        lower=rows["lower"].astype(float) / scale,
+        upper=upper / scale,
+    )
 
 
 def window_positions(rows: pd.DataFrame) -> pd.Series:

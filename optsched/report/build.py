@@ -239,6 +239,15 @@ def report_blocks(
 # 1. the run
 
 
+def _params(text: object) -> str:
+    """Task parameters ``{"time_limit": 8, "workers": 1}`` as ``time_limit=8,
+    workers=1``."""
+    if _missing(text):
+        return ""
+    data = json.loads(str(text)) or {}
+    return ", ".join(f"{k}={v}" for k, v in sorted(data.items()))
+
+
 def _several_traces(frame: pd.DataFrame) -> bool:
     return "trace_sha256" in frame and frame["trace_sha256"].nunique() > 1
 
@@ -259,7 +268,9 @@ def run_section(rows: pd.DataFrame, *, suite: str, store: str) -> list[Block]:
         ),
         (
             "back-ends",
-            ", ".join(f"{n} {p}" for n, p in solvers.itertuples(index=False)),
+            ", ".join(
+                f"{n} ({_params(p)})" for n, p in solvers.itertuples(index=False)
+            ),
         ),
         ("objectives", ", ".join(sorted(rows["objective"].unique()))),
         ("windows", str(rows.drop_duplicates(["trace_sha256", "window"]).shape[0])),
@@ -440,13 +451,14 @@ def window_table(gap: pd.DataFrame, objective: str) -> Table:
 def window_section(gap: pd.DataFrame, objective: str) -> list[Block]:
     """The bounds-per-window figure and table of one objective."""
     figure = new_figure(10.0, 4.5)
-    bounds_per_window(gap, objective, ax=figure.subplots())
+    bounds_per_window(gap, objective, relative=True, ax=figure.subplots())
     return [
         Heading(f"Bounds per window — {objective}"),
         Image(
             f"bounds-{_anchor(objective)}",
             f"Best lower and upper bound per window with the policies' values "
-            f"({objective}).",
+            f"({objective}), each divided by the window's best upper bound; the "
+            "table below gives the absolute numbers.",
             figure_png(figure),
         ),
         window_table(gap, objective),
@@ -518,6 +530,14 @@ def worst_window_blocks(
             f"{fmt_interval(r['ratio_low'], r['ratio_high'])}."
         ),
     ]
+    if r["ratio_high"] == 1.0:
+        # v = LB on the worst window, so on every window: nothing to compare.
+        return [
+            *blocks,
+            Paragraph(
+                f"{policy} is proven optimal ({objective}) on every window: no chart."
+            ),
+        ]
     if _missing(policy_row.get("schedule")):
         return [*blocks, Paragraph("The policy's schedule is not stored.", note=True)]
     best_row, best_value = best_known(rows, policy_row)

@@ -141,11 +141,21 @@ def render_html(title: str, blocks: Sequence[Block]) -> str:
     )
 
 
+def readable(path: Path) -> Path:
+    """Give ``path`` the usual permissions of a new file (``0o666`` minus the
+    umask): the temporary file behind an atomic write is private (``0o600``),
+    and a report is meant to be shared."""
+    mask = os.umask(0)
+    os.umask(mask)
+    path.chmod(0o666 & ~mask)
+    return path
+
+
 def write_html(path: Path, title: str, blocks: Sequence[Block]) -> Path:
     """Write :func:`render_html` to ``path`` atomically."""
     with atomic_write(path, "w", encoding="utf-8") as handle:
         handle.write(render_html(title, blocks))
-    return path
+    return readable(path)
 
 
 # ---------------------------------------------------------------------------
@@ -215,6 +225,9 @@ def write_markdown(path: Path, title: str, blocks: Sequence[Block]) -> Path:
     folder = path.with_name(f"{path.stem}_figures")
     names = _figure_names(blocks)
     staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=path.parent))
+    mask = os.umask(0)
+    os.umask(mask)
+    staging.chmod(0o777 & ~mask)  # mkdtemp makes it private (0o700)
     try:
         for block in blocks:
             if isinstance(block, Image):
@@ -225,7 +238,7 @@ def write_markdown(path: Path, title: str, blocks: Sequence[Block]) -> Path:
         raise
     with atomic_write(path, "w", encoding="utf-8") as handle:
         handle.write(render_markdown(title, blocks, folder.name))
-    return path
+    return readable(path)
 
 
 def _replace_folder(new: Path, target: Path) -> None:
