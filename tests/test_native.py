@@ -112,6 +112,19 @@ def test_one_job_per_line() -> None:
     assert sum('"id": ' in line for line in lines) == 2
 
 
+def test_real_window_with_recorded_busy_blocks_round_trips(tmp_path: Path) -> None:
+    from conftest import trace_path
+
+    from optsched.io import read_trace
+    from optsched.window import cut_window
+
+    trace = read_trace(trace_path("KTH-SP2-1996-2.1-cln.swf"))
+    window = cut_window(trace, first_job=5000, jobs=300, initial_state="recorded")
+    assert window.machine.unavailable, "expected jobs running at the window start"
+    write_native(window, tmp_path / "window.json")
+    assert read_native(tmp_path / "window.json").instance == window
+
+
 # --------------------------------------------------------------------------
 # Round trip (hypothesis)
 # --------------------------------------------------------------------------

@@ -64,6 +64,7 @@ at it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -227,6 +228,11 @@ def _kind(value: object) -> str:
     return "an object"
 
 
+@functools.cache
+def _key_set(keys: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(keys)
+
+
 class _Object:
     """Typed access to one JSON object, raising :class:`_Problem` on misuse."""
 
@@ -242,13 +248,13 @@ class _Object:
         self.data: dict[str, Any] = value
         self.path = path
         self.label = label if label is not None else format_json_path(path)
-        for key in value:
-            if key not in keys:
-                raise _Problem(
-                    (*path, key),
-                    f"unknown key {key!r} (expected one of: {', '.join(keys)})",
-                    self.label,
-                )
+        if not value.keys() <= _key_set(keys):
+            key = next(k for k in value if k not in keys)
+            raise _Problem(
+                (*path, key),
+                f"unknown key {key!r} (expected one of: {', '.join(keys)})",
+                self.label,
+            )
 
     def has(self, key: str) -> bool:
         return key in self.data
@@ -360,17 +366,18 @@ def _job_label(value: object, index: int) -> str:
 def _parse_job(value: object, index: int, machine: Machine) -> Job:
     path: JsonPath = ("jobs", index)
     obj = _Object(value, path, JOB_KEYS, _job_label(value, index))
+    for name in JOB_REQUIRED:
+        obj.require(name)
+    # Fast path over the keys present (tens of thousands of jobs per file);
+    # the typed accessors produce the messages when something is off.
     fields: dict[str, Any] = {}
-    for name in JOB_KEYS:
+    for name, item in obj.data.items():
         if name == "weight":
-            weight = obj.number("weight")
-            if weight is not None:
-                fields["weight"] = weight
-        else:
-            required = name in JOB_REQUIRED
-            number = obj.integer(name, required=required, nullable=not required)
-            if number is not None:
-                fields[name] = number
+            fields[name] = obj.number(name)
+        elif type(item) is int:
+            fields[name] = item
+        elif item is not None or name in JOB_REQUIRED:
+            obj.integer(name)  # raises: not an integer
     job: Job = obj.validated(lambda: Job(**fields))
     if job.size > machine.processors:
         raise obj._problem(
@@ -497,11 +504,14 @@ class _DuplicateKeys:
         self.found: str | None = None
 
     def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in out and self.found is None:
-                self.found = key
-            out[key] = value
+        out = dict(pairs)  # the last value wins, as in plain json.loads
+        if len(out) != len(pairs) and self.found is None:
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen:
+                    self.found = key
+                    break
+                seen.add(key)
         return out
 
 
