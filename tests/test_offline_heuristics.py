@@ -1,0 +1,322 @@
+"""Offline list and shelf heuristics: golden schedules, errors and properties."""
+
+from __future__ import annotations
+
+from itertools import product
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from optsched.check import check_schedule
+from optsched.heuristics.offline import (
+    ORDERS,
+    best_heuristic,
+    ffdh,
+    heuristic_schedules,
+    list_schedule,
+    nfdh,
+    order_by,
+)
+from optsched.instance import BusyBlock, Instance, Job, Machine
+from optsched.models.enumerate import solve_exact
+from optsched.models.objective import Objective
+from optsched.schedule import Schedule
+
+CMAX = Objective("cmax")
+WCT = Objective("wct")
+
+
+def make(m: int, jobs: list[tuple[int, int, int]], **machine: object) -> Instance:
+    """Jobs as (release, size, runtime), numbered from 1."""
+    return Instance(
+        Machine(m, **machine),  # type: ignore[arg-type]
+        tuple(Job(k, r, q, p) for k, (r, q, p) in enumerate(jobs, start=1)),
+    )
+
+
+def starts(schedule: Schedule) -> dict[int, int]:
+    return {jid: p.start for jid, p in schedule.placements.items()}
+
+
+def offsets(schedule: Schedule) -> dict[int, int | None]:
+    return {jid: p.offset for jid, p in schedule.placements.items()}
+
+
+# Instance G: m = 4; jobs (r, q, p): 1 (0, 2, 3), 2 (0, 3, 2), 3 (1, 1, 4),
+# 4 (5, 4, 1).
+G = [(0, 2, 3), (0, 3, 2), (1, 1, 4), (5, 4, 1)]
+
+
+# --------------------------------------------------------------------------
+# List scheduling
+# --------------------------------------------------------------------------
+
+
+def test_list_schedule_any_machine() -> None:
+    # 1 at 0 on 2 processors; 2 needs 3, only 2 free until 3 -> [3, 5);
+    # 3 (released 1) fits beside both: [1, 5); 4 at its release 5.
+    inst = make(4, G)
+    schedule = list_schedule(inst, [1, 2, 3, 4])
+    assert starts(schedule) == {1: 0, 2: 3, 3: 1, 4: 5}
+    # Sweep in start order, lowest free processors first.
+    procs = {jid: p.processors for jid, p in schedule.placements.items()}
+    assert procs == {1: (0, 1), 3: (2,), 2: (0, 1, 3), 4: (0, 1, 2, 3)}
+    assert schedule.producer == "list"
+    assert check_schedule(inst, schedule) == []
+
+
+def test_list_schedule_contiguous_machine() -> None:
+    # 1 on [0, 2) at time 0; 2 needs 3 adjacent: at 3, offset 0; 3 at time 1
+    # needs a free processor during [1, 5): only processor 3.
+    inst = make(4, G, allocation="contiguous")
+    schedule = list_schedule(inst, [1, 2, 3, 4])
+    assert starts(schedule) == {1: 0, 2: 3, 3: 1, 4: 5}
+    assert offsets(schedule) == {1: 0, 2: 0, 3: 3, 4: 0}
+    assert check_schedule(inst, schedule) == []
+
+
+def test_list_schedule_fills_holes() -> None:
+    # m = 2: A (r0, q1, p4), B (r1, q2, p1) waits for A until 4; C (r0, q1,
+    # p2), listed last, still starts at 0 beside A.
+    inst = make(2, [(0, 1, 4), (1, 2, 1), (0, 1, 2)])
+    assert starts(list_schedule(inst, [1, 2, 3])) == {1: 0, 2: 4, 3: 0}
+
+
+def test_list_schedule_respects_busy_blocks() -> None:
+    # m = 3, 2 processors busy during [0, 2): a size-2 job waits until 2.
+    inst = make(3, [(0, 2, 1), (0, 1, 2)], unavailable=(BusyBlock(0, 2, 2),))
+    schedule = list_schedule(inst, [1, 2])
+    assert starts(schedule) == {1: 2, 2: 0}
+    assert check_schedule(inst, schedule) == []
+
+
+def test_pinned_blocks_the_sweep_cannot_avoid_leave_processors_out() -> None:
+    # m = 2: processor 0 busy during [0, 1), processor 1 during [1, 2). By
+    # count a size-1 job of 2 s fits at 0, but no single processor is free
+    # for [0, 2): the placement has no processor set (valid on any machines).
+    blocks = (BusyBlock(0, 1, 1, offset=0), BusyBlock(1, 2, 1, offset=1))
+    inst = make(2, [(0, 1, 2)], unavailable=blocks)
+    schedule = list_schedule(inst, [1])
+    assert starts(schedule) == {1: 0}
+    assert schedule[1].processors is None
+    assert check_schedule(inst, schedule) == []
+
+
+def test_contiguous_placement_on_an_any_machine() -> None:
+    inst = make(4, G, unavailable=(BusyBlock(0, 1, 1, offset=3),))
+    schedule = list_schedule(inst, [1, 2, 3, 4], allocation="contiguous")
+    assert check_schedule(inst, schedule) == []
+    assert all(p.processors is not None for p in schedule.placements.values())
+
+
+@pytest.mark.parametrize(
+    ("order", "message"),
+    [
+        ([1, 2, 3], "misses jobs \\[4\\]"),
+        ([1, 2, 3, 4, 4], "job 4 appears twice"),
+        ([1, 2, 3, 4, 9], "job 9 is not in the instance"),
+    ],
+)
+def test_list_schedule_rejects_bad_orders(order: list[int], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        list_schedule(make(4, G), order)
+
+
+def test_list_schedule_rejects_impossible_allocations() -> None:
+    contiguous = make(4, G, allocation="contiguous")
+    with pytest.raises(ValueError, match="contiguous machine needs contiguous"):
+        list_schedule(contiguous, [1, 2, 3, 4], allocation="any")
+    anonymous = make(4, G, unavailable=(BusyBlock(0, 1, 1),))
+    with pytest.raises(ValueError, match="busy blocks with offsets"):
+        list_schedule(anonymous, [1, 2, 3, 4], allocation="contiguous")
+
+
+# --------------------------------------------------------------------------
+# Shelves
+# --------------------------------------------------------------------------
+
+# m = 4, all released at 0; (q, p): 1 (2, 3), 2 (3, 2), 3 (1, 4), 4 (2, 1),
+# 5 (1, 1). Decreasing height: 3, 1, 2, 4, 5.
+SHELF = [(0, 2, 3), (0, 3, 2), (0, 1, 4), (0, 2, 1), (0, 1, 1)]
+
+
+def test_nfdh() -> None:
+    # shelf 0 (h 4): 3 at 0, 1 at 1; 2 does not fit -> shelf 4 (h 2): 2 at 0;
+    # 4 does not fit -> shelf 6 (h 1): 4 at 0, 5 at 2.
+    inst = make(4, SHELF, allocation="contiguous")
+    schedule = nfdh(inst)
+    assert starts(schedule) == {3: 0, 1: 0, 2: 4, 4: 6, 5: 6}
+    assert offsets(schedule) == {3: 0, 1: 1, 2: 0, 4: 0, 5: 2}
+    assert schedule.producer == "shelf:nfdh"
+    assert check_schedule(inst, schedule) == []
+
+
+def test_ffdh() -> None:
+    # as NFDH, but 5 goes back to the first shelf, at offset 3.
+    inst = make(4, SHELF, allocation="contiguous")
+    schedule = ffdh(inst)
+    assert starts(schedule) == {3: 0, 1: 0, 2: 4, 4: 6, 5: 0}
+    assert offsets(schedule) == {3: 0, 1: 1, 2: 0, 4: 0, 5: 3}
+    assert check_schedule(inst, schedule) == []
+
+
+def test_shelves_wait_for_releases_and_blocks() -> None:
+    # m = 2. A (r0, q1, p3) opens shelf 0; B (r5, q1, p2) is released after it
+    # starts, so it opens a shelf at max(0 + 3, 5) = 5. A block on processor
+    # 0 during [5, 6) pushes that shelf to 6.
+    inst = make(2, [(0, 1, 3), (5, 1, 2)], allocation="contiguous")
+    assert starts(ffdh(inst)) == {1: 0, 2: 5}
+    blocked = make(
+        2,
+        [(0, 1, 3), (5, 1, 2)],
+        allocation="contiguous",
+        unavailable=(BusyBlock(5, 6, 1, offset=0),),
+    )
+    schedule = ffdh(blocked)
+    assert starts(schedule) == {1: 0, 2: 6}
+    assert check_schedule(blocked, schedule) == []
+
+
+# --------------------------------------------------------------------------
+# Orders and the best heuristic
+# --------------------------------------------------------------------------
+
+
+def test_orders() -> None:
+    inst = make(4, G)
+    assert order_by(inst, CMAX, "release-lpt") == [1, 2, 3, 4]
+    assert order_by(inst, CMAX, "lpt") == [3, 1, 2, 4]
+    # Smith ratios 1/(q p): 1/6, 1/6, 1/4, 1/4 -> 3, 4 (by release), 1, 2
+    assert order_by(inst, WCT, "wspt") == [3, 4, 1, 2]
+    assert order_by(inst, CMAX, "largest-size") == [4, 2, 1, 3]
+    assert order_by(inst, CMAX, "spt") == [4, 2, 1, 3]
+
+
+def test_best_heuristic_is_the_minimum_and_names_its_producer() -> None:
+    inst = make(4, G)
+    schedules = heuristic_schedules(inst, WCT)
+    assert set(schedules) == {*ORDERS, "nfdh", "ffdh"}
+    best = best_heuristic(inst, WCT)
+    values = {name: WCT.value(inst, s) for name, s in schedules.items()}
+    assert WCT.value(inst, best) == min(values.values())
+    assert best.producer in {f"list:{n}" for n in ORDERS} | {"shelf:nfdh", "shelf:ffdh"}
+    only = best_heuristic(inst, CMAX, candidates=["release-lpt"])
+    assert only.producer == "list:release-lpt"
+    assert starts(only) == {1: 0, 2: 3, 3: 1, 4: 5}
+
+
+def test_unknown_candidate_and_shelves_skipped_for_anonymous_blocks() -> None:
+    inst = make(4, G, unavailable=(BusyBlock(0, 1, 1),))
+    with pytest.raises(ValueError, match="unknown heuristic 'nope'"):
+        best_heuristic(inst, CMAX, candidates=["nope"])
+    assert set(heuristic_schedules(inst, CMAX)) == set(ORDERS)
+    with pytest.raises(ValueError, match="no applicable candidate"):
+        best_heuristic(inst, CMAX, candidates=["ffdh"])
+
+
+# --------------------------------------------------------------------------
+# Properties
+# --------------------------------------------------------------------------
+
+
+@st.composite
+def instances(draw: st.DrawFn, max_jobs: int = 5, max_m: int = 6) -> Instance:
+    m = draw(st.integers(1, max_m))
+    allocation = draw(st.sampled_from(["any", "contiguous"]))
+    blocks: list[BusyBlock] = []
+    for _ in range(draw(st.integers(0, 2))):
+        start, size = draw(st.integers(0, 6)), draw(st.integers(1, m))
+        offset = draw(st.integers(0, m - size))
+        pinned = allocation == "contiguous" or draw(st.booleans())
+        block = BusyBlock(
+            start, start + draw(st.integers(1, 5)), size, offset if pinned else None
+        )
+        try:
+            Machine(m, allocation, (*blocks, block))
+        except ValueError:
+            continue
+        blocks.append(block)
+    released = draw(st.booleans())
+    jobs = [
+        Job(
+            k,
+            draw(st.integers(0, 6)) if released else 0,
+            draw(st.integers(1, m)),
+            draw(st.integers(0, 5)),
+            weight=draw(st.sampled_from([0.5, 1.0, 2.0])),
+        )
+        for k in range(1, draw(st.integers(0, max_jobs)) + 1)
+    ]
+    return Instance(Machine(m, allocation, tuple(blocks)), tuple(jobs))
+
+
+OBJECTIVES = [
+    Objective("cmax"),
+    *(
+        Objective("wct", w, rel)
+        for w, rel in product(["one", "size", "area", "instance"], [False, True])
+    ),
+]
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instance=instances(), objective=st.sampled_from(OBJECTIVES))
+def test_every_heuristic_is_feasible_and_no_better_than_the_optimum(
+    instance: Instance, objective: Objective
+) -> None:
+    optimum = solve_exact(instance, objective).objective
+    assert optimum is not None
+    for name, schedule in heuristic_schedules(instance, objective).items():
+        assert check_schedule(instance, schedule) == [], name
+        assert objective.value(instance, schedule) >= optimum - 1e-9, name
+
+
+def _fits(
+    instance: Instance,
+    placed: list[tuple[int, int, int, int]],
+    job: Job,
+    t: int,
+    o: int,
+) -> bool:
+    """Naive grid test: can ``job`` run at ``t`` on ``[o, o + q)`` (or by count)?"""
+    rects = placed + [
+        (b.start, b.end, b.offset or 0, b.size) for b in instance.machine.unavailable
+    ]
+    for u in range(t, t + job.runtime):
+        running = [r for r in rects if r[0] <= u < r[1]]
+        if sum(r[3] for r in running) + job.size > instance.processors:
+            return False
+        if instance.machine.allocation == "contiguous" and any(
+            r[2] < o + job.size and o < r[2] + r[3] for r in running
+        ):
+            return False
+    return True
+
+
+@settings(max_examples=100, deadline=None)
+@given(instance=instances(max_jobs=6), data=st.data())
+def test_list_schedule_starts_each_job_as_early_as_possible(
+    instance: Instance, data: st.DataObject
+) -> None:
+    # Every job starts at the earliest integer time (and, contiguous, the
+    # lowest offset at that time) that is feasible beside the jobs listed
+    # before it, checked on a unit grid.
+    order = data.draw(st.permutations([j.id for j in instance.jobs]))
+    schedule = list_schedule(instance, order)
+    assert check_schedule(instance, schedule) == []
+    jobs = instance.jobs_by_id()
+    contiguous = instance.machine.allocation == "contiguous"
+    placed: list[tuple[int, int, int, int]] = []
+    for jid in order:
+        job, p = jobs[jid], schedule[jid]
+        offsets_ = range(instance.processors - job.size + 1) if contiguous else [0]
+        if job.runtime > 0:
+            for t, o in product(range(job.release, p.start + 1), offsets_):
+                if (t, o) >= (p.start, p.offset if contiguous else 0):
+                    break
+                assert not _fits(instance, placed, job, t, o), (jid, t, o)
+            assert _fits(instance, placed, job, p.start, p.offset if contiguous else 0)
+        else:
+            assert p.start == job.release
+        placed.append((p.start, p.end, (p.offset or 0) if contiguous else 0, job.size))
