@@ -46,9 +46,11 @@ O_a <= O_b`` therefore keep at least one optimal schedule. The hint is
 relabelled the same way so it stays feasible.
 
 Parameters: with few workers CP-SAT runs no worker that raises the
-objective's lower bound, so its bound stays at the presolve value. We add
-the ``objective_lb_search`` and ``objective_shaving`` sub-solvers
-(``extra_subsolvers``); see benchmarks/README.md for the measured effect.
+objective's lower bound, so its bound stays at the presolve value. With two
+or more workers we add the ``objective_lb_search`` and
+``objective_shaving`` sub-solvers (``extra_subsolvers``) and raise ``num_full_subsolvers`` so that it runs
+beside the main ``default_lp`` search rather than instead of it; see
+benchmarks/README.md for the measured effect.
 """
 
 from __future__ import annotations
@@ -80,7 +82,8 @@ from optsched.schedule import Placement, Schedule
 BACKEND = "cpsat"
 
 BOUND_SUBSOLVERS: tuple[str, ...] = ("objective_lb_search", "objective_shaving")
-"""Sub-solvers added to raise the lower bound (names as in OR-Tools 9.15)."""
+"""Sub-solvers added to raise the lower bound (names as in OR-Tools 9.15).
+See benchmarks/README.md for their measured effect."""
 
 _EXACT_LIMIT = 2**50
 _MAX_SCALED_WEIGHT = 2**20
@@ -97,6 +100,7 @@ def solve(
     hint: Schedule | None = None,
     log: bool | LogSink = False,
     symmetry: bool = True,
+    bound_domain: bool = True,
     bound_subsolvers: Sequence[str] = BOUND_SUBSOLVERS,
     seed: int = 0,
     parameters: Mapping[str, Any] | None = None,
@@ -120,6 +124,9 @@ def solve(
         ``True`` to print the search log, or a function receiving each line.
     symmetry
         Add the symmetry-breaking constraints for identical jobs.
+    bound_domain
+        Start the makespan variable's domain at the best closed-form bound
+        (``False`` only to measure the solver's own bound).
     bound_subsolvers
         Extra CP-SAT sub-solvers (default: bound-raising ones; ``()`` for
         CP-SAT's own portfolio only).
@@ -143,7 +150,10 @@ def solve(
     bounds = list(lower_bounds(instance, objective))
     candidates, rejected = upper_bound_candidates(instance, objective, hint=hint)
     incumbent = candidates[0]
-    model = _Model(instance, objective, incumbent, bounds, symmetry=symmetry)
+    model = _Model(
+        instance, objective, incumbent, bounds if bound_domain else [],
+        symmetry=symmetry,
+    )  # fmt: skip
     solver = cp_model.CpSolver()
     _configure(
         solver,
@@ -163,6 +173,12 @@ def solve(
         interrupted = True
         status = cp_model.UNKNOWN
     solve_time = time.perf_counter() - solve_started
+    allotted = solver.parameters.max_time_in_seconds
+    # CP-SAT catches Ctrl-C and stops as at a time limit; an unproven stop
+    # well before the limit can only be that (or a memory limit).
+    stopped_early = status in (cp_model.FEASIBLE, cp_model.UNKNOWN) and (
+        solve_time < 0.9 * allotted - 0.5
+    )
     params: dict[str, Any] = {
         "time_limit": time_limit,
         "workers": workers,
@@ -176,6 +192,8 @@ def solve(
     }
     if rejected:
         params["rejected"] = rejected
+    if interrupted or stopped_early:
+        params["interrupted"] = True
     if status == cp_model.MODEL_INVALID:
         params["error"] = f"CP-SAT model invalid: {model.model.validate()}"
     elif status == cp_model.INFEASIBLE:
@@ -343,6 +361,8 @@ def integer_weights(weights: Sequence[float], horizon: int) -> tuple[list[int], 
     total = sum(weights) * max(1, horizon)
     if all(float(w).is_integer() for w in weights) and total < _EXACT_LIMIT:
         return [int(w) for w in weights], 1.0
+    if total == 0:
+        return [0 for _ in weights], 1.0
     scale = min(_EXACT_LIMIT / total, _MAX_SCALED_WEIGHT / max(weights))
     return [math.floor(w * scale) for w in weights], scale
 
@@ -390,8 +410,13 @@ def _configure(
     p.random_seed = seed
     # Ctrl-C stops the search as a time limit would; the best solution is kept.
     p.catch_sigint_signal = True
-    for name in subsolvers:
-        p.extra_subsolvers.append(name)
+    if workers >= 2 and subsolvers:
+        # With few workers CP-SAT runs a single full-problem sub-solver; an
+        # extra one would replace its main search (default_lp) instead of
+        # joining it. Asking for `workers` full sub-solvers keeps both, with
+        # the LNS workers interleaved on the same threads.
+        p.extra_subsolvers.extend(subsolvers)
+        p.num_full_subsolvers = max(workers, 1 + len(subsolvers))
     if log:
         p.log_search_progress = True
         p.log_to_stdout = False
@@ -453,10 +478,8 @@ def _decode(
         }
         schedule = Schedule(placements, BACKEND)
     else:
-        try:
-            schedule = assign_processors(instance, {j: s for j, (s, _) in found.items()})
-        except ValueError as error:
-            return None, f"{BACKEND}: {error}"
+        starts = {jid: start for jid, (start, _) in found.items()}
+        schedule = assign_processors(instance, starts)
     return checked_candidate(instance, objective, BACKEND, schedule)
 
 

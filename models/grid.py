@@ -184,6 +184,9 @@ def feasible_grid(
         floor_all = sum(weights[j] * (step * first[j] + by_id[j].runtime) for j in starts)
         margin = 1e-9 * max(1.0, abs(ub))
         for jid in starts:
+            if weights[jid] == 0:  # zero-length job: anywhere is as good
+                last[jid] = starts[jid]
+                continue
             rest = floor_all - weights[jid] * (step * first[jid] + by_id[jid].runtime)
             own = math.floor((ub - rest + margin) / weights[jid])
             by_ub = (own - by_id[jid].runtime) // step

@@ -533,17 +533,12 @@ def _schedules_from(run: _Run, cells: Mapping[int, int] | None, step: int) -> li
     instance, objective = run.instance, run.objective
     source = _source(run.solver)
     out: list[Candidate] = []
-    try:
-        raw = assign_processors(instance, {jid: step * t for jid, t in cells.items()})
-    except ValueError as error:
-        run.params.setdefault("rejected", []).append(f"{source}: {error}")
-        raw = None
-    if raw is not None:
-        candidate, reason = checked_candidate(instance, objective, source, raw)
-        if candidate is None:
-            run.params.setdefault("rejected", []).append(str(reason))
-        else:
-            out.append(candidate)
+    raw = assign_processors(instance, {jid: step * t for jid, t in cells.items()})
+    candidate, reason = checked_candidate(instance, objective, source, raw)
+    if candidate is None:
+        run.params.setdefault("rejected", []).append(str(reason))
+    else:
+        out.append(candidate)
     order = sorted(cells, key=lambda jid: (cells[jid], jid))
     retimed = list_schedule(instance, order)
     candidate, reason = checked_candidate(instance, objective, f"{source}+list", retimed)

@@ -23,7 +23,6 @@ sums of float products; they count as equal when they differ by at most
 
 from __future__ import annotations
 
-import bisect
 import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -68,133 +67,38 @@ class Candidate:
 # --------------------------------------------------------------------------
 
 
-def assign_processors(instance: Instance, times: Mapping[int, int]) -> Schedule:
-    """Give each job explicit processors, given start times from a cumulative model.
+def assign_processors(instance: Instance, starts: Mapping[int, int]) -> Schedule:
+    """Placements with explicit processors for start times of a cumulative model.
 
     Parameters
     ----------
     instance
         An ``any``-allocation instance.
-    times
-        ``{job id: start}``; every job runs ``[start, start + runtime)``.
-
-    Returns
-    -------
-    Schedule
-        Placements with processor indices (producer left empty).
-
-    Raises
-    ------
-    ValueError
-        When no assignment is found (only possible with busy blocks that hold
-        fixed processors and start after some job, see below).
+    starts
+        ``{job id: start}`` respecting releases and the capacity rule (jobs
+        plus busy blocks use at most ``m`` processors at every instant).
 
     Notes
     -----
-    Sweep over time; at each instant, first free the processors of the jobs
-    and blocks that end (intervals are half-open), then let blocks that start
-    take their fixed processors, then give each starting job ``size`` free
-    processors. Why this always succeeds when every fixed-processor block
-    starts no later than the first job: when job ``j`` starts at ``t``, the
-    processors not held by running jobs or fixed blocks number
-    ``m - sum(running sizes) - sum(fixed block sizes)``, which is at least
-    ``size_j`` because the cumulative model guarantees
-    ``sum(running sizes) + size_j + sum(all block sizes) <= m`` at ``t``. A
-    processor, once freed, stays free until someone takes it, so nothing
-    assigned earlier can block a later job: this is the interval-graph
-    colouring argument (greedy colouring in order of left end points uses
-    ``max clique`` colours; Hajnal and Surányi 1958). With fixed blocks that
-    start later (reservations), the cumulative model is only a relaxation:
-    the sweep then prefers processors whose next reservation is latest and
-    raises ``ValueError`` if a reservation finds its processor taken.
+    Delegates to :func:`optsched.heuristics.offline.assign_processors`, a
+    sweep in start order giving each job free processors. Why a feasible
+    cumulative schedule always admits an assignment on identical processors
+    (when no busy block pins processors): think of each job (and each block)
+    as an interval needing ``q`` processors. At a start time ``t`` the
+    processors held by running items number ``sum(running q)``, and the
+    capacity rule gives ``sum(running q) + q_j <= m``, so ``q_j`` processors
+    are free; a processor freed at an end stays free until someone takes it,
+    so nothing assigned earlier can block a later job. This is the classical
+    argument that greedy colouring of an interval graph in order of left
+    end points needs no more colours than the largest clique (Hajnal and
+    Surányi 1958), with a job of size ``q`` as ``q`` identical intervals.
+    Blocks pinned to processors that start after some job (reservations)
+    can defeat every assignment of a given start vector; the placements then
+    carry no processor sets, which the ``any`` capacity rule accepts.
     """
-    m = instance.processors
-    jobs = instance.jobs_by_id()
-    fixed = [b for b in instance.machine.unavailable if b.offset is not None]
-    fixed = [b for b in fixed if b.end > b.start]
-    running = [jid for jid in times if jobs[jid].runtime > 0]
-    first_start = min((times[jid] for jid in running), default=0)
-    reservations_ahead = any(b.start > first_start for b in fixed)
+    from optsched.heuristics.offline import assign_processors as sweep
 
-    events: list[tuple[int, int, int, int]] = []
-    # (time, phase, order, index): phase 0 = end, 1 = block start, 2 = job start
-    for k, block in enumerate(fixed):
-        events.append((block.end, 0, 0, -1 - k))
-        events.append((block.start, 1, 0, -1 - k))
-    for jid in running:
-        start, end = times[jid], times[jid] + jobs[jid].runtime
-        events.append((end, 0, 0, jid))
-        # Longer jobs first among equal starts: they need processors longest.
-        events.append((start, 2, -end, jid))
-    events.sort()
-
-    next_reservation = _reservation_lookup(fixed) if reservations_ahead else None
-    free = list(range(m - 1, -1, -1))  # a stack; pop() gives the lowest index
-    held: dict[int, tuple[int, ...]] = {}  # by jobs and blocks, right now
-    assigned: dict[int, tuple[int, ...]] = {}  # by jobs, for good
-    owner: dict[int, int] = {}
-    for when, phase, _, key in events:
-        if phase == 0:
-            for proc in held.pop(key, ()):
-                owner.pop(proc, None)
-                free.append(proc)
-            continue
-        if phase == 1:
-            block = fixed[-1 - key]
-            procs = tuple(block.processors or ())
-            clash = [p for p in procs if p in owner]
-            if clash:
-                raise ValueError(
-                    f"cannot assign processors: busy block at {block.start} needs "
-                    f"processors {clash} held by job {owner[clash[0]]}"
-                )
-            taken = set(procs)
-            free = [p for p in free if p not in taken]
-            held[key] = procs
-            for p in procs:
-                owner[p] = key
-            continue
-        size = jobs[key].size
-        if len(free) < size:
-            raise ValueError(
-                f"cannot assign processors: job {key} needs {size} at {when}, "
-                f"{len(free)} free"
-            )
-        if next_reservation is None:
-            procs = tuple(free.pop() for _ in range(size))
-        else:
-            free.sort(key=lambda p: (next_reservation(p, when), -p))
-            procs = tuple(free[-size:])
-            del free[-size:]
-        held[key] = assigned[key] = procs
-        for p in procs:
-            owner[p] = key
-    placements = {}
-    for jid, start in times.items():
-        end = start + jobs[jid].runtime
-        # Zero-length jobs occupy nothing; any `size` processors do.
-        procs = assigned.get(jid, tuple(range(jobs[jid].size)))
-        placements[jid] = Placement(start, end, procs)
-    return Schedule(placements)
-
-
-def _reservation_lookup(fixed: Sequence[Any]) -> Any:
-    """``f(p, t)``: the start of the first fixed block on ``p`` at or after ``t``."""
-    starts: dict[int, list[int]] = {}
-    for block in fixed:
-        for p in block.processors:
-            starts.setdefault(p, []).append(block.start)
-    for values in starts.values():
-        values.sort()
-
-    def next_start(proc: int, now: int) -> float:
-        values = starts.get(proc)
-        if not values:
-            return math.inf
-        k = bisect.bisect_left(values, now)
-        return values[k] if k < len(values) else math.inf
-
-    return next_start
+    return sweep(instance, starts)
 
 
 def with_processors(instance: Instance, schedule: Schedule) -> Schedule:
@@ -203,8 +107,8 @@ def with_processors(instance: Instance, schedule: Schedule) -> Schedule:
         return schedule
     if instance.machine.allocation == "contiguous":
         raise ValueError("a contiguous schedule needs explicit processors")
-    times = {jid: p.start for jid, p in schedule.placements.items()}
-    assigned = assign_processors(instance, times)
+    starts = {jid: p.start for jid, p in schedule.placements.items()}
+    assigned = assign_processors(instance, starts)
     return Schedule(assigned.placements, schedule.producer, schedule.killed)
 
 
@@ -232,6 +136,11 @@ def checked_candidate(
     """Check ``schedule``; return it as a candidate, or ``None`` and the reason."""
     if schedule.killed:
         return None, f"{source}: kills jobs {sorted(schedule.killed)[:5]}"
+    migrated = sorted(j for j, p in schedule.placements.items() if p.moves)
+    if migrated:
+        # The offline models place each job once; a migrating schedule is not
+        # one of their schedules, so it may not bound their optimum.
+        return None, f"{source}: migrates jobs {migrated[:5]}"
     try:
         schedule = with_processors(instance, schedule)
     except ValueError as error:
@@ -261,16 +170,22 @@ def upper_bound_candidates(
     from optsched.heuristics.offline import best_heuristic
 
     raw: list[tuple[str, Schedule]] = []
+    rejected: list[str] = []
     offline = best_heuristic(instance, objective)
     raw.append((offline.producer or "heuristic", offline))
     exact = exact_estimates(instance)
     for policy in policies:
-        if policy in POLICY_NAMES:
+        if policy not in POLICY_NAMES:
+            continue
+        try:
             raw.append((f"policy:{policy}", simulate(exact, policy).schedule))
+        except (RuntimeError, ValueError) as error:
+            # A policy is only an extra candidate: its failure costs no
+            # correctness, so it is recorded rather than fatal.
+            rejected.append(f"policy:{policy}: simulation failed: {error}")
     if hint is not None:
         raw.append(("hint", hint))
     candidates: list[Candidate] = []
-    rejected: list[str] = []
     for source, schedule in raw:
         candidate, reason = checked_candidate(instance, objective, source, schedule)
         if candidate is None:
@@ -339,6 +254,11 @@ def completion_deadlines(
        offsets unchanged) and lowers the objective since weights are
        positive: a contradiction. Hence ``C_j <= T0 + sum_i p_i``.
 
+    A zero weight only arises for a zero-length job under ``area`` weights;
+    such a job occupies nothing, so moving it to its release keeps any
+    schedule feasible and optimal: ``D_j = r_j`` (or the incumbent's ``C_j``
+    if later, so the incumbent stays inside) keeps *some* optimal schedule.
+
     Floats: ``UB`` is a float sum; a margin of ``1e-9 * UB`` is added before
     rounding down so that rounding errors never cut the incumbent.
     """
@@ -353,10 +273,14 @@ def completion_deadlines(
     margin = 1e-9 * max(1.0, abs(total))
     deadlines = {}
     for j in jobs:
+        if weights[j.id] == 0:
+            # Only zero-length jobs weigh 0 (area weights); they occupy
+            # nothing, so some optimal schedule runs them at their release.
+            deadlines[j.id] = max(j.release + j.runtime, upper_bound[j.id].end)
+            continue
         rest = floor_all - weights[j.id] * (j.release + j.runtime)
         own = math.floor((total - rest + margin) / weights[j.id])
-        deadline = max(min(horizon, own), upper_bound[j.id].end)
-        deadlines[j.id] = deadline
+        deadlines[j.id] = max(min(horizon, own), upper_bound[j.id].end)
     return deadlines
 
 
