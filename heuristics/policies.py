@@ -407,7 +407,6 @@ def easy_shadow(sim: Simulator, need: int) -> tuple[int, int]:
 class _Reservations:
     profile: Profile
     start: dict[int, int]
-    stale: bool = False
 
 
 @dataclass(frozen=True)
@@ -435,7 +434,9 @@ class Conservative(Policy):
                 early = True
         reserved = state.start
         queue = sim.queue
-        if early or state.stale:
+        # A reservation in the past was not honoured (an overrun kept its
+        # processors, or no contiguous range was free): place it again.
+        if early or (reserved and min(reserved.values()) < now):
             self._compress(sim, state)
         for j in queue:
             if j not in reserved:
@@ -445,14 +446,10 @@ class Conservative(Policy):
                 profile.add(t, t + d, -q)
                 reserved[j] = t
                 sim.reserve(j, t)
-        state.stale = False
         for j in queue:
-            if reserved[j] == now:
-                if sim.can_start(j):
-                    sim.start(j)
-                    del reserved[j]
-                else:
-                    state.stale = True
+            if reserved[j] == now and sim.can_start(j):
+                sim.start(j)
+                del reserved[j]
 
     @staticmethod
     def _compress(sim: Simulator, state: _Reservations) -> None:
