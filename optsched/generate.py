@@ -185,7 +185,8 @@ def cut_rectangle(
             return pieces
     raise ValueError(
         f"perfect packing: no non-guillotine cut of {width} x {height} into "
-        f"{items} pieces found in {_MAX_ATTEMPTS} attempts"
+        f"{items} pieces found in {_MAX_ATTEMPTS} attempts (small rectangles "
+        "cut into many pieces may have none: use a larger rectangle)"
     )
 
 
