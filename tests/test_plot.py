@@ -532,3 +532,21 @@ def test_binding_lower_bound_without_method_counts_under_the_solver() -> None:
         ("cmax", "lower", "area", 1, 0.5),
         ("cmax", "lower", "cpsat", 1, 0.5),
     ]
+
+
+def test_migrating_job_is_drawn_stretch_by_stretch(ax: Axes) -> None:
+    instance = Instance(Machine(4, "contiguous"), (Job(1, 0, 2, 30), Job(2, 0, 2, 10)))
+    schedule = Schedule(
+        {
+            1: Placement(0, 30, (2, 3), moves=((10, (0, 1)),)),
+            2: Placement(0, 10, (0, 1)),
+        }
+    )
+    assert check_schedule(instance, schedule) == []
+    gantt(instance, schedule, ax=ax)
+    assert sorted(box(p) for p in rectangles(ax, "job 1")) == [
+        (0, 2, 10, 2),
+        (10, 0, 20, 2),
+    ]
+    rebuilt = instance_from_schedule(schedule)
+    assert rebuilt.processors == 4

@@ -659,3 +659,42 @@ def test_report_files_are_readable_by_others(store_path: Path, tmp_path: Path) -
     assert stat.S_IMODE(out.stat().st_mode) == 0o644
     folder = tmp_path / "r_figures"
     assert stat.S_IMODE(folder.stat().st_mode) == 0o755
+
+
+def test_report_of_a_real_bench_run(tmp_path: Path) -> None:
+    """End to end: the simulator and CP-SAT fill a store, the report reads it."""
+    from optsched.bench import run_suite
+
+    write_native(trace_instance(), tmp_path / "tiny.json")
+    (tmp_path / "suite.toml").write_text(
+        'policies = ["fcfs", "easy", "conservative"]\nobjectives = ["cmax"]\n'
+        '[suite]\nname = "real"\n'
+        '[[traces]]\npath = "tiny.json"\n'
+        '[windows]\nkind = "consecutive"\njobs = 4\ncount = 3\n'
+        'initial_state = "recorded"\n'
+        '[[solvers]]\nbackend = "cpsat"\ntime_limit = 5\nworkers = 1\n'
+    )
+    summary = run_suite(tmp_path / "suite.toml", tmp_path / "results.sqlite")
+    assert summary.ran == 3 * (3 + 1)
+    out = build_report(tmp_path / "results.sqlite", tmp_path / "report.html")
+    page = parse_page(out)
+    with Store(tmp_path / "results.sqlite", create=False) as s:
+        rows = s.rows()
+    gap = gap_frame(rows).assign(policy=lambda f: f["name"])
+    expected = aggregate(gap)
+    table = page.tables["aggregate"]["rows"]
+    assert [r[:3] for r in table] == [
+        [p, o, str(n)]
+        for p, o, n in expected[["policy", "objective", "windows"]].values
+    ]
+    assert [r[4:10] for r in table] == [
+        [fmt_ratio(x) for x in r[4:10]] for r in expected.itertuples(index=False)
+    ]
+    assert len(page.tables["windows-cmax"]["rows"]) == 3
+    failed = rows[rows["status"] == "ERROR"]
+    listed = page.tables["failed"]["rows"] if "failed" in page.tables else []
+    assert [r[:3] for r in listed] == failed[["window", "kind", "name"]].values.tolist()
+    # Every stored schedule fits its re-cut window: no rebuilt instance.
+    assert "Instance rebuilt" not in out.read_text()
+    for image in page.images:
+        assert_png(base64.b64decode(image["src"].partition(",")[2]))

@@ -4,7 +4,9 @@ Processors are on the y axis (processor ``p`` occupies the band
 ``[p, p + 1)``), time in seconds on the x axis. A job placed on processors
 ``P_j`` during ``[S_j, C_j)`` is drawn as one rectangle per maximal run of
 consecutive indices in ``P_j``: a job on processors ``{0, 1, 5}`` gives two
-rectangles, ``[0, 2)`` and ``[5, 6)``, of the same colour.
+rectangles, ``[0, 2)`` and ``[5, 6)``, of the same colour. A job that
+migrates (:attr:`optsched.schedule.Placement.moves`) is drawn stretch by
+stretch, each on its own processors.
 
 Conventions, chosen so that a chart can be checked against the numbers:
 
@@ -144,13 +146,23 @@ def _peak(items: Iterable[tuple[int, int, int]]) -> int:
     return peak
 
 
-def _job_processors(
+def _segments(placement: Placement) -> list[_Interval]:
+    """Stretches of a placement on one processor set (several when the job
+    migrates, see :meth:`optsched.schedule.Placement.segments`)."""
+    return [
+        _Interval(start, end, procs)
+        for start, end, procs in placement.segments()
+        if procs
+    ]
+
+
+def _job_segments(
     instance: Instance, schedule: Schedule
-) -> tuple[dict[int, tuple[int, ...]], bool]:
-    """Processor indices of every placed job; ``True`` if some were laid out."""
+) -> tuple[dict[int, list[_Interval]], bool]:
+    """Where every placed job runs; ``True`` if some jobs were laid out."""
     jobs = instance.jobs_by_id()
-    known = {j: p.processors for j, p in schedule.placements.items() if p.processors}
-    unknown = [j for j, p in schedule.placements.items() if not p.processors]
+    known = {j: _segments(p) for j, p in schedule.placements.items() if p.processors}
+    unknown = sorted(j for j, p in schedule.placements.items() if not p.processors)
     for job_id in unknown:
         if job_id not in jobs:
             raise ValueError(
@@ -158,21 +170,17 @@ def _job_processors(
                 "instance, so its size is unknown"
             )
     if not unknown:
-        return dict(known), False
-    fixed = [
-        _Interval(p.start, p.end, p.processors)
-        for p in schedule.placements.values()
-        if p.processors
-    ] + [
+        return known, False
+    fixed = [piece for pieces in known.values() for piece in pieces] + [
         _Interval(b.start, b.end, tuple(b.processors))
         for b in instance.machine.unavailable
         if b.processors is not None
     ]
-    items = [
-        (schedule[j].start, schedule[j].end, jobs[j].size) for j in sorted(unknown)
-    ]
+    items = [(schedule[j].start, schedule[j].end, jobs[j].size) for j in unknown]
     laid = _lay_out(items, fixed, instance.processors)
-    return {**known, **dict(zip(sorted(unknown), laid, strict=True))}, True
+    for job_id, (start, end, _), procs in zip(unknown, items, laid, strict=True):
+        known[job_id] = [_Interval(start, end, procs)]
+    return known, True
 
 
 def _draw_busy(ax: Axes, block: BusyBlock, y: int, height: int) -> Rectangle:
@@ -190,22 +198,21 @@ def _draw_busy(ax: Axes, block: BusyBlock, y: int, height: int) -> Rectangle:
     return patch
 
 
-def _draw_job(
-    ax: Axes, job_id: int, placement: Placement, processors: tuple[int, ...]
-) -> list[Rectangle]:
+def _draw_job(ax: Axes, job_id: int, pieces: list[_Interval]) -> list[Rectangle]:
     patches = []
-    for first, count in processor_runs(processors):
-        patch = Rectangle(
-            (placement.start, first),
-            placement.duration,
-            count,
-            facecolor=job_colour(job_id),
-            edgecolor=JOB_EDGE,
-            linewidth=0.4,
-            gid=f"job {job_id}",
-        )
-        ax.add_patch(patch)
-        patches.append(patch)
+    for piece in pieces:
+        for first, count in processor_runs(piece.processors):
+            patch = Rectangle(
+                (piece.start, first),
+                piece.end - piece.start,
+                count,
+                facecolor=job_colour(job_id),
+                edgecolor=JOB_EDGE,
+                linewidth=0.4,
+                gid=f"job {job_id}",
+            )
+            ax.add_patch(patch)
+            patches.append(patch)
     return patches
 
 
@@ -299,7 +306,7 @@ def gantt(
 
         _, ax = plt.subplots(figsize=(10, 5), layout="constrained")
     m = instance.processors
-    processors, laid_out = _job_processors(instance, schedule)
+    pieces, laid_out = _job_segments(instance, schedule)
     x_low, x_high = _time_limits(instance, schedule)
     anchored = [b for b in instance.machine.unavailable if b.offset is not None]
     floating = [b for b in instance.machine.unavailable if b.offset is None]
@@ -308,9 +315,9 @@ def gantt(
     top = _draw_floating_blocks(ax, floating, m) if floating else m
     y_span = float(top)
     for job_id in sorted(schedule.placements):
-        patches = _draw_job(ax, job_id, schedule[job_id], processors[job_id])
+        patches = _draw_job(ax, job_id, pieces[job_id])
         if patches:
-            biggest = max(patches, key=lambda r: r.get_height())
+            biggest = max(patches, key=lambda r: r.get_width() * r.get_height())
             _label(ax, job_id, biggest, x_high - x_low, y_span)
     ax.set_xlim(x_low, x_high)
     ax.set_ylim(0, top)
@@ -424,7 +431,11 @@ def instance_from_schedule(
         release = min(releases.get(job_id, placement.start), placement.start)
         jobs.append(Job(job_id, max(0, release), size, max(0, placement.duration)))
     highest = max(
-        (max(p.processors) for p in schedule.placements.values() if p.processors),
+        (
+            max(piece.processors)
+            for p in schedule.placements.values()
+            for piece in _segments(p)
+        ),
         default=-1,
     )
     peak = _peak(
