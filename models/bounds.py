@@ -151,16 +151,26 @@ def earliest_start_alone(job: Job, machine: Machine) -> int:
     at or after this time.
     """
     blocks = [b for b in machine.unavailable if b.end > b.start]
-    if job.runtime == 0 or not blocks:
-        return job.release
+    return _earliest_alone(job, machine, blocks, _block_segments(machine))
+
+
+def _earliest_alone(
+    job: Job,
+    machine: Machine,
+    blocks: list[BusyBlock],
+    segments: Sequence[tuple[int, tuple[int, ...]]],
+) -> int:
+    if job.runtime == 0 or not blocks or job.release >= segments[-1][0]:
+        return job.release  # nothing to avoid (the last segment has no block)
     if machine.allocation == "contiguous":
         return _earliest_contiguous_alone(job, machine.processors, blocks)
-    return _earliest_count_alone(job, machine)
+    return _earliest_count_alone(job, machine.processors, segments)
 
 
-def _earliest_count_alone(job: Job, machine: Machine) -> int:
-    segments = _block_segments(machine)
-    limit = machine.processors - job.size
+def _earliest_count_alone(
+    job: Job, m: int, segments: Sequence[tuple[int, tuple[int, ...]]]
+) -> int:
+    limit = m - job.size
     t = job.release
     for i, (start, sizes) in enumerate(segments[:-1]):
         end = segments[i + 1][0]
@@ -212,11 +222,14 @@ class _Context:
 def _context(instance: Instance) -> _Context:
     machine = instance.machine
     segments = _block_segments(machine)
+    blocks = [b for b in machine.unavailable if b.end > b.start]
     m = machine.processors
     return _Context(
         m=m,
         jobs=instance.jobs,
-        releases=tuple(earliest_start_alone(j, machine) for j in instance.jobs),
+        releases=tuple(
+            _earliest_alone(j, machine, blocks, segments) for j in instance.jobs
+        ),
         segments=tuple(segments),
         free=_profile(segments, lambda sizes: m - sum(sizes)),
     )
