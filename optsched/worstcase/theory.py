@@ -247,11 +247,13 @@ def is_greedy_list_scheduling(policy: str) -> bool:
     fits on the free processors, scanning a priority list; it never idles
     processors a waiting job could use. In the simulator's grammar that is
     the first-fit start rule (``firstfit``, ``firstfit:order=...``) on a
-    machine with ``any`` allocation.
+    machine with ``any`` allocation. The single-name queue orders ``spt``,
+    ``lpt``, ``lsf``, ... are *strict* (only the head may start): not list
+    scheduling.
     """
-    from optsched.worstcase.policies import start_rule
+    from optsched.heuristics import FirstFit, parse_policy
 
-    return start_rule(policy) == "firstfit"
+    return isinstance(parse_policy(policy), FirstFit)
 
 
 def bound_for(policy: str, objective: str, *, online: bool) -> LiteratureBound | None:

@@ -19,13 +19,13 @@ Method, deterministic for a given seed:
    processors, then smaller numbers.
 2. A greedy shrinker of our own then enforces the order
    ``(jobs, processors, sum of all numbers)``
-   (:func:`~optsched.worstcase.measure.size_key`): it deletes a job, drops a
-   processor, lowers one number (to its minimum, by half, by one) or sorts
+   (:func:`~optsched.worstcase.measure.size_key`): it deletes one or two
+   jobs, drops a processor, lowers one number (to its minimum, by half, by one) or sorts
    two adjacent jobs, and keeps any change that still separates the
    policies, until no single change does.
 
-The result is *locally minimal*: no single deletion or decrement keeps the
-property. It is the smallest instance found, not a proof that no smaller one
+The result is *locally minimal*: no deletion of one or two jobs, no
+processor fewer and no single decrement keeps the property. It is the smallest instance found, not a proof that no smaller one
 exists. When no example separates the policies within the example budget,
 the answer is ``None``: evidence, not proof, that ``A`` is never worse.
 """
@@ -207,16 +207,23 @@ def _smaller_numbers(value: int, low: int) -> list[int]:
 def neighbours(candidate: Candidate, space: Space) -> Iterator[Candidate]:
     """Single-change simplifications of ``candidate``, all smaller by ``size_key``.
 
-    In order: delete a job; drop a processor (sizes clamped to the new
+    In order: delete a job; delete two jobs; drop a processor (sizes clamped to the new
     machine); lower one number of one job (release, size, runtime, estimate)
     to its minimum, halfway to it, or by one; swap two adjacent jobs into
     sorted order (the sum is unchanged, so this is tried last and only when
     it sorts, which cannot cycle).
     """
     processors, genome = candidate
-    for k in range(len(genome)):
-        if len(genome) > 1:
+    n = len(genome)
+    if n > 1:
+        for k in range(n):
             yield processors, genome[:k] + genome[k + 1 :]
+    if n > 2:
+        # Two deletions at once: a difference between policies often needs a
+        # pair of jobs (a blocker and the job it blocks) to vanish together.
+        for a in range(n):
+            for b in range(a + 1, n):
+                yield processors, tuple(g for k, g in enumerate(genome) if k not in (a, b))
     if processors > 1:
         clamped = tuple(
             _fix_estimate([r, min(q, processors - 1), p, e], space)
