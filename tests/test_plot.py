@@ -242,7 +242,7 @@ def feasible(draw: st.DrawFn) -> tuple[Instance, Schedule]:
     return instance, schedule
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(feasible())
 def test_gantt_rectangles_match_runs_and_never_overlap(
     case: tuple[Instance, Schedule],
