@@ -293,7 +293,8 @@ def command(
             console.print(_window_table(rows))
         all_rows += rows
     frame = rows_frame(all_rows)
-    console.print(_aggregate_table(aggregate(frame)))
+    if len(specs) > 1:
+        console.print(_aggregate_table(aggregate(frame)))
     if output:
         from optsched.io.atomic import atomic_write
 
