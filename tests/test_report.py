@@ -45,7 +45,7 @@ from optsched.report.build import (
     worst_window_blocks,
 )
 from optsched.report.recover import WindowFinder, window_spec_from_key
-from optsched.report.render import Image
+from optsched.report.render import Image, Paragraph
 from optsched.schedule import Placement, Schedule
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -649,7 +649,9 @@ def test_no_chart_for_a_policy_optimal_on_every_window(store_path: Path) -> None
     row["ratio_low"] = row["ratio_high"] = 1.0
     blocks = worst_window_blocks(rows, row, WindowFinder(store_path.parent, ()), {})
     assert not [b for b in blocks if isinstance(b, Image)]
-    assert "proven optimal (cmax) on every window" in blocks[-1].text
+    last = blocks[-1]
+    assert isinstance(last, Paragraph)
+    assert "proven optimal (cmax) on every window" in last.text
 
 
 def test_report_of_a_real_bench_run(tmp_path: Path) -> None:
