@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -223,3 +224,29 @@ def test_a_dead_worker_is_recorded_and_the_suite_goes_on(
     pd.testing.assert_frame_equal(
         without_timing(rows[~killer]), without_timing(reference[~killer])
     )
+
+
+def test_progress_bar_counts_and_draws_only_on_a_terminal() -> None:
+    import io
+
+    from rich.console import Console
+
+    from optsched.bench.executor import ProgressBar
+
+    screen = io.StringIO()
+    terminal = Console(file=screen, force_terminal=True, width=120)
+    with ProgressBar(3, label="tiny", console=terminal) as bar:
+        for failed in (False, True, False):
+            bar.advance(failed)
+    assert (bar.done, bar.failed) == (3, 1)
+    # The last frame drawn (ANSI control sequences removed).
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue())
+    last = [line for line in text.splitlines() if line.strip()][-1]
+    assert last.startswith("tiny ")
+    assert "3/3 done, 1 failed, 0 remaining" in last
+    assert "ETA" in last
+    piped = io.StringIO()
+    with ProgressBar(3, console=Console(file=piped, force_terminal=False)) as bar:
+        bar.advance(False)
+    assert piped.getvalue() == ""
+    assert bar.done == 1

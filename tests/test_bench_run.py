@@ -173,6 +173,7 @@ def test_smoke_suite_completes(traces_dir: Path, tmp_path: Path) -> None:
     result = runner.invoke(main, ["bench", str(suite), "--store", str(store)])
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("suite smoke: 24 tasks, 0 already stored, 24 run")
+    assert result.stderr == ""  # no progress bar off a terminal, no failure
     again = runner.invoke(main, ["bench", str(suite), "--store", str(store)])
     assert again.exit_code == 0
     assert again.stdout.startswith("suite smoke: 24 tasks, 24 already stored, 0 run")

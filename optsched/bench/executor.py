@@ -10,8 +10,9 @@ text, and the run goes on. A worker that dies (a segfault in a solver, an
 out-of-memory kill) is recorded the same way for the tasks it may have been
 running; ``optsched bench --retry-failed`` runs failed tasks again.
 
-Only a few tasks are in flight at a time (twice the workers), so instances
-are cut and shipped as workers free up rather than all at once.
+Only a few tasks are in flight at a time (twice the workers locally, at
+least 16 on Dask), so instances are cut and shipped as workers free up
+rather than all at once.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import multiprocessing
 import platform
 import socket
 import traceback
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -125,20 +126,37 @@ class Counts:
     failed: int = 0
 
 
+Work = tuple[Task, Instance]
+Outcome = dict[str, Any] | Exception
+"""A task's row, or the exception that lost it (its worker failed)."""
+
+
 class _Backend(Protocol):
     capacity: int
 
-    def submit(
-        self, function: TaskFunction, task: Task, instance: Instance
-    ) -> Any: ...  # a concurrent.futures or distributed Future
+    def submit(self, function: TaskFunction, items: list[Work]) -> list[Any]:
+        """Start the tasks; one handle (a future) per task."""
 
-    def wait_first(self, futures: list[Any]) -> Iterable[Any]: ...
+    def wait_first(self, handles: list[Any]) -> list[tuple[Any, Outcome]]:
+        """Block until some tasks end; their handles and outcomes."""
 
     def recover(
         self, function: TaskFunction, task: Task, instance: Instance, error: Exception
-    ) -> dict[str, Any]: ...
+    ) -> dict[str, Any]:
+        """The row of a task whose worker failed."""
 
-    def cancel(self, futures: list[Any]) -> None: ...
+    def cancel(self, handles: list[Any]) -> None:
+        """Stop what can be stopped (the run is interrupted)."""
+
+
+def _pool_outcome(future: concurrent.futures.Future[Any]) -> Outcome:
+    error = future.exception()
+    if error is None:
+        row: dict[str, Any] = future.result()
+        return row
+    if isinstance(error, Exception):
+        return error
+    raise error  # KeyboardInterrupt and the like: stop the run
 
 
 def _spawn_pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
@@ -163,7 +181,10 @@ class _LocalPool:
         self.pool = _spawn_pool(workers)
         self.alone: concurrent.futures.ProcessPoolExecutor | None = None
 
-    def submit(self, function: TaskFunction, task: Task, instance: Instance) -> Any:
+    def submit(self, function: TaskFunction, items: list[Work]) -> list[Any]:
+        return [self._submit(function, *item) for item in items]
+
+    def _submit(self, function: TaskFunction, task: Task, instance: Instance) -> Any:
         try:
             return self.pool.submit(run_safely, function, task, instance)
         except BrokenProcessPool:
@@ -171,11 +192,11 @@ class _LocalPool:
             self.pool = _spawn_pool(self.workers)
             return self.pool.submit(run_safely, function, task, instance)
 
-    def wait_first(self, futures: list[Any]) -> Iterable[Any]:
+    def wait_first(self, handles: list[Any]) -> list[tuple[Any, Outcome]]:
         done, _ = concurrent.futures.wait(
-            futures, return_when=concurrent.futures.FIRST_COMPLETED
+            handles, return_when=concurrent.futures.FIRST_COMPLETED
         )
-        return done
+        return [(future, _pool_outcome(future)) for future in done]
 
     def recover(
         self, function: TaskFunction, task: Task, instance: Instance, error: Exception
@@ -205,23 +226,57 @@ class _LocalPool:
                 pool.shutdown(wait=True)
 
 
+@dataclass(frozen=True, slots=True)
+class _Shipment:
+    """A task and its instance as one Dask argument.
+
+    Dask hashes ("tokenizes") every argument it is given, which for a whole
+    instance costs milliseconds; the task id already is a content hash.
+    """
+
+    task: Task
+    instance: Instance
+
+    def __dask_tokenize__(self) -> str:
+        return self.task.task_id
+
+
+def _run_shipment(function: TaskFunction, shipment: _Shipment) -> dict[str, Any]:
+    return run_safely(function, shipment.task, shipment.instance)
+
+
 class _Dask:
     """A ``distributed.Client`` (on an address, or on its own LocalCluster)."""
 
     def __init__(self, client: Any) -> None:
-        self.client = client
-        threads = sum(client.nthreads().values())
-        self.capacity = 2 * max(1, threads)
-
-    def submit(self, function: TaskFunction, task: Task, instance: Instance) -> Any:
-        # The task id as key: Dask's own name for the task is the store's.
-        key = f"optsched-{task.task_id}"
-        return self.client.submit(run_safely, function, task, instance, key=key)
-
-    def wait_first(self, futures: list[Any]) -> Iterable[Any]:
         import distributed
 
-        return distributed.wait(futures, return_when="FIRST_COMPLETED").done
+        self.client = client
+        # More in flight than for a local pool: each round trip to the
+        # scheduler costs milliseconds, which queued tasks hide.
+        threads = sum(client.nthreads().values())
+        self.capacity = max(16, 4 * threads)
+        self.completed = distributed.as_completed(
+            loop=client.loop, with_results=True, raise_errors=False
+        )
+
+    def submit(self, function: TaskFunction, items: list[Work]) -> list[Any]:
+        # One graph for the batch (one round trip), the task ids as keys.
+        futures: list[Any] = self.client.map(
+            functools.partial(_run_shipment, function),
+            [_Shipment(task, instance) for task, instance in items],
+            key=[f"optsched-{task.task_id}" for task, _ in items],
+        )
+        self.completed.update(futures)
+        return futures
+
+    def wait_first(self, handles: list[Any]) -> list[tuple[Any, Outcome]]:
+        # Results are fetched in the background by ``as_completed``; a failed
+        # future comes with (type, exception, traceback).
+        return [
+            (future, _dask_outcome(future, result))
+            for future, result in self.completed.next_batch(block=True)
+        ]
 
     def recover(
         self, function: TaskFunction, task: Task, instance: Instance, error: Exception
@@ -232,6 +287,15 @@ class _Dask:
 
     def cancel(self, futures: list[Any]) -> None:
         self.client.cancel(futures)
+
+
+def _dask_outcome(future: Any, result: Any) -> Outcome:
+    if isinstance(result, dict):
+        return result
+    if future.status == "error":
+        error: Exception = result[1]  # (type, exception, traceback)
+        return error
+    return RuntimeError(f"Dask future {future.status}: {result!r}")
 
 
 @contextlib.contextmanager
@@ -283,18 +347,26 @@ class _Silent:
 class ProgressBar:
     """A rich progress bar: done, failed, remaining and ETA, on stderr.
 
-    It draws nothing unless ``enabled`` and stderr is a terminal, so logs and
-    pipes stay clean. Use as a context manager.
+    It draws nothing unless ``enabled`` and stderr (or ``console``, a
+    ``rich.console.Console``) is a terminal, so logs and pipes stay clean.
+    Use as a context manager.
     """
 
-    def __init__(self, total: int, *, label: str = "", enabled: bool = True) -> None:
+    def __init__(
+        self,
+        total: int,
+        *,
+        label: str = "",
+        enabled: bool = True,
+        console: Any = None,
+    ) -> None:
         from rich.console import Console
 
         self.total = total
         self.done = 0
         self.failed = 0
         self.label = label
-        console = Console(stderr=True)
+        console = console or Console(stderr=True)
         self._bar = self._make_bar(console) if enabled and console.is_terminal else None
 
     def _make_bar(self, console: Any) -> Any:
@@ -304,7 +376,8 @@ class ProgressBar:
             progress.TextColumn("{task.description}"),
             progress.BarColumn(),
             progress.TextColumn(
-                "{task.completed}/{task.total} done, [red]{task.fields[failed]} "
+                "{task.completed:.0f}/{task.total:.0f} done, "
+                "[red]{task.fields[failed]} "
                 "failed[/], {task.fields[remaining]} remaining"
             ),
             progress.TimeElapsedColumn(),
@@ -410,25 +483,19 @@ def _run_bounded(
     record: Callable[[dict[str, Any]], None],
 ) -> None:
     """Keep ``backend.capacity`` tasks in flight; record each as it completes."""
-    pending: dict[Any, tuple[Task, Instance]] = {}
-    exhausted = False
+    pending: dict[Any, Work] = {}
     try:
         while True:
-            while not exhausted and len(pending) < backend.capacity:
-                item = next(work, None)
-                if item is None:
-                    exhausted = True
-                    break
-                pending[backend.submit(function, *item)] = item
+            batch = list(itertools.islice(work, backend.capacity - len(pending)))
+            if batch:
+                pending.update(zip(backend.submit(function, batch), batch, strict=True))
             if not pending:
                 return
-            for future in backend.wait_first(list(pending)):
-                task, instance = pending.pop(future)
-                try:
-                    row = future.result()
-                except Exception as error:
-                    row = backend.recover(function, task, instance, error)
-                record(row)
+            for handle, outcome in backend.wait_first(list(pending)):
+                task, instance = pending.pop(handle)
+                if isinstance(outcome, Exception):
+                    outcome = backend.recover(function, task, instance, outcome)
+                record(outcome)
     except BaseException:
         backend.cancel(list(pending))
         raise
