@@ -284,12 +284,12 @@ def test_window_keeps_existing_file_on_error(tmp_path: Path) -> None:
 # Bundled instances are exactly what instances/README.md says.
 
 BUNDLED = {
-    "kth_20.json": ("KTH-SP2-1996-2.1-cln.swf", 1200, 20, "none"),
+    "kth_20.json": ("KTH-SP2-1996-2.1-cln.swf", 2800, 20, "none"),
     "kth_50.json": ("KTH-SP2-1996-2.1-cln.swf", 600, 50, "none"),
     "kth_20_recorded.json": ("KTH-SP2-1996-2.1-cln.swf", 1000, 20, "recorded"),
     "lublin256_30.json": ("lublin_256.swf", 1950, 30, "none"),
     "hpc2n_40.json": ("hpc2n.swf", 840, 40, "none"),
-    "default.json": ("KTH-SP2-1996-2.1-cln.swf", 1200, 20, "none"),
+    "default.json": ("KTH-SP2-1996-2.1-cln.swf", 2800, 20, "none"),
 }
 
 
