@@ -1,9 +1,9 @@
 """Command-line interface. Thin: parse, call one library function, print.
 
 Every command lives in its own module of this package and is registered in
-:data:`COMMANDS`. Bad input (:class:`optsched.errors.InputError`, or a
-``ValueError`` from validation) prints one line and exits with status 2; the
-traceback is shown only with ``--debug``.
+:data:`COMMANDS`. Bad input (:class:`optsched.errors.InputError`, a
+``ValueError`` from validation, or an ``OSError`` on a file) prints one line
+and exits with status 2; the traceback is shown only with ``--debug``.
 """
 
 from __future__ import annotations
@@ -24,6 +24,13 @@ class _Group(click.Group):
             if ctx.params.get("debug"):
                 raise
             click.echo(f"optsched: error: {error}", err=True)
+            sys.exit(2)
+        except OSError as error:
+            # Unreadable input or unwritable output: one line, no traceback.
+            if ctx.params.get("debug"):
+                raise
+            where = f"{error.filename}: " if error.filename else ""
+            click.echo(f"optsched: error: {where}{error.strerror or error}", err=True)
             sys.exit(2)
         except KeyboardInterrupt:
             click.echo("optsched: interrupted", err=True)
@@ -59,14 +66,7 @@ def _register() -> None:
     import importlib
 
     for name in COMMANDS:
-        try:
-            module = importlib.import_module(f"optsched.cli.{name}")
-        except ModuleNotFoundError as error:
-            # TEMPORARY while the command modules are being written.
-            if error.name != f"optsched.cli.{name}":
-                raise
-            continue
-        main.add_command(module.command)
+        main.add_command(importlib.import_module(f"optsched.cli.{name}").command)
 
 
 _register()

@@ -13,6 +13,15 @@ from pathlib import Path
 from typing import IO
 
 
+def _target_mode(path: Path) -> int:
+    try:
+        return path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | Path, mode: str = "w", **kwargs: object) -> Iterator[IO]:
     """Open a temporary file beside ``path``; rename it to ``path`` on success.
@@ -23,6 +32,9 @@ def atomic_write(path: str | Path, mode: str = "w", **kwargs: object) -> Iterato
     folder = path.parent if str(path.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     try:
+        # mkstemp creates 0600 files; give the result the mode a plain open()
+        # would (or keep the mode of the file it replaces).
+        os.chmod(tmp, _target_mode(path))
         with os.fdopen(fd, mode, **kwargs) as handle:  # type: ignore[call-overload]
             yield handle
             handle.flush()
