@@ -487,9 +487,7 @@ def save_gantt(
     figure.savefig(buffer, format=suffix[1:], dpi=dpi)
     with atomic_write(path, "wb") as handle:
         handle.write(buffer.getvalue())
-    from optsched.report.render import readable
-
-    return readable(path)
+    return path
 
 
 def schedule_file_jobs(path: str | Path) -> tuple[dict[int, int], dict[int, int]]:

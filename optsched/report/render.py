@@ -141,21 +141,11 @@ def render_html(title: str, blocks: Sequence[Block]) -> str:
     )
 
 
-def readable(path: Path) -> Path:
-    """Give ``path`` the usual permissions of a new file (``0o666`` minus the
-    umask): the temporary file behind an atomic write is private (``0o600``),
-    and a report is meant to be shared."""
-    mask = os.umask(0)
-    os.umask(mask)
-    path.chmod(0o666 & ~mask)
-    return path
-
-
 def write_html(path: Path, title: str, blocks: Sequence[Block]) -> Path:
     """Write :func:`render_html` to ``path`` atomically."""
     with atomic_write(path, "w", encoding="utf-8") as handle:
         handle.write(render_html(title, blocks))
-    return readable(path)
+    return path
 
 
 # ---------------------------------------------------------------------------
@@ -238,7 +228,7 @@ def write_markdown(path: Path, title: str, blocks: Sequence[Block]) -> Path:
         raise
     with atomic_write(path, "w", encoding="utf-8") as handle:
         handle.write(render_markdown(title, blocks, folder.name))
-    return readable(path)
+    return path
 
 
 def _replace_folder(new: Path, target: Path) -> None:
