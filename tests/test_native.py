@@ -514,9 +514,17 @@ def test_window_errors(tmp_path: Path) -> None:
         ' "source": {"window": {"initial_state": "running"}}}'
     )
     assert _error(path) == (
-        f"{path}:2: source.window: initial_state: expected 'none' or 'recorded', "
-        "got 'running'"
+        f"{path}:2: source.window: initial_state: expected 'none', 'recorded' or "
+        "'simulated:POLICY', got 'running'"
     )
+
+
+def test_simulated_initial_state_round_trips(tmp_path: Path) -> None:
+    window = Window(first_job=3, jobs=2, shift=30, initial_state="simulated:easy")
+    instance = TINY.replace(source=Source("t.swf", None, "swf", window))
+    path = tmp_path / "sim.json"
+    write_native(instance, path)
+    assert read_native(path).instance == instance
 
 
 def test_instance_from_dict_names_the_json_path_without_line() -> None:

@@ -52,7 +52,8 @@ Keys (all times are integer seconds, intervals half-open ``[start, end)``):
     Provenance of the instance: ``file``, ``sha256`` and ``format`` of the
     file it was cut from (strings or ``null``) and ``window``
     (``first_job``, ``jobs``, ``start``, ``end``: integers or ``null``;
-    ``shift``: integer; ``initial_state``: ``"none"`` or ``"recorded"``) or
+    ``shift``: integer; ``initial_state``: ``"none"``, ``"recorded"`` or
+    ``"simulated:POLICY"``) or
     ``null``. When a hand-written file has no ``source`` key, the reader
     records the JSON file itself (path, sha256, ``"json"``).
 
@@ -403,6 +404,11 @@ def _parse_jobs(values: list[Any], machine: Machine) -> tuple[Job, ...]:
     return tuple(jobs)
 
 
+def _known_state(state: str) -> bool:
+    kind, colon, policy = state.partition(":")
+    return state in ("none", "recorded") or (kind == "simulated" and bool(policy))
+
+
 def _parse_window(value: object) -> Window | None:
     if value is None:
         return None
@@ -413,10 +419,11 @@ def _parse_window(value: object) -> Window | None:
     }
     shift = obj.integer("shift", required=False)
     state = obj.string("initial_state")
-    if state is not None and state not in ("none", "recorded"):
+    if state is not None and not _known_state(state):
         raise obj._problem(
             "initial_state",
-            f"initial_state: expected 'none' or 'recorded', got {state!r}",
+            "initial_state: expected 'none', 'recorded' or 'simulated:POLICY', "
+            f"got {state!r}",
         )
     return Window(
         **numbers,
