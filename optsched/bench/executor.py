@@ -6,9 +6,12 @@ no finished task. Workers never touch the store.
 
 The function shipped to a worker is :func:`run_safely`, which wraps the task
 function: an exception becomes a row with status ``ERROR`` and the error
-text, and the run goes on. A worker that dies (a segfault in a solver, an
-out-of-memory kill) is recorded the same way for the tasks it may have been
-running; ``optsched bench --retry-failed`` runs failed tasks again.
+text, and the run goes on. A worker process that dies (a segfault in a
+solver, an out-of-memory kill) is handled too: in the local pool, the tasks
+it took down with it run again one at a time, and only a task that kills a
+worker of its own is recorded as failed; Dask retries such tasks on other
+workers before reporting them (``KilledWorker``), which is recorded.
+``optsched bench --retry-failed`` runs failed tasks again.
 
 Only a few tasks are in flight at a time (twice the workers locally, at
 least 16 on Dask), so instances are cut and shipped as workers free up
