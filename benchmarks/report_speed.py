@@ -66,9 +66,11 @@ def main() -> None:
         print(f"store {store}, load average {os.getloadavg()[0]:.1f}")
         for suffix in ("html", "md"):
             target = out / f"report.{suffix}"
-            wall, cpu = best_of(
-                args.repeat, lambda t=target: build_report(store, t, suite=args.suite)
-            )
+
+            def build(target: Path = target) -> Path:
+                return build_report(store, target, suite=args.suite)
+
+            wall, cpu = best_of(args.repeat, build)
             size = target.stat().st_size
             figures = len(list((out / "report_figures").glob("*.png")))
             extra = f", {figures} figures" if suffix == "md" else ""

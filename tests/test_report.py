@@ -42,6 +42,7 @@ from optsched.report.build import (
     fmt_ratio,
     fmt_share,
     fmt_value,
+    window_table,
     worst_window_blocks,
 )
 from optsched.report.recover import WindowFinder, window_spec_from_key
@@ -691,3 +692,27 @@ def test_report_of_a_real_bench_run(tmp_path: Path) -> None:
     assert "Instance rebuilt" not in out.read_text()
     for image in page.images:
         assert_png(base64.b64decode(image["src"].partition(",")[2]))
+
+
+def test_window_table_of_two_traces_names_the_trace() -> None:
+    columns = [
+        "trace", "trace_sha256", "window", "window_index", "policy", "objective",
+        "value", "lower", "lower_method", "upper", "upper_source", "ratio_low",
+        "ratio_high", "optimal",
+    ]  # fmt: skip
+    key = "first=0,jobs=4,state=none"
+    gap = pd.DataFrame(
+        [
+            ["b.swf", "bb", key, 0, "fcfs", "cmax", 12.0, 10.0, "area", 12.0,
+             "policy:fcfs", 1.0, 1.2, False],
+            ["a.swf", "aa", key, 0, "fcfs", "cmax", 7.0, 7.0, "cpsat", 7.0,
+             "cpsat", 1.0, 1.0, True],
+        ],
+        columns=columns,
+    )  # fmt: skip
+    table = window_table(gap, "cmax")
+    assert table.rows == (
+        ("0", f"{key} (a.swf)", "7", "cpsat", "7", "cpsat", "yes", "7", "1.0000"),
+        ("0", f"{key} (b.swf)", "10", "area", "12", "policy:fcfs", "no", "12",
+         "[1.0000, 1.2000]"),
+    )  # fmt: skip
