@@ -27,6 +27,7 @@ import random
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -186,7 +187,7 @@ def cross_check_task(seed: int, jobs: int, plan: Plan) -> dict[str, Any]:
     m = rng.choice(MACHINES)
     space = Space(m, jobs, online=bool(seed % 2), max_runtime=plan.max_runtime)
     instance = to_instance(random_genome(space, rng), m)
-    out = {"seed": seed, "m": m, "n": jobs, "agree": True}
+    out: dict[str, Any] = {"seed": seed, "m": m, "n": jobs, "agree": True}
     for objective in OBJECTIVES:
         enumerated = exact_optimum(instance, objective)
         solved = exact_optimum(instance, objective, brute_force_max_jobs=0)
@@ -197,7 +198,11 @@ def cross_check_task(seed: int, jobs: int, plan: Plan) -> dict[str, Any]:
 
 def _run(task: tuple[str, tuple[Any, ...]]) -> dict[str, Any]:
     kind, args = task
-    function = {"ratio": ratio_task, "versus": versus_task, "cross": cross_check_task}
+    function: dict[str, Callable[..., dict[str, Any]]] = {
+        "ratio": ratio_task,
+        "versus": versus_task,
+        "cross": cross_check_task,
+    }
     began = time.perf_counter()
     try:
         result = function[kind](*args)
@@ -309,7 +314,7 @@ def _fcfs_easy_section(rows: list[dict[str, Any]], plan: Plan) -> list[str]:
     for online in (False, True):
         for objective in ("cmax", "maxwait"):
             for better, worse in (("fcfs", "easy"), ("easy", "fcfs")):
-                r = next(
+                r: dict[str, Any] = next(
                     (
                         x
                         for x in rows

@@ -25,9 +25,10 @@ Method, deterministic for a given seed:
    policies, until no single change does.
 
 The result is *locally minimal*: no deletion of one or two jobs, no
-processor fewer and no single decrement keeps the property. It is the smallest instance found, not a proof that no smaller one
-exists. When no example separates the policies within the example budget,
-the answer is ``None``: evidence, not proof, that ``A`` is never worse.
+processor fewer and no single decrement keeps the property. It is the
+smallest instance found, not a proof that no smaller one exists. When no
+example separates the policies within the example budget, the answer is
+``None``: evidence, not proof, that ``A`` is never worse.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from optsched.check import check_schedule
 from optsched.instance import Instance
@@ -52,6 +54,9 @@ from optsched.worstcase.measure import (
 EXAMPLES_PER_SECOND = 200
 """Nominal rate turning a budget in seconds into a Hypothesis example count
 (fixed, never measured: the count, not the clock, makes a run reproducible)."""
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
 
 DEFAULT_EXAMPLES = 2000
 """Hypothesis examples tried before concluding that none separates the policies."""
@@ -140,11 +145,11 @@ class Comparator:
         return mine > theirs
 
 
-def _strategy(space: Space):  # type: ignore[no-untyped-def]
+def _strategy(space: Space) -> SearchStrategy[Candidate]:
     from hypothesis import strategies as st
 
     @st.composite
-    def candidates(draw):  # type: ignore[no-untyped-def]
+    def candidates(draw: st.DrawFn) -> Candidate:
         n = draw(st.integers(1, space.jobs))
         m = draw(st.integers(1, space.processors))
         genome: list[Gene] = []
@@ -223,7 +228,10 @@ def neighbours(candidate: Candidate, space: Space) -> Iterator[Candidate]:
         # pair of jobs (a blocker and the job it blocks) to vanish together.
         for a in range(n):
             for b in range(a + 1, n):
-                yield processors, tuple(g for k, g in enumerate(genome) if k not in (a, b))
+                yield (
+                    processors,
+                    tuple(g for k, g in enumerate(genome) if k not in (a, b)),
+                )
     if processors > 1:
         clamped = tuple(
             _fix_estimate([r, min(q, processors - 1), p, e], space)
