@@ -135,6 +135,27 @@ class WindowSpec:
             where = f"start={self.start},end={self.end}"
         return f"{where},state={self.initial_state}"
 
+    @classmethod
+    def from_key(cls, key: str) -> WindowSpec:
+        """Inverse of :attr:`key`: ``whole``, ``first=F,jobs=N,state=S`` or
+        ``start=T0,end=T1,state=S``."""
+        if key == "whole":
+            return cls(whole=True)
+        where, found, state = key.partition(",state=")
+        if not found:
+            raise ValueError(f"window key {key!r}: no state")
+        fields: dict[str, int | None] = {}
+        for part in where.split(","):
+            name, _, value = part.partition("=")
+            fields[name] = None if value == "None" else int(value)
+        if set(fields) == {"first", "jobs"}:
+            return cls(
+                first_job=fields["first"], jobs=fields["jobs"], initial_state=state
+            )
+        if set(fields) == {"start", "end"}:
+            return cls(start=fields["start"], end=fields["end"], initial_state=state)
+        raise ValueError(f"window key {key!r}: unknown fields {sorted(fields)}")
+
     def cut(self, trace: Trace) -> Instance:
         """The window's instance (releases rebased to start at 0)."""
         from optsched.window import cut_window
@@ -206,7 +227,7 @@ def _time_windows(trace: Trace, rule: WindowRule) -> list[WindowSpec]:
     assert rule.step is not None
     start = releases[0] if rule.start is None else rule.start
     end = releases[-1] + 1 if rule.end is None else rule.end
-    specs = []
+    specs: list[WindowSpec] = []
     t = start
     while t < end and (rule.count is None or len(specs) < rule.count):
         t_end = min(t + rule.step, end)

@@ -45,9 +45,10 @@ from optsched.report.build import (
     window_table,
     worst_window_blocks,
 )
-from optsched.report.recover import WindowFinder, window_spec_from_key
+from optsched.report.recover import WindowFinder
 from optsched.report.render import Image, Paragraph
 from optsched.schedule import Placement, Schedule
+from optsched.selection import WindowSpec
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 WINDOWS = (
@@ -258,7 +259,7 @@ def fill_store(
     for index, key in enumerate(WINDOWS):
         if small and index != 1:
             continue
-        instance = window_spec_from_key(key).cut(trace)
+        instance = WindowSpec.from_key(key).cut(trace)
         rows = window_rows(suite, str(trace_file), sha, index, key, instance, small)
         for row in rows:
             store.insert(row)
@@ -588,7 +589,7 @@ def test_window_finder_checks_the_sha256(tmp_path: Path, trace_file: Path) -> No
     ["whole", "first=200,jobs=100,state=none", "start=10,end=99,state=simulated:easy"],
 )
 def test_window_keys_parse_back(key: str) -> None:
-    assert window_spec_from_key(key).key == key
+    assert WindowSpec.from_key(key).key == key
 
 
 def test_cli_report_bad_store_is_one_line(tmp_path: Path) -> None:

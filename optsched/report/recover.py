@@ -25,6 +25,7 @@ from optsched.check import check_schedule
 from optsched.instance import Instance
 from optsched.plot.gantt import instance_from_schedule
 from optsched.schedule import Schedule
+from optsched.selection import WindowSpec
 
 
 def _missing(x: object) -> bool:
@@ -37,31 +38,6 @@ def schedule_from_json(text: str, origin: str) -> Schedule:
     from optsched.io import schedules
 
     return schedules._read_json(text, Path(origin))
-
-
-def window_spec_from_key(key: str) -> Any:
-    """The :class:`~optsched.selection.WindowSpec` whose ``key`` is ``key``.
-
-    ``whole``, ``first=F,jobs=N,state=S`` or ``start=T0,end=T1,state=S``.
-    """
-    from optsched.selection import WindowSpec
-
-    if key == "whole":
-        return WindowSpec(whole=True)
-    where, found, state = key.partition(",state=")
-    if not found:
-        raise ValueError(f"window key {key!r}: no state")
-    fields: dict[str, int | None] = {}
-    for part in where.split(","):
-        name, _, value = part.partition("=")
-        fields[name] = None if value == "None" else int(value)
-    if set(fields) == {"first", "jobs"}:
-        return WindowSpec(
-            first_job=fields["first"], jobs=fields["jobs"], initial_state=state
-        )
-    if set(fields) == {"start", "end"}:
-        return WindowSpec(start=fields["start"], end=fields["end"], initial_state=state)
-    raise ValueError(f"window key {key!r}: unknown fields {sorted(fields)}")
 
 
 @dataclass
@@ -115,7 +91,7 @@ class WindowFinder:
         try:
             if sha256 not in self._traces:
                 self._traces[sha256] = read_trace(path)
-            return window_spec_from_key(key).cut(self._traces[sha256]), ""
+            return WindowSpec.from_key(key).cut(self._traces[sha256]), ""
         except (ValueError, ImportError) as error:
             return None, f"cannot cut window {key} from {path}: {error}"
 
