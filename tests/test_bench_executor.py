@@ -250,3 +250,30 @@ def test_progress_bar_counts_and_draws_only_on_a_terminal() -> None:
         bar.advance(False)
     assert piped.getvalue() == ""
     assert bar.done == 1
+
+
+def test_a_window_that_cannot_be_cut_fails_its_tasks_only(tmp_path: Path) -> None:
+    # tiny.swf has no recorded wait times: only the first window, with no
+    # job before it, can start from the recorded state.
+    text = SUITE.read_text().replace(
+        "count = 3\n", 'count = 3\ninitial_state = "recorded"\n'
+    )
+    suite = tmp_path / "recorded.toml"
+    suite.write_text(
+        text.replace('path = "tiny.swf"', f'path = "{SUITE.parent}/tiny.swf"')
+    )
+    store = tmp_path / "r.sqlite"
+    summary = run_suite(suite, store, task_function=fake)
+    assert (summary.ran, summary.failed) == (18, 12)
+    with Store(store) as results:
+        rows = results.rows()
+    failed = rows["status"] == "ERROR"
+    assert set(rows.loc[~failed, "window_index"]) == {0}
+    assert set(rows.loc[failed, "window_index"]) == {1, 2}
+    assert all(
+        e.startswith(
+            "cannot cut the window: InputError: tiny.swf: --initial-state recorded "
+            "needs recorded wait times"
+        )
+        for e in rows.loc[failed, "error"]
+    )

@@ -125,6 +125,17 @@ def test_instances_are_the_windows(tmp_path: Path) -> None:
     assert len({id(instance) for _, instance in pairs}) == 3
 
 
+def test_windows_that_do_not_fit_name_the_suite(tmp_path: Path) -> None:
+    windows = '[windows]\nkind = "consecutive"\njobs = 10\ncount = 3\n'
+    suite = load_suite(write_suite(tmp_path, HEAD + SUITE + TRACE + windows))
+    with pytest.raises(InputError) as caught:
+        expand(suite)
+    assert str(caught.value) == (
+        f"{tmp_path / 'suite.toml'}: trace tiny.swf: [windows]: 3 windows of 10 "
+        "jobs from job 0 do not fit in the 24 jobs of the trace (2 do)"
+    )
+
+
 def test_random_windows_of_several_seeds_are_pooled(tmp_path: Path) -> None:
     windows = '[windows]\nkind = "random"\njobs = 20\ncount = 2\n\n'
     text = HEAD + "seeds = [1, 2, 3]\n\n" + SUITE + TRACE + windows

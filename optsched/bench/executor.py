@@ -109,16 +109,22 @@ def run_safely(
     }
 
 
-def lost_row(task: Task, reason: str) -> dict[str, Any]:
-    """The row of a task whose worker failed outside the task function."""
+def failed_row(task: Task, error: str) -> dict[str, Any]:
+    """The row of a task that failed before or around its task function."""
     return {
         **task.identity(),
-        **_failed(f"{reason} (run it again with --retry-failed)"),
-        "versions": None,
+        **_failed(error),
+        "versions": versions_json(),
         "started": None,
         "finished": _now(),
-        "host": None,
+        "host": socket.gethostname(),
     }
+
+
+def lost_row(task: Task, reason: str) -> dict[str, Any]:
+    """The row of a task whose worker failed outside the task function."""
+    row = failed_row(task, f"{reason} (run it again with --retry-failed)")
+    return {**row, "versions": None, "host": None}  # unknown: not this process
 
 
 @dataclass
@@ -415,7 +421,7 @@ class ProgressBar:
 
 
 def run_tasks(
-    work: Iterator[tuple[Task, Instance]],
+    work: Iterator[tuple[Task, Instance | Exception]],
     store: Store,
     *,
     workers: int = 1,
@@ -429,7 +435,9 @@ def run_tasks(
     Parameters
     ----------
     work
-        Tasks with their instances, in the order to submit them.
+        Tasks with their instances, in the order to submit them; a task
+        whose window could not be cut comes with the exception, and is
+        stored as failed without running.
     store
         Where rows go, written by this (parent) process only.
     workers
@@ -455,10 +463,6 @@ def run_tasks(
         )
     counts = Counts()
     reporter = progress or _Silent()
-    first = next(work, None)
-    if first is None:
-        return counts  # nothing to do: do not start a pool or a cluster
-    work = itertools.chain([first], work)
 
     def record(row: dict[str, Any]) -> None:
         store.insert(row)
@@ -467,15 +471,29 @@ def run_tasks(
         counts.failed += failed
         reporter.advance(failed)
 
+    def runnable() -> Iterator[Work]:
+        for task, instance in work:
+            if isinstance(instance, Exception):
+                error = _error_text(instance)
+                record(failed_row(task, f"cannot cut the window: {error}"))
+            else:
+                yield task, instance
+
+    ready = runnable()
+    first = next(ready, None)
+    if first is None:
+        return counts  # nothing to run: do not start a pool or a cluster
+    ready = itertools.chain([first], ready)
+
     if dask_address is not None or dask_local is not None:
         with _dask_backend(dask_address, dask_local) as dask:
-            _run_bounded(dask, task_function, work, record)
+            _run_bounded(dask, task_function, ready, record)
     elif workers == 1:
-        for task, instance in work:
+        for task, instance in ready:
             record(run_safely(task_function, task, instance))
     else:
         with _pool_backend(workers) as pool:
-            _run_bounded(pool, task_function, work, record)
+            _run_bounded(pool, task_function, ready, record)
     return counts
 
 

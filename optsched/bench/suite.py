@@ -59,7 +59,7 @@ import hashlib
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -119,13 +119,7 @@ class Suite:
         """The window rule once per seed (the rule itself without seeds)."""
         if not self.seeds:
             return (self.windows,)
-        return tuple(_with_seed(self.windows, seed) for seed in self.seeds)
-
-
-def _with_seed(rule: WindowRule, seed: int) -> WindowRule:
-    from dataclasses import replace
-
-    return replace(rule, seed=seed)
+        return tuple(replace(self.windows, seed=seed) for seed in self.seeds)
 
 
 def sha256_of(path: Path) -> str:

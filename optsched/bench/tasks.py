@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from optsched.bench.suite import Suite
+from optsched.errors import InputError
 from optsched.instance import Instance
 from optsched.selection import WindowSpec, select_windows
 from optsched.trace import Trace
@@ -113,19 +114,27 @@ class Plan:
     traces: dict[str, Trace]
     windows: dict[tuple[str, str], WindowSpec]
 
-    def with_instances(self, tasks: Iterable[Task]) -> Iterator[tuple[Task, Instance]]:
+    def with_instances(
+        self, tasks: Iterable[Task]
+    ) -> Iterator[tuple[Task, Instance | Exception]]:
         """Each task with its window's instance, cut once per run of equal windows.
 
         Tasks come window by window, so keeping the last cut instance is
-        enough to cut each window once.
+        enough to cut each window once. A window that cannot be cut comes
+        with the exception instead, which fails its tasks, not the run.
         """
-        last: tuple[tuple[str, str], Instance] | None = None
+        last: tuple[tuple[str, str], Instance | Exception] | None = None
         for task in tasks:
             key = (task.trace_sha256, task.window)
             if last is None or last[0] != key:
-                trace = self.traces[task.trace_sha256]
-                last = (key, self.windows[key].cut(trace))
+                last = (key, self._cut(key))
             yield task, last[1]
+
+    def _cut(self, key: tuple[str, str]) -> Instance | Exception:
+        try:
+            return self.windows[key].cut(self.traces[key[0]])
+        except ValueError as error:  # InputError included
+            return error
 
 
 def expand(suite: Suite) -> Plan:
@@ -144,7 +153,13 @@ def expand(suite: Suite) -> Plan:
         traces[ref.sha256] = trace
         specs: dict[str, WindowSpec] = {}
         for rule in suite.window_rules:
-            for spec in select_windows(trace, rule):
+            try:
+                selected = select_windows(trace, rule)
+            except ValueError as error:
+                raise InputError(
+                    f"trace {ref.path}: [windows]: {error}", suite.file
+                ) from None
+            for spec in selected:
                 specs.setdefault(spec.key, spec)
         for index, spec in enumerate(specs.values()):
             windows[(ref.sha256, spec.key)] = spec
