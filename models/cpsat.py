@@ -100,6 +100,7 @@ def solve(
     hint: Schedule | None = None,
     log: bool | LogSink = False,
     symmetry: bool = True,
+    cliques: bool = False,
     bound_domain: bool = True,
     bound_subsolvers: Sequence[str] = BOUND_SUBSOLVERS,
     seed: int = 0,
@@ -124,6 +125,10 @@ def solve(
         ``True`` to print the search log, or a function receiving each line.
     symmetry
         Add the symmetry-breaking constraints for identical jobs.
+    cliques
+        Add redundant no-overlap constraints over jobs that pairwise cannot
+        run together (see :func:`_disjunctive_cliques`). Off by default: on
+        the bundled KTH windows it helped one proof and slowed another.
     bound_domain
         Start the makespan variable's domain at the best closed-form bound
         (``False`` only to measure the solver's own bound).
@@ -152,7 +157,7 @@ def solve(
     incumbent = candidates[0]
     model = _Model(
         instance, objective, incumbent, bounds if bound_domain else [],
-        symmetry=symmetry,
+        symmetry=symmetry, cliques=cliques,
     )  # fmt: skip
     solver = cp_model.CpSolver()
     _configure(
@@ -188,6 +193,7 @@ def solve(
         "hint_source": incumbent.source,
         "weight_scale": model.scale,
         "symmetry_groups": model.symmetry_groups,
+        "cliques": len(model.cliques),
         "subsolvers": list(bound_subsolvers),
     }
     if rejected:
@@ -232,6 +238,7 @@ class _Model:
         bounds: Sequence[Bound],
         *,
         symmetry: bool,
+        cliques: bool = False,
     ) -> None:
         self.instance = instance
         self.objective = objective
@@ -243,7 +250,7 @@ class _Model:
         self.scale = 1.0
         self.makespan: cp_model.IntVar | None = None
         self._add_jobs()
-        self._add_resources()
+        self._add_resources(cliques)
         groups = _identical_groups(instance, objective) if symmetry else []
         self.symmetry_groups = len(groups)
         for group in groups:
@@ -263,7 +270,7 @@ class _Model:
                     0, m - job.size, f"O{job.id}"
                 )
 
-    def _add_resources(self) -> None:
+    def _add_resources(self, cliques: bool) -> None:
         m = self.instance.processors
         # Zero-length jobs occupy nothing (the checker agrees), but CP-SAT's
         # NoOverlap2D would forbid their empty boxes inside another box.
@@ -285,6 +292,10 @@ class _Model:
         self.model.add_cumulative(
             time_iv + block_iv, [j.size for j in jobs] + [b.size for b in blocks], m
         )
+        self.cliques = _disjunctive_cliques(jobs, m) if cliques else []
+        intervals = dict(zip((j.id for j in jobs), time_iv, strict=True))
+        for clique in self.cliques:
+            self.model.add_no_overlap([intervals[j.id] for j in clique])
         if not self.contiguous:
             return
         proc_iv = [
@@ -365,6 +376,25 @@ def integer_weights(weights: Sequence[float], horizon: int) -> tuple[list[int], 
         return [0 for _ in weights], 1.0
     scale = min(_EXACT_LIMIT / total, _MAX_SCALED_WEIGHT / max(weights))
     return [math.floor(w * scale) for w in weights], scale
+
+
+def _disjunctive_cliques(jobs: Sequence[Job], m: int) -> list[list[Job]]:
+    """Sets of jobs that pairwise cannot run together (``q_i + q_j > m``).
+
+    Redundant ``NoOverlap`` constraints over them give CP-SAT the strong
+    one-machine (disjunctive) propagation. With ``W`` the jobs wider than
+    ``m/2`` (pairwise incompatible), each other job ``k`` with
+    ``q_k + min_W q > m`` is incompatible with all of ``W``: one clique
+    ``W + {k}`` per such ``k``, or ``W`` alone if there is none.
+    """
+    wide = [j for j in jobs if 2 * j.size > m]
+    if len(wide) < 2:
+        return []
+    narrowest = min(j.size for j in wide)
+    others = [j for j in jobs if 2 * j.size <= m and j.size + narrowest > m]
+    if not others:
+        return [wide]
+    return [[*wide, k] for k in others]
 
 
 def _identical_groups(instance: Instance, objective: Objective) -> list[list[Job]]:

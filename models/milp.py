@@ -49,6 +49,7 @@ feasibility tolerances.
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -84,7 +85,7 @@ BOUND_SAFETY = 1e-6
 MAX_CELLS = 400
 """Default largest number of grid cells; the step is chosen to fit it."""
 
-CONTIGUOUS_NONZEROS = 200_000
+CONTIGUOUS_NONZEROS = 50_000
 """Largest pulse model (non-zeros) built for an exact contiguous MILP."""
 
 
@@ -243,8 +244,8 @@ def _solve_step(
     """Build and solve the step model; record its bound; return start cells."""
     prob, y, start_expr = _step_model(grid, run.objective, relax)
     run.params[f"{role}_model"] = {
-        "variables": len(prob.variables()),
-        "constraints": len(prob.constraints),
+        "variables": prob.numVariables(),
+        "constraints": prob.numConstraints(),
         "cells": grid.cells,
         "step": grid.step,
     }
@@ -277,7 +278,7 @@ def _step_model(
     for job in grid.jobs:
         # y[t - first] for t in [first, last - 1]; y at `last` is the constant 1.
         y[job.id] = [
-            pulp.LpVariable(f"y_{job.id}_{t}", 0, 1, cat)
+            prob.add_variable(f"y_{job.id}_{t}", 0, 1, cat)
             for t in range(job.first, job.last)
         ]
         for earlier, later in zip(y[job.id], y[job.id][1:], strict=False):
@@ -286,7 +287,7 @@ def _step_model(
     _add_step_capacity(prob, grid, y)
     completion = {j.id: g * starts[j.id] + j.runtime for j in grid.jobs}
     if objective.kind == "cmax":
-        cmax = pulp.LpVariable("Cmax", 0)
+        cmax = prob.add_variable("Cmax", 0)
         for job in grid.jobs:
             prob += completion[job.id] <= cmax
         prob += cmax
@@ -353,8 +354,8 @@ def _solve_pulse(
     instance = run.instance
     prob, x = _pulse_model(instance, run.objective, deadlines, relax=lp_only)
     run.params["exact_model"] = {
-        "variables": len(prob.variables()),
-        "constraints": len(prob.constraints),
+        "variables": prob.numVariables(),
+        "constraints": prob.numConstraints(),
     }
     outcome = _run_solver(run, prob, relax=lp_only, share=1.0)
     run.params["exact_status"] = outcome.status
@@ -391,27 +392,24 @@ def _pulse_model(
     cat = pulp.LpContinuous if relax else pulp.LpBinary
     x: dict[tuple[int, int, int], pulp.LpVariable] = {}
     cover: dict[tuple[int, int], list[pulp.LpVariable]] = {}
+    completion: dict[int, pulp.LpAffineExpression] = {}
     for j in instance.jobs:
+        own: list[tuple[pulp.LpVariable, float]] = []
         for t in range(j.release, deadlines[j.id] - j.runtime + 1):
             for o in range(m - j.size + 1):
-                var = pulp.LpVariable(f"x_{j.id}_{t}_{o}", 0, 1, cat)
+                var = prob.add_variable(f"x_{j.id}_{t}_{o}", 0, 1, cat)
                 x[j.id, t, o] = var
+                own.append((var, float(t + j.runtime)))
                 for k in range(t, t + j.runtime):
                     for p in range(o, o + j.size):
                         cover.setdefault((k, p), []).append(var)
-    for j in instance.jobs:
-        prob += pulp.lpSum(v for (jid, _, _), v in x.items() if jid == j.id) == 1
+        prob += pulp.lpSum(var for var, _ in own) == 1
+        completion[j.id] = pulp.LpAffineExpression(own)
     blocked = _blocked_cells(instance)
     for (k, p), variables in cover.items():
         prob += pulp.lpSum(variables) <= (0 if (k, p) in blocked else 1)
-    completion = {
-        j.id: pulp.lpSum(
-            (t + j.runtime) * v for (jid, t, _), v in x.items() if jid == j.id
-        )
-        for j in instance.jobs
-    }
     if objective.kind == "cmax":
-        cmax = pulp.LpVariable("Cmax", 0)
+        cmax = prob.add_variable("Cmax", 0)
         for j in instance.jobs:
             prob += completion[j.id] <= cmax
         prob += cmax
@@ -458,10 +456,18 @@ def _run_solver(run: _Run, prob: pulp.LpProblem, *, relax: bool, share: float) -
         prob.solve(backend)
         outcome = _highs_outcome(prob, relax)
     else:
-        backend = pulp.PULP_CBC_CMD(
-            mip=not relax, msg=run.log, timeLimit=limit, threads=run.workers, gapRel=0.0
-        )
-        prob.solve(backend)
+        with warnings.catch_warnings():
+            # PuLP 3.3 announces that PULP_CBC_CMD (its bundled CBC binary)
+            # goes away in PuLP 4; it is the CBC every PuLP 3 install has.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            backend = pulp.PULP_CBC_CMD(
+                mip=not relax,
+                msg=run.log,
+                timeLimit=limit,
+                threads=run.workers,
+                gapRel=0.0,
+            )
+            prob.solve(backend)
         outcome = _cbc_outcome(prob)
     return _Outcome(
         outcome.status,
