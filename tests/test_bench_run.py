@@ -184,3 +184,42 @@ def test_smoke_suite_completes(traces_dir: Path, tmp_path: Path) -> None:
     assert len(gap) == 3 * 2 * 3
     assert (gap["ratio_low"] >= 1.0).all()
     assert (gap["ratio_low"] <= gap["ratio_high"]).all()
+
+
+def test_cli_reports_failed_tasks_and_exits_1(tmp_path: Path) -> None:
+    # No recorded wait times in tiny.swf: windows 1 and 2 cannot be cut.
+    text = (DATA / "tiny.toml").read_text()
+    text = text.replace("count = 3\n", 'count = 3\ninitial_state = "recorded"\n')
+    text = text.replace('path = "tiny.swf"', f'path = "{DATA / "tiny.swf"}"')
+    suite = tmp_path / "recorded.toml"
+    suite.write_text(text)
+    store = tmp_path / "r.sqlite"
+    runner = CliRunner()
+    result = runner.invoke(main, ["bench", str(suite), "--store", str(store)])
+    assert result.exit_code == 1
+    assert result.stdout.startswith(
+        "suite tiny: 18 tasks, 0 already stored, 18 run (12 failed) in "
+    )
+    lines = result.stderr.splitlines()
+    assert (
+        lines[0]
+        == "12 failed tasks in the store (rerun with --retry-failed); first ones:"
+    )
+    assert lines[1] == (
+        "  first=6,jobs=6,state=recorded policy easy cmax: cannot cut the window: "
+        "InputError: tiny.swf: --initial-state recorded needs recorded wait times, "
+        "but the trace has none (SWF field 3 is -1 for every job)"
+    )
+    assert len(lines) == 6  # the first five failures
+    again = runner.invoke(main, ["bench", str(suite), "--store", str(store)])
+    assert again.exit_code == 1
+    assert again.stdout.startswith("suite tiny: 18 tasks, 18 already stored, 0 run")
+
+
+def test_cli_refuses_two_executors(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        main,
+        ["bench", str(DATA / "tiny.toml"), "--workers", "2", "--dask-local", "2"],
+    )
+    assert result.exit_code == 2
+    assert "give at most one of --workers, --dask-local" in result.stderr
