@@ -43,7 +43,7 @@ _COMMON = ("time_limit", "workers", "hint")
 def _backend(module_name: str) -> Callable[..., Result]:
     def run(instance: Instance, objective: Objective | str, **kwargs: Any) -> Result:
         module = importlib.import_module(module_name)
-        return module.solve(instance, objective, **kwargs)  # type: ignore[no-any-return]
+        return module.solve(instance, objective, **kwargs)
 
     run.__name__ = f"solve_{module_name.rsplit('.', 1)[1]}"
     run.__doc__ = f"Lazy entry point of :func:`{module_name}.solve`."

@@ -48,13 +48,15 @@ relabelled the same way so it stays feasible.
 Parameters: with few workers CP-SAT runs no worker that raises the
 objective's lower bound, so its bound stays at the presolve value. With two
 or more workers we add the ``objective_lb_search`` and
-``objective_shaving`` sub-solvers (``extra_subsolvers``) and raise ``num_full_subsolvers`` so that it runs
-beside the main ``default_lp`` search rather than instead of it; see
-benchmarks/README.md for the measured effect.
+``objective_shaving`` sub-solvers (``extra_subsolvers``) and raise
+``num_full_subsolvers`` so that they run beside the main ``default_lp``
+search rather than instead of it; see benchmarks/README.md for the measured
+effect.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import sys
 import time
@@ -203,9 +205,13 @@ def solve(
     if status == cp_model.MODEL_INVALID:
         params["error"] = f"CP-SAT model invalid: {model.model.validate()}"
     elif status == cp_model.INFEASIBLE:
-        params["error"] = "CP-SAT proved the model infeasible (a model bug: the hint is feasible)"
+        params["error"] = (
+            "CP-SAT proved the model infeasible (a model bug: the hint is feasible)"
+        )
     if not interrupted and status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        bounds.append(Bound(model.solver_bound(solver.best_objective_bound), BACKEND, solve_time))
+        bounds.append(
+            Bound(model.solver_bound(solver.best_objective_bound), BACKEND, solve_time)
+        )
     found = tracker.last if interrupted else _values(solver, model, status)
     if found is not None:
         candidate, reason = _decode(instance, objective, model, found)
@@ -311,7 +317,7 @@ class _Model:
         self.model.add_no_overlap_2d(time_iv + block_iv, proc_iv + block_proc)
 
     def _order_group(self, group: Sequence[Job]) -> None:
-        for first, second in zip(group, group[1:], strict=False):
+        for first, second in itertools.pairwise(group):
             a, b = self.starts[first.id], self.starts[second.id]
             self.model.add(a <= b)
             if self.contiguous:
@@ -338,7 +344,10 @@ class _Model:
         weights = [self.objective.weight(j) for j in jobs]
         integer, self.scale = integer_weights(weights, max(self.deadlines.values()))
         self.model.minimize(
-            sum(w * (self.starts[j.id] + j.runtime) for w, j in zip(integer, jobs, strict=True))
+            sum(
+                w * (self.starts[j.id] + j.runtime)
+                for w, j in zip(integer, jobs, strict=True)
+            )
         )
         del incumbent
 

@@ -80,7 +80,7 @@ def choose_step(horizon: int, max_cells: int) -> int:
 
 
 def busy_profile(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
-    """Breakpoints ``T`` and busy processors ``B``: busy is ``B[i]`` on ``[T[i], T[i+1])``."""
+    """Breakpoints ``T`` and busy counts ``B``: ``B[i]`` on ``[T[i], T[i+1])``."""
     deltas: dict[int, int] = {0: 0}
     for b in instance.machine.unavailable:
         if b.end > b.start:
@@ -181,7 +181,9 @@ def feasible_grid(
             last[jid] = (span - by_id[jid].runtime) // step
     else:
         ub = sum(weights[j] * completion[j] for j in starts)
-        floor_all = sum(weights[j] * (step * first[j] + by_id[j].runtime) for j in starts)
+        floor_all = sum(
+            weights[j] * (step * first[j] + by_id[j].runtime) for j in starts
+        )
         margin = 1e-9 * max(1.0, abs(ub))
         for jid in starts:
             if weights[jid] == 0:  # zero-length job: anywhere is as good

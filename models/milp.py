@@ -202,7 +202,9 @@ def _solve_models(
     instance = run.instance
     contiguous = instance.machine.allocation == "contiguous"
     if contiguous:
-        exact = step == 1 and _pulse_nonzeros(instance, deadlines) <= CONTIGUOUS_NONZEROS
+        exact = (
+            step == 1 and _pulse_nonzeros(instance, deadlines) <= CONTIGUOUS_NONZEROS
+        )
         run.params["contiguous_model"] = "exact" if exact else "any-relaxation"
         if exact:
             return _solve_pulse(run, deadlines, lp_only)
@@ -242,7 +244,7 @@ def _solve_step(
     bound: bool = True,
 ) -> dict[int, int] | None:
     """Build and solve the step model; record its bound; return start cells."""
-    prob, y, start_expr = _step_model(grid, run.objective, relax)
+    prob, y, _ = _step_model(grid, run.objective, relax)
     run.params[f"{role}_model"] = {
         "variables": prob.numVariables(),
         "constraints": prob.numConstraints(),
@@ -252,7 +254,9 @@ def _solve_step(
     outcome = _run_solver(run, prob, relax=relax, share=share)
     run.params[f"{role}_status"] = outcome.status
     if outcome.infeasible:
-        run.params["error"] = f"{role} model infeasible (a model bug: a schedule exists)"
+        run.params["error"] = (
+            f"{role} model infeasible (a model bug: a schedule exists)"
+        )
     if bound and outcome.bound is not None:
         name = _bound_name(run.solver, role, grid.step, relax)
         if run.instance.machine.allocation == "contiguous":
@@ -307,7 +311,9 @@ def _add_step_capacity(
             continue
         for k in range(job.first, min(grid.cells, job.last + job.duration)):
             _add_started(terms[k], constants, k, job, k, y[job.id], +job.size)
-            _add_started(terms[k], constants, k, job, k - job.duration, y[job.id], -job.size)
+            _add_started(
+                terms[k], constants, k, job, k - job.duration, y[job.id], -job.size
+            )
     for k in range(grid.cells):
         if not terms[k] and constants[k] <= grid.capacity[k]:
             continue
@@ -371,9 +377,13 @@ def _solve_pulse(
     placements = {}
     for (jid, t, o), var in x.items():
         if (var.varValue or 0.0) > 0.5:
-            placements[jid] = Placement.contiguous(t, t + jobs[jid].runtime, o, jobs[jid].size)
+            placements[jid] = Placement.contiguous(
+                t, t + jobs[jid].runtime, o, jobs[jid].size
+            )
     schedule = Schedule(placements, _source(run.solver))
-    candidate, reason = checked_candidate(instance, run.objective, _source(run.solver), schedule)
+    candidate, reason = checked_candidate(
+        instance, run.objective, _source(run.solver), schedule
+    )
     if candidate is None:
         run.params.setdefault("rejected", []).append(str(reason))
         return []
@@ -414,7 +424,9 @@ def _pulse_model(
             prob += completion[j.id] <= cmax
         prob += cmax
     else:
-        prob += pulp.lpSum(objective.weight(j) * completion[j.id] for j in instance.jobs)
+        prob += pulp.lpSum(
+            objective.weight(j) * completion[j.id] for j in instance.jobs
+        )
     return prob, x
 
 
@@ -441,7 +453,9 @@ class _Outcome:
     runtime: float
 
 
-def _run_solver(run: _Run, prob: pulp.LpProblem, *, relax: bool, share: float) -> _Outcome:
+def _run_solver(
+    run: _Run, prob: pulp.LpProblem, *, relax: bool, share: float
+) -> _Outcome:
     limit = run.remaining(share)
     began = time.perf_counter()
     if run.solver == "highs":
@@ -506,7 +520,10 @@ def _cbc_outcome(prob: pulp.LpProblem) -> _Outcome:
     proven = prob.sol_status == pulp.LpSolutionOptimal
     value = pulp.value(prob.objective)
     bound = float(value) if proven and value is not None else None
-    has_solution = prob.sol_status in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible)
+    has_solution = prob.sol_status in (
+        pulp.LpSolutionOptimal,
+        pulp.LpSolutionIntegerFeasible,
+    )
     infeasible = prob.status == pulp.LpStatusInfeasible
     return _Outcome(f"{status}/{solution}", bound, has_solution, infeasible, 0.0)
 
@@ -530,7 +547,9 @@ def _source(solver: str) -> str:
 # --------------------------------------------------------------------------
 
 
-def _schedules_from(run: _Run, cells: Mapping[int, int] | None, step: int) -> list[Candidate]:
+def _schedules_from(
+    run: _Run, cells: Mapping[int, int] | None, step: int
+) -> list[Candidate]:
     """The grid schedule (``S_j = g t_j``) and its list-scheduled re-timing."""
     if cells is None:
         return []
@@ -547,7 +566,9 @@ def _schedules_from(run: _Run, cells: Mapping[int, int] | None, step: int) -> li
         out.append(candidate)
     order = sorted(cells, key=lambda jid: (cells[jid], jid))
     retimed = list_schedule(instance, order)
-    candidate, reason = checked_candidate(instance, objective, f"{source}+list", retimed)
+    candidate, reason = checked_candidate(
+        instance, objective, f"{source}+list", retimed
+    )
     if candidate is None:
         run.params.setdefault("rejected", []).append(str(reason))
     else:

@@ -33,7 +33,7 @@ from optsched.check import check_schedule
 from optsched.instance import Instance
 from optsched.models.objective import Objective
 from optsched.models.result import Bound, Result, SolveStatus
-from optsched.schedule import Placement, Schedule
+from optsched.schedule import Schedule
 
 WCT_RELATIVE_TOLERANCE = 1e-9
 """Relative tolerance under which a wct objective equals its lower bound."""
@@ -239,9 +239,9 @@ def completion_deadlines(
     *cmax*: ``D_j = UB``, the incumbent's makespan; an optimal schedule has
     makespan at most ``UB``, so all its jobs end by ``UB``.
 
-    *wct*: ``D_j = min(T0 + sum_i p_i, floor((UB - sum_{i != j} w_i (r_i + p_i)) / w_j))``
-    with ``UB = sum_i w_i C_i`` of the incumbent. Both hold for *every*
-    optimal schedule:
+    *wct*: ``D_j = min(T0 + sum_i p_i, floor((UB - R_j) / w_j))`` with
+    ``R_j = sum_{i != j} w_i (r_i + p_i)`` and ``UB = sum_i w_i C_i`` of the
+    incumbent. Both hold for *every* optimal schedule:
 
     1. The second term: ``w_j C_j + sum_{i != j} w_i C_i <= UB`` and
        ``C_i >= r_i + p_i``.

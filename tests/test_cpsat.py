@@ -109,7 +109,11 @@ def test_scaled_weights_never_exceed_the_true_ones(
 
 
 def test_fractional_weights_give_a_valid_bound() -> None:
-    jobs = [Job(1, 0, 2, 3, weight=0.5), Job(2, 0, 2, 2, weight=1.25), Job(3, 1, 1, 2, weight=2.0)]
+    jobs = [
+        Job(1, 0, 2, 3, weight=0.5),
+        Job(2, 0, 2, 2, weight=1.25),
+        Job(3, 1, 1, 2, weight=2.0),
+    ]
     instance = Instance(Machine(3), jobs)
     optimum = solve_exact(instance, "wct:instance").objective
     result = cpsat.solve(instance, "wct:instance", time_limit=5)
@@ -157,7 +161,13 @@ def test_poor_hint_does_not_constrain_the_search() -> None:
 
 
 def test_disjunctive_cliques_of_wide_jobs() -> None:
-    jobs = [Job(1, 0, 6, 1), Job(2, 0, 7, 1), Job(3, 0, 5, 1), Job(4, 0, 4, 1), Job(5, 0, 1, 1)]
+    jobs = [
+        Job(1, 0, 6, 1),
+        Job(2, 0, 7, 1),
+        Job(3, 0, 5, 1),
+        Job(4, 0, 4, 1),
+        Job(5, 0, 1, 1),
+    ]
     # m = 10: jobs 1, 2 are wider than 5; job 3 (5 + 6 > 10) conflicts with
     # both, job 4 (4 + 6 = 10) does not, nor does job 5.
     cliques = cpsat._disjunctive_cliques(jobs, 10)

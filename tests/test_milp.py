@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_solve import golden_instance, random_instance
 
 from optsched.check import check_schedule
 from optsched.generate import perfect_packing
@@ -23,8 +24,6 @@ from optsched.models.grid import (
 from optsched.models.objective import Objective
 from optsched.models.result import SolveStatus
 from optsched.models.solution import completion_deadlines
-
-from test_solve import golden_instance, random_instance
 
 
 def test_lp_only_gives_a_bound_and_no_schedule() -> None:

@@ -42,7 +42,9 @@ def random_instance(seed: int, allocation: str) -> Instance:
     blocks = ()
     if rng.random() < 0.4:
         start = rng.randint(0, 3)
-        blocks = (BusyBlock(start, start + rng.randint(1, 4), 1, offset=rng.randrange(m)),)
+        blocks = (
+            BusyBlock(start, start + rng.randint(1, 4), 1, offset=rng.randrange(m)),
+        )
     return Instance(Machine(m, allocation, blocks), jobs, name=f"random-{seed}")
 
 
@@ -102,7 +104,11 @@ def golden_instance(allocation: str = "any") -> Instance:
 def test_golden_instance(backend: str, allocation: str) -> None:
     instance = golden_instance(allocation)
     cmax = solve(instance, "cmax", backend=backend, time_limit=10)
-    assert (cmax.status, cmax.objective, cmax.lower_bound) == (SolveStatus.OPTIMAL, 7, 7)
+    assert (cmax.status, cmax.objective, cmax.lower_bound) == (
+        SolveStatus.OPTIMAL,
+        7,
+        7,
+    )
     wct = solve(instance, "wct", backend=backend, time_limit=10)
     assert (wct.status, wct.objective, wct.lower_bound) == (SolveStatus.OPTIMAL, 15, 15)
     starts = {jid: p.start for jid, p in wct.schedule.placements.items()}

@@ -210,7 +210,9 @@ def _number(value: float | None) -> str:
 
 def _print(instance: Instance, objective: Objective, result: Result) -> None:
     console = Console(width=None if Console().is_terminal else 160)
-    table = Table(title=f"lower bounds: {instance.name or 'instance'}, {objective.label}")
+    table = Table(
+        title=f"lower bounds: {instance.name or 'instance'}, {objective.label}"
+    )
     table.add_column("method")
     table.add_column("value", justify="right")
     table.add_column("time (s)", justify="right")
