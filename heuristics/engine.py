@@ -4,17 +4,19 @@ A policy (:mod:`optsched.heuristics.policies`) is asked once per timestamp
 which waiting jobs to start; it never sees the event heap. What a policy may
 read and call is the :class:`Simulator` interface below (``now``, ``free``,
 ``queue``, ``size``, ``estimate``, ``release``, ``running_ends``,
-``can_start``, ``start``, ``base_profile``, ``finished``).
+``finished``, ``can_start``, ``start``, ``base_profile``, ``reserve``,
+``wake_at``).
 
 Events
 ------
 The heap is keyed ``(time, kind, sequence)``. At equal times the simulator
 processes every completion and every busy-block end, then every block
-start, then every arrival, and finally runs **one scheduling pass**. A pass
-that starts a job of zero duration causes that job's completion at the same
-timestamp, which is followed by another pass (the freed processors are then
-visible). Waiting jobs are kept in the policy's queue order; ties are
-broken by ``(submit, id)``. The same input always gives the same schedule.
+start, then every arrival, and finally runs **one scheduling pass**. A job
+of zero duration needs its processors free when it starts and gives them
+back at once (its completion is processed inside the pass), so a job
+starting at the same instant may use them. Waiting jobs are kept in the
+policy's queue order; ties are broken by ``(submit, id)``. The same input
+always gives the same schedule.
 
 Run times and estimates
 -----------------------
@@ -79,7 +81,8 @@ if TYPE_CHECKING:
 COMPLETION = 0
 BLOCK_END = 1
 BLOCK_START = 2
-ARRIVAL = 3
+WAKE = 3  # a pass a policy asked for
+ARRIVAL = 4
 
 # Job states.
 PENDING, WAITING, RUNNING, DONE = 0, 1, 2, 3
@@ -174,8 +177,12 @@ class Simulator:
     running_ends
         Sorted ``(estimated end, job)`` of the running jobs.
     finished
-        Jobs that completed since the previous pass, with their estimated
-        ends: ``(job, completion time, estimated end)``.
+        Jobs whose completion was processed since the previous pass, with
+        their estimated ends: ``(job, completion time, estimated end)``. A
+        job of zero duration started in a pass ends inside it and is not
+        listed (``end_time[j] == now`` tells the policy).
+    end_time
+        Per job: when it ends (``-1`` before it starts).
     """
 
     def __init__(
@@ -236,6 +243,7 @@ class Simulator:
             key=lambda b: (b.start, b.end, b.offset if b.offset is not None else -1),
         )
         self._block_starts = [b.start for b in self.blocks]
+        self._last_block_end = max((b.end for b in self.blocks), default=0)
         self._any_block_without_offset = any(b.offset is None for b in self.blocks)
         self._offset_ranges = [
             (b.offset, b.offset + b.size) if b.offset is not None else None
@@ -258,6 +266,9 @@ class Simulator:
         self._decision: tuple[int, int, Any, Any] | None = None
         self._heap: list[tuple[int, int, int, int]] = []
         self._sequence = 0
+        self._done = 0
+        self._wakes: set[int] = set()
+        self._instant_completions = 0
         self.stats: dict[str, int] = dict.fromkeys(
             (
                 "events",
@@ -300,7 +311,6 @@ class Simulator:
         release = self.release
         n = len(release)
         upcoming = 0  # next job to arrive
-        done = 0
         events = 0
         passes = 0
         max_queue = 0
@@ -315,11 +325,13 @@ class Simulator:
                 events += 1
                 if kind == COMPLETION:
                     self._complete(payload, now)
-                    done += 1
                 elif kind == BLOCK_START:
                     self._block_start(payload)
-                else:
+                elif kind == BLOCK_END:
                     self._block_end(payload)
+                else:
+                    self._wakes.discard(now)
+                    events -= 1  # not an event of the instance
             while upcoming < n and release[upcoming] == now:
                 self._arrive(upcoming)
                 upcoming += 1
@@ -337,15 +349,15 @@ class Simulator:
             if self.finished:
                 self.finished.clear()
             if progress is not None and passes % 1024 == 0:
-                progress(done)
+                progress(self._done)
         if self.queue:
             raise RuntimeError(
                 f"simulation stalled at time {self.now} with "
                 f"{len(self.queue)} jobs waiting"
             )
         if progress is not None:
-            progress(done)
-        self.stats["events"] = events
+            progress(self._done)
+        self.stats["events"] = events + self._instant_completions
         self.stats["passes"] = passes
         self.stats["max_queue"] = max_queue
 
@@ -363,6 +375,7 @@ class Simulator:
 
     def _complete(self, j: int, now: int) -> None:
         self.state[j] = DONE
+        self._done += 1
         size = self.size[j]
         self.free += size
         estimated_end = self.start_time[j] + self.estimate[j]
@@ -425,10 +438,9 @@ class Simulator:
     # What policies call
     # ------------------------------------------------------------------
     @property
-    def has_upcoming_blocks(self) -> bool:
-        """Whether some busy block starts after ``now``."""
-        starts = self._block_starts
-        return bool(starts) and starts[-1] > self.now
+    def blocks_pending(self) -> bool:
+        """Whether some busy block has not ended (holds processors now or later)."""
+        return self.now < self._last_block_end
 
     def base_profile(self) -> Profile:
         """A copy of the availability profile of running jobs and busy blocks.
@@ -514,9 +526,16 @@ class Simulator:
             self.stats["killed"] += 1
             self.stats["killed_for_blocks"] += 1
         self.end_time[j] = now + duration
+        self._started_in_pass.append(j)
+        if duration == 0:
+            # A job of zero duration needs its processors free at its start
+            # instant only: it gives them back at once, so a job starting at
+            # the same instant may use them (no second pass is needed).
+            self._instant_completions += 1
+            self._complete(j, now)
+            return
         self._sequence += 1
         heapq.heappush(self._heap, (now + duration, COMPLETION, self._sequence, j))
-        self._started_in_pass.append(j)
 
     def _allocate(self, j: int) -> Any:
         decision = self._decision
@@ -535,6 +554,17 @@ class Simulator:
         offset = decision[2]
         self._line.take(("job", j), offset, size, True)
         return range(offset, offset + size)
+
+    def wake_at(self, time: int) -> None:
+        """Ask for a scheduling pass at ``time`` (later than now).
+
+        Passes happen when jobs arrive or end and busy blocks start or end;
+        a policy whose plan has a start at another time asks for one.
+        """
+        if time > self.now and time not in self._wakes:
+            self._wakes.add(time)
+            self._sequence += 1
+            heapq.heappush(self._heap, (time, WAKE, self._sequence, -1))
 
     def reserve(self, j: int, time: int) -> None:
         """Record a reservation computed for ``j`` (the first one is kept)."""

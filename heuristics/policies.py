@@ -272,7 +272,7 @@ class Backfill(Policy):
 
     # -- decisions ---------------------------------------------------------
     def decide(self, sim: Simulator, state: Any) -> None:
-        if self.depth == 1 and not sim.has_upcoming_blocks:
+        if self.depth == 1 and not sim.blocks_pending:
             self._decide_easy(sim)
         else:
             self._decide_with_profile(sim)
@@ -310,11 +310,12 @@ class Backfill(Policy):
             if now + estimate[c] <= shadow:
                 if simple or sim.can_start(c):
                     sim.start(c)
-                    free -= q
+                    free = sim.free
             elif q <= extra and (simple or sim.can_start(c)):
                 sim.start(c)
-                free -= q
-                extra -= q
+                free = sim.free
+                if sim.end_time[c] > now:  # else it already ended
+                    extra -= q
             if free == 0:
                 return
 
@@ -326,18 +327,27 @@ class Backfill(Policy):
         reserved = 0
         head: int | None = None
         stop = len(queue)
+        end_time = sim.end_time
         for pos, j in enumerate(queue):
-            q, d = size[j], estimate[j]
-            if q <= sim.free and profile.fits(now, d, q) and sim.can_start(j):
-                sim.start(j)
-                profile.add(now, now + d, -q)
-                continue
             if reserved == self.depth:
                 stop = pos
                 break
-            t = profile.earliest(q, d)
+            q, d = size[j], estimate[j]
+            # A job of zero duration that starts now delays nobody: it gives
+            # its processors back at once.
+            if (
+                q <= sim.free
+                and (d == 0 or profile.fits(now, d, q))
+                and sim.can_start(j)
+            ):
+                sim.start(j)
+                if end_time[j] > now:  # else it already ended
+                    profile.add(now, now + d, -q)
+                continue
+            span = planned(d)
+            t = profile.earliest(q, span)
             assert t is not None, "a job larger than the machine"
-            profile.add(t, t + d, -q)
+            profile.add(t, t + span, -q)
             sim.reserve(j, t)
             reserved += 1
             if head is None:
@@ -348,9 +358,14 @@ class Backfill(Policy):
             return
         for c in self._candidates(sim, queue, stop):
             q, d = size[c], estimate[c]
-            if q <= sim.free and profile.fits(now, d, q) and sim.can_start(c):
+            if (
+                q <= sim.free
+                and (d == 0 or profile.fits(now, d, q))
+                and sim.can_start(c)
+            ):
                 sim.start(c)
-                profile.add(now, now + d, -q)
+                if end_time[c] > now:  # else it already ended
+                    profile.add(now, now + d, -q)
                 if sim.free == 0:
                     return
 
@@ -372,6 +387,18 @@ class Backfill(Policy):
         if self.maxwait is not None and sim.now - sim.release[head] >= self.maxwait:
             return True
         return self.maxidle is not None and sim.free > self.maxidle * sim.processors
+
+
+def planned(estimate: int) -> int:
+    """Length a reservation holds in the profile: the estimate, at least 1.
+
+    A job of zero duration still needs its processors at its start instant
+    ``t``; with integer times, the jobs running at ``t`` are exactly those
+    overlapping ``[t, t + 1)``, so reserving ``[t, t + 1)`` protects the
+    instant (and wastes nothing: the reservation is released when the job
+    starts).
+    """
+    return estimate if estimate > 0 else 1
 
 
 def easy_shadow(sim: Simulator, need: int) -> tuple[int, int]:
@@ -426,30 +453,59 @@ class Conservative(Policy):
         now = sim.now
         profile = state.profile
         profile.advance(now)
-        size, estimate = sim.size, sim.estimate
+        size = sim.size
         early = False
         for j, ended, estimated_end in sim.finished:
             if ended < estimated_end:
                 profile.add(ended, estimated_end, size[j])
                 early = True
         reserved = state.start
-        queue = sim.queue
         # A reservation in the past was not honoured (an overrun kept its
         # processors, or no contiguous range was free): place it again.
-        if early or (reserved and min(reserved.values()) < now):
-            self._compress(sim, state)
-        for j in queue:
-            if j not in reserved:
-                q, d = size[j], estimate[j]
-                t = profile.earliest(q, d)
+        compress = early or (reserved and min(reserved.values()) < now)
+        while True:
+            if compress:
+                self._compress(sim, state)
+            self._reserve_arrivals(sim, state)
+            # A job of zero duration ends as it starts: its planned instant
+            # frees up, which may let others move to now (compress again).
+            compress = self._start_due(sim, state)
+            if not compress:
+                break
+        if reserved:
+            # As in Mu'alem and Feitelson's simulator, a job starts at its
+            # reservation even when no job arrives or ends then (e.g. the
+            # reservation was set by an estimate that a job overran).
+            sim.wake_at(min(reserved.values()))
+
+    @staticmethod
+    def _reserve_arrivals(sim: Simulator, state: _Reservations) -> None:
+        profile, reserved = state.profile, state.start
+        size, estimate, job_state = sim.size, sim.estimate, sim.state
+        for j in sim.queue:
+            if j not in reserved and job_state[j] == WAITING:
+                q, span = size[j], planned(estimate[j])
+                t = profile.earliest(q, span)
                 assert t is not None, "a job larger than the machine"
-                profile.add(t, t + d, -q)
+                profile.add(t, t + span, -q)
                 reserved[j] = t
                 sim.reserve(j, t)
-        for j in queue:
-            if reserved[j] == now and sim.can_start(j):
+
+    @staticmethod
+    def _start_due(sim: Simulator, state: _Reservations) -> bool:
+        # Start the jobs reserved at now; True if one ended at once.
+        now = sim.now
+        profile, reserved = state.profile, state.start
+        ended_at_once = False
+        for j in sim.queue:
+            if reserved.get(j) == now and sim.can_start(j):
                 sim.start(j)
                 del reserved[j]
+                if sim.end_time[j] == now:
+                    span = planned(sim.estimate[j])
+                    profile.add(now, now + span, sim.size[j])
+                    ended_at_once = True
+        return ended_at_once
 
     @staticmethod
     def _compress(sim: Simulator, state: _Reservations) -> None:
@@ -466,22 +522,22 @@ class Conservative(Policy):
             old = reserved.get(j)
             if old is None or old == now:
                 continue
-            q, d = size[j], estimate[j]
+            q, span = size[j], planned(estimate[j])
             if old > now:
                 # Cheap necessary condition, in C: some instant before the
                 # reservation has q processors free.
                 if max(free[: bisect_left(times, old)]) < q:
                     continue
-                t = profile.earliest_before(q, d, old)
+                t = profile.earliest_before(q, span, old)
                 if t is None:
                     continue
             else:
                 t = None  # stale: place it again from now
-            profile.add(old, old + d, q)
+            profile.add(old, old + span, q)
             if t is None:
-                t = profile.earliest(q, d)
+                t = profile.earliest(q, span)
                 assert t is not None
-            profile.add(t, t + d, -q)
+            profile.add(t, t + span, -q)
             reserved[j] = t
 
 
