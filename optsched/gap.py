@@ -73,6 +73,8 @@ class Reference:
     runtime: float
     bounds: dict[str, float] = field(default_factory=dict)
     schedule: Schedule | None = None
+    error: str | None = None
+    """The back-end's error text when its status is ``ERROR``."""
 
     @property
     def optimal(self) -> bool:
@@ -150,7 +152,13 @@ def evaluate_reference(
         runtime=result.runtime,
         bounds={b.method: b.value for b in result.bounds},
         schedule=schedule,
+        error=_error_text(result) if result.status.value == "ERROR" else None,
     )
+
+
+def _error_text(result: object) -> str:
+    params = getattr(result, "params", {})
+    return str(params.get("error", "the back-end reported status ERROR"))
 
 
 def ratio_interval(

@@ -85,6 +85,12 @@ class WindowRule:
     initial_state: str = "none"
 
     def __post_init__(self) -> None:
+        for name in ("jobs", "count", "seed", "first", "start", "end", "step"):
+            value = getattr(self, name)
+            if value is not None and (
+                not isinstance(value, int) or isinstance(value, bool)
+            ):
+                raise ValueError(f"window {name} must be an integer, got {value!r}")
         if self.kind not in RULE_KINDS:
             raise ValueError(
                 f"window kind {self.kind!r} is not one of {', '.join(RULE_KINDS)}"

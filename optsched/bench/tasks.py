@@ -226,6 +226,9 @@ def execute_task(task: Task, instance: Instance) -> dict[str, Any]:
         time_limit=params["time_limit"],
         workers=params["workers"],
     )
+    if reference.error is not None:
+        # Record the back-end's own words as the task's error.
+        raise RuntimeError(f"{task.name}: {reference.error}")
     schedule = reference.schedule
     return {
         "status": reference.status,
