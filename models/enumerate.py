@@ -70,9 +70,11 @@ checker's capacity rule).
 from __future__ import annotations
 
 import time
+from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from itertools import pairwise
+from itertools import accumulate, pairwise
 
 from optsched.heuristics.offline import assign_processors, best_heuristic
 from optsched.instance import Instance, Job
@@ -136,19 +138,28 @@ class _Search:
         return value + self.weights[k] * end
 
     def _energy(self, heads: dict[int, int]) -> Fraction:
-        """Energy bound on the makespan: unplaced jobs start at or after their heads.
+        """Energy bounds on the makespan (unplaced jobs start at or after heads).
 
         For every head ``t``, the work of the unplaced jobs after ``t`` must fit
-        in the processors that the placed jobs and blocks leave free.
+        in the processors that the placed jobs and blocks leave free (area);
+        and for every size threshold, the jobs at least that wide, counted one
+        unit each, must fit in the number of them that can run side by side.
         """
+        jobs = self.jobs
         best = 0
-        for t in set(heads.values()):
-            work = sum(
-                self.jobs[k].size
-                * max(0, min(self.jobs[k].runtime, h + self.jobs[k].runtime - t))
-                for k, h in heads.items()
-            )
-            best = max(best, _area_end(self.rects, self.m, t, work))
+        groups: list[tuple[list[int], Callable[[int], int]]] = [(list(heads), _same)]
+        for theta in {jobs[k].size for k in heads}:
+            chosen = [k for k in heads if jobs[k].size >= theta]
+            prefix = list(accumulate(sorted(jobs[k].size for k in chosen)))
+            groups.append((chosen, _fitting(prefix)))
+        for index, (chosen, units) in enumerate(groups):
+            for t in {heads[k] for k in chosen}:
+                demand = sum(
+                    (jobs[k].size if index == 0 else 1)
+                    * max(0, min(jobs[k].runtime, heads[k] + jobs[k].runtime - t))
+                    for k in chosen
+                )
+                best = max(best, _end_with(self.rects, self.m, t, demand, units))
         return Fraction(best)
 
     def _pruned(self, bound: Fraction) -> bool:
@@ -209,15 +220,27 @@ def _earliest_at(
         t = max(clash)  # every earlier start still overlaps these rectangles
 
 
-def _area_end(rects: list[_Rect], m: int, t0: int, area: int) -> int:
-    """Smallest ``T`` such that the processors free in ``[t0, T)`` cover ``area``."""
+def _same(free: int) -> int:
+    return free
+
+
+def _fitting(prefix: list[int]) -> Callable[[int], int]:
+    """How many jobs (sizes' running sums ``prefix``) fit on ``free`` processors."""
+    return lambda free: bisect_right(prefix, free)
+
+
+def _end_with(
+    rects: list[_Rect], m: int, t0: int, demand: int, units: Callable[[int], int]
+) -> int:
+    """Smallest ``T`` such that ``units(free processors)`` over ``[t0, T)`` covers
+    ``demand`` (``free`` left by ``rects``; ``units(m) >= 1``)."""
     cuts = sorted({t0} | {x for s, e, _, _ in rects for x in (s, e) if x > t0})
     for t, nxt in pairwise(cuts):
-        free = m - sum(b - a for s, e, a, b in rects if s <= t < e)
-        if free * (nxt - t) >= area:
-            return t + -(-area // free)
-        area -= free * (nxt - t)
-    return cuts[-1] + -(-area // m) if area > 0 else cuts[-1]
+        rate = units(m - sum(b - a for s, e, a, b in rects if s <= t < e))
+        if rate * (nxt - t) >= demand:
+            return t + (-(-demand // rate) if demand > 0 else 0)
+        demand -= rate * (nxt - t)
+    return cuts[-1] + -(-demand // units(m)) if demand > 0 else cuts[-1]
 
 
 def _earliest_count(
