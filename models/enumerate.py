@@ -52,8 +52,9 @@ prunes
 * nodes whose lower bound is no better than the best schedule found: every
   unplaced job starts no earlier than its earliest start beside the jobs
   placed so far (more jobs only delay it) nor before the last start; for the
-  makespan, the unplaced area must also fit in the capacity left after the
-  last start.
+  makespan, the unplaced work after each such head must also fit in the
+  capacity the placed jobs and blocks leave (processor area, and for each
+  size threshold the number of the wider jobs that fit side by side).
 
 The value of the best list schedule (:func:`~optsched.heuristics.offline.
 best_heuristic`) prunes nodes that are strictly worse from the start; it is
