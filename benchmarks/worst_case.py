@@ -61,17 +61,19 @@ class Plan:
 
     jobs: int = 6
     max_runtime: int = 10
-    evaluations: int = 600
+    evaluations: int = 1000
     versus_jobs: int = 6
     versus_processors: int = 4
-    versus_examples: int = 800
+    versus_examples: int = 300
+    versus_evaluations: int = 6000
     versus_online: bool = True
     seed: int = 0
     cross_checks: int = 12
 
 
 QUICK = Plan(
-    jobs=4, evaluations=40, versus_jobs=4, versus_processors=3, versus_examples=60,
+    jobs=4, evaluations=40, versus_jobs=4, versus_processors=3, versus_examples=30,
+    versus_evaluations=300,
     cross_checks=2,
 )  # fmt: skip
 
@@ -145,7 +147,13 @@ def versus_task(
     )
     began = time.perf_counter()
     found = find_counterexample(
-        policy, other, objective, space, seed=plan.seed, examples=plan.versus_examples
+        policy,
+        other,
+        objective,
+        space,
+        seed=plan.seed,
+        examples=plan.versus_examples,
+        evaluations=plan.versus_evaluations,
     )
     out: dict[str, Any] = {
         "policy": policy,
@@ -159,6 +167,7 @@ def versus_task(
         out.update(
             m=found.instance.processors,
             n=len(found.instance.jobs),
+            stage=found.stage,
             value=found.policy_value,
             other_value=found.other_value,
             jobs=[
@@ -271,7 +280,8 @@ def _matrix(rows: list[dict[str, Any]], objective: str, online: bool) -> list[st
             if r is None:
                 out.append("error")
                 continue
-            out.append(f"n={r['n']}, m={r['m']}" if r["found"] else "none")
+            mark = "*" if r.get("stage") == "local search" else ""
+            out.append(f"n={r['n']}, m={r['m']}{mark}" if r["found"] else "none")
         lines.append("| " + " | ".join(out) + " |")
     return lines
 
@@ -287,12 +297,15 @@ def _versus_section(rows: list[dict[str, Any]], plan: Plan) -> list[str]:
         "",
         f"Jobs {setting}, at most {plan.versus_jobs} jobs and "
         f"{plan.versus_processors} processors, runtimes in [1, "
-        f"{plan.max_runtime}], exact estimates; Hypothesis generation "
-        f"({plan.versus_examples} examples, seed {plan.seed}) and shrinking, then "
-        "a greedy shrinker to (jobs, processors, sum of numbers). A cell gives "
-        "the size of the smallest instance found where the row policy's "
-        "objective is strictly smaller than the column policy's; 'none' means "
-        "no example was found (evidence, not proof).",
+        f"{plan.max_runtime}], exact estimates, seed {plan.seed}. Search: "
+        f"Hypothesis generation, targeting and shrinking ({plan.versus_examples} "
+        "examples); when it finds nothing, random restarts plus local search "
+        f"climbing the difference of the two objectives ({plan.versus_evaluations}"
+        " evaluations) on 4 processors and 6 jobs; then a greedy shrinker to "
+        "(jobs, processors, sum of numbers). A cell gives the size of the "
+        "smallest instance found where the row policy's objective is strictly "
+        "smaller than the column policy's (`*`: found by the local search); "
+        "'none' means neither stage found one (evidence, not proof).",
     ]
     for objective, title in (("cmax", "Makespan"), ("maxwait", "Maximum wait")):
         lines += ["", f"### {title}", ""]
@@ -331,7 +344,8 @@ def _fcfs_easy_section(rows: list[dict[str, Any]], plan: Plan) -> list[str]:
                 )
                 if not r["found"]:
                     lines.append(
-                        head + f"none found in {plan.versus_examples} examples."
+                        head + f"none found ({plan.versus_examples} examples, "
+                        f"{plan.versus_evaluations} local-search evaluations)."
                     )
                     continue
                 lines.append(
@@ -387,6 +401,7 @@ def write_report(
     elapsed: float,
     command: str,
     workers: int,
+    commit: str,
 ) -> None:
     """Write worst_case.md from the task results."""
     errors = [r for r in results if "error" in r]
@@ -399,7 +414,7 @@ def write_report(
         "# Worst-case search: adversarial instances and minimal counterexamples",
         "",
         f"Produced by `{command}` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, commit "
-        f"{_git_commit()}, Python {platform.python_version()}, {os.cpu_count()} "
+        f"{commit}, Python {platform.python_version()}, {os.cpu_count()} "
         f"cores, {workers} worker processes; wall time {elapsed / 60:.1f} min "
         f"({len(ratio_rows)} ratio searches, {len(versus_rows)} pairwise "
         "searches). Every number below is deterministic: the searches stop on "
@@ -473,7 +488,10 @@ def main() -> None:
             stored["elapsed"],
             stored["command"],
         )
+        commit = stored.get("commit", "unknown")
     else:
+        # The commit is read before the run: other work may land meanwhile.
+        commit = _git_commit()
         began = time.perf_counter()
         work = tasks(plan)
         results = []
@@ -486,9 +504,16 @@ def main() -> None:
             "python benchmarks/worst_case.py" + " ".join(["", *sys.argv[1:]]).rstrip()
         )
         raw.write_text(
-            json.dumps({"command": command, "elapsed": elapsed, "results": results})
+            json.dumps(
+                {
+                    "command": command,
+                    "commit": commit,
+                    "elapsed": elapsed,
+                    "results": results,
+                }
+            )
         )
-    write_report(results, plan, elapsed, command, args.workers)
+    write_report(results, plan, elapsed, command, args.workers, commit)
     print(f"wrote {OUTPUT}")
 
 

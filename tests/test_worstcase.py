@@ -47,6 +47,7 @@ from optsched.worstcase.theory import (
 from optsched.worstcase.versus import (
     Candidate,
     Comparator,
+    examples_for_budget,
     find_counterexample,
     greedy_shrink,
     neighbours,
@@ -383,6 +384,31 @@ def test_fcfs_worse_than_easy_hand_checked() -> None:
     assert [found.policy_schedule[i].start for i in (1, 2, 3)] == [0, 1, 2]
     assert [found.other_schedule[i].start for i in (1, 2, 3)] == [0, 1, 0]
     assert (found.policy_value, found.other_value) == (3.0, 2.0)
+
+
+def test_easy_worse_than_fcfs_hand_checked() -> None:
+    # The direction an earlier study claims impossible. Released at 0 on 4
+    # processors: (2, 1 s), (3, 1 s), (4, 1 s), (1, 3 s), (1, 3 s).
+    # FCFS: 1 at 0; 2 waits for 1 (t = 1); 3 for 2 (t = 2); 4, 5 at 3: C = 6.
+    # EASY: head 2 has shadow time 1 and 4 - 3 = 1 extra processor, so job 4
+    # (ends at 3 > 1, size 1 <= 1) is backfilled at 0. It then holds a
+    # processor until 3, so job 3 (full width) starts at 3, not 2, and job 5
+    # after it at 4: C = 7.
+    found = find_counterexample("easy", "fcfs", "cmax", Space(4, 6), seed=0)
+    assert found is not None
+    assert found.stage == "local search"
+    jobs = [(j.release, j.size, j.runtime) for j in found.instance.jobs]
+    assert jobs == [(0, 2, 1), (0, 3, 1), (0, 4, 1), (0, 1, 3), (0, 1, 3)]
+    assert found.instance.processors == 4
+    assert [found.policy_schedule[i].start for i in range(1, 6)] == [0, 1, 3, 0, 4]
+    assert [found.other_schedule[i].start for i in range(1, 6)] == [0, 1, 2, 3, 3]
+    assert (found.policy_value, found.other_value) == (7.0, 6.0)
+
+
+def test_budget_splits_between_hypothesis_and_local_search() -> None:
+    assert examples_for_budget(10.0) == (150, 3000)
+    with pytest.raises(ValueError, match="budget must be positive"):
+        examples_for_budget(-1.0)
 
 
 # ----------------------------------------------------------------- theory

@@ -125,8 +125,8 @@ def _versus_table(rows: list[tuple[str, str, Counterexample | None]]) -> Table:
     "--evaluations",
     type=click.IntRange(min=1),
     default=None,
-    help="Evaluation cap (Hypothesis examples with --vs SPEC) instead of the "
-    "count derived from --budget.",
+    help="Evaluation cap instead of the count derived from --budget (with --vs "
+    "SPEC: local-search evaluations, and one Hypothesis example per 20).",
 )
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option(
@@ -189,16 +189,25 @@ def command(
         console.print(_ratio_table(results))
         return
     rows = []
-    examples = evaluations if evaluations is not None else examples_for_budget(budget)
+    examples, climbs = examples_for_budget(budget)
+    if evaluations is not None:
+        examples, climbs = max(1, evaluations // 20), evaluations
     for spec in specs:
         found = find_counterexample(
-            spec, versus, objective, space, seed=seed, examples=examples
+            spec,
+            versus,
+            objective,
+            space,
+            seed=seed,
+            examples=examples,
+            evaluations=climbs,
         )
         rows.append((spec, versus, found))
         if found is None:
             click.echo(
                 f"{spec} never worse than {versus} on {objective} in {examples} "
-                f"examples (m <= {processors}, n <= {jobs}); seed {seed}"
+                f"Hypothesis examples and {climbs} local-search evaluations "
+                f"(m <= {processors}, n <= {jobs}); seed {seed}"
             )
             continue
         click.echo(found.summary())

@@ -12,12 +12,21 @@ the smallest witness of a difference.
 
 Method, deterministic for a given seed:
 
-1. Generation and shrinking by Hypothesis (:func:`hypothesis.find`, with
-   ``random.Random(seed)``, no example database, no deadline): instances are
-   drawn as ``(n, m, jobs)`` in that order, so Hypothesis's shrinker, which
-   minimises the underlying choice sequence, favours fewer jobs, then fewer
-   processors, then smaller numbers.
-2. A greedy shrinker of our own then enforces the order
+1. Generation, targeting and shrinking by Hypothesis (:func:`hypothesis.find`
+   with ``random.Random(seed)``, no example database, no deadline; the
+   difference ``f(A) - f(B)`` is reported with :func:`hypothesis.target`):
+   instances are drawn as ``(n, m, jobs)`` in that order, so Hypothesis's
+   shrinker, which minimises the underlying choice sequence, favours fewer
+   jobs, then fewer processors, then smaller numbers.
+2. Only when Hypothesis finds nothing: random restarts plus local search on
+   the largest instances of the space, maximising ``f(A) - f(B)`` and
+   stopping at the first positive value
+   (:func:`local_search_find`). Hypothesis's generation favours tiny and
+   boundary values; the interactions that separate backfilling policies
+   (a backfilled job delaying a later, non-head job) need a few jobs of
+   mid-range sizes, which the climb reaches in hundreds of evaluations where
+   thousands of Hypothesis examples did not.
+3. A greedy shrinker of our own then enforces the order
    ``(jobs, processors, sum of all numbers)``
    (:func:`~optsched.worstcase.measure.size_key`): it deletes one or two
    jobs, drops a processor, lowers one number (to its minimum, by half, by one) or sorts
@@ -33,6 +42,7 @@ example separates the policies within the example budget, the answer is
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -51,22 +61,34 @@ from optsched.worstcase.measure import (
     to_instance,
 )
 
-EXAMPLES_PER_SECOND = 200
-"""Nominal rate turning a budget in seconds into a Hypothesis example count
-(fixed, never measured: the count, not the clock, makes a run reproducible)."""
-
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
-DEFAULT_EXAMPLES = 2000
-"""Hypothesis examples tried before concluding that none separates the policies."""
+EXAMPLES_PER_SECOND = 30
+"""Nominal rate turning a budget in seconds into a Hypothesis example count
+(fixed, never measured: the count, not the clock, makes a run reproducible).
+A Hypothesis example costs a few milliseconds of engine time besides the two
+simulations; half of the budget goes to each stage."""
+
+EVALUATIONS_PER_SECOND = 600
+"""Nominal local-search evaluations (two simulations each) per second."""
+
+DEFAULT_EXAMPLES = 150
+"""Hypothesis examples of the first stage."""
+
+DEFAULT_EVALUATIONS = 3000
+"""Local-search evaluations of the second stage."""
 
 
-def examples_for_budget(budget: float) -> int:
-    """``max(1, floor(budget * EXAMPLES_PER_SECOND))``."""
+def examples_for_budget(budget: float) -> tuple[int, int]:
+    """``(examples, evaluations)`` for a budget: half of it to each stage."""
     if budget <= 0:
         raise ValueError(f"budget must be positive, got {budget:g} s")
-    return max(1, int(budget * EXAMPLES_PER_SECOND))
+    half = budget / 2
+    return (
+        max(1, int(half * EXAMPLES_PER_SECOND)),
+        max(1, int(half * EVALUATIONS_PER_SECOND)),
+    )
 
 
 SIMULATION_SEED = 0
@@ -90,6 +112,8 @@ class Counterexample:
     other_schedule: Schedule
     seed: int
     shrink_steps: int
+    stage: str = "hypothesis"
+    evaluations: int = 0
 
     @property
     def ratio(self) -> float:
@@ -104,7 +128,8 @@ class Counterexample:
             f"{self.policy} worse than {self.other} on {self.objective}: "
             f"m={self.instance.processors} n={len(self.instance.jobs)}, "
             f"{self.policy_value:g} > {self.other_value:g} (ratio "
-            f"{self.ratio:.4f}); seed {self.seed}"
+            f"{self.ratio:.4f}); found by {self.stage}, {self.evaluations} "
+            f"simulated pairs, seed {self.seed}"
         )
 
 
@@ -135,14 +160,18 @@ class Comparator:
             theirs,
         )
 
-    def __call__(self, candidate: Candidate) -> bool:
-        """``True`` when ``policy`` is strictly worse on the candidate."""
+    def difference(self, candidate: Candidate) -> float:
+        """``policy value - other value`` (counts one call; 0 without jobs)."""
         self.calls += 1
         processors, genome = candidate
         if not genome:
-            return False
+            return 0.0
         mine, theirs, _, _ = self.values(to_instance(genome, processors))
-        return mine > theirs
+        return mine - theirs
+
+    def __call__(self, candidate: Candidate) -> bool:
+        """``True`` when ``policy`` is strictly worse on the candidate."""
+        return self.difference(candidate) > 0
 
 
 def _strategy(space: Space) -> SearchStrategy[Candidate]:
@@ -169,26 +198,73 @@ def _strategy(space: Space) -> SearchStrategy[Candidate]:
 
 
 def hypothesis_find(
-    holds: Callable[[Candidate], bool], space: Space, *, seed: int, examples: int
+    compare: Comparator, space: Space, *, seed: int, examples: int
 ) -> Candidate | None:
-    """Hypothesis's smallest candidate for which ``holds``, or ``None``."""
-    from hypothesis import HealthCheck, Phase, find, settings
+    """Hypothesis's smallest candidate where ``policy`` is worse, or ``None``.
+
+    The condition reports the difference ``policy - other`` with
+    :func:`hypothesis.target`, so Hypothesis's targeting phase climbs it.
+    """
+    from hypothesis import HealthCheck, Phase, find, settings, target
     from hypothesis.errors import NoSuchExample
+
+    def worse(candidate: Candidate) -> bool:
+        difference = compare.difference(candidate)
+        target(difference)
+        return difference > 0
 
     config = settings(
         max_examples=examples,
         database=None,
         deadline=None,
-        phases=[Phase.generate, Phase.shrink],
+        phases=[Phase.generate, Phase.target, Phase.shrink],
         suppress_health_check=list(HealthCheck),
     )
     try:
         found: Candidate = find(
-            _strategy(space), holds, settings=config, random=random.Random(seed)
+            _strategy(space), worse, settings=config, random=random.Random(seed)
         )
     except NoSuchExample:
         return None
     return found
+
+
+class _Found(Exception):
+    def __init__(self, genome: Genome) -> None:
+        self.genome = genome
+
+
+def local_search_find(
+    compare: Comparator, space: Space, *, seed: int, evaluations: int
+) -> Candidate | None:
+    """Climb ``policy - other`` on the largest instances of the space.
+
+    Random restarts plus local search (:func:`~optsched.worstcase.search.
+    hill_climb`) on ``space.processors`` processors and ``space.jobs`` jobs,
+    maximising the difference and stopping at the first positive one.
+    Plateaus of equal difference are walked, which is what finds the
+    interactions (a backfilled job delaying a later one) that uniform or
+    small-biased generation rarely hits.
+    """
+    from optsched.worstcase.search import hill_climb
+
+    def score(genome: Genome) -> float:
+        difference = compare.difference((space.processors, genome))
+        if difference > 0:
+            raise _Found(genome)
+        return difference
+
+    try:
+        hill_climb(
+            score,
+            space,
+            random.Random(seed),
+            max_evaluations=evaluations,
+            deadline=math.inf,
+        )
+    except _Found as found:
+        return space.processors, found.genome
+    return None
 
 
 def _key(candidate: Candidate) -> tuple[int, int, int]:
@@ -293,6 +369,7 @@ def find_counterexample(
     *,
     seed: int = 0,
     examples: int = DEFAULT_EXAMPLES,
+    evaluations: int = DEFAULT_EVALUATIONS,
 ) -> Counterexample | None:
     """Smallest instance found where ``policy`` is strictly worse than ``other``.
 
@@ -306,27 +383,34 @@ def find_counterexample(
         ``space.processors`` and ``space.jobs`` are *upper bounds* here;
         ``online``, runtimes and estimates as in the ratio search.
     seed
-        Seed of Hypothesis's random generation.
+        Seed of Hypothesis's generation and of the local search.
     examples
-        Hypothesis examples before giving up (the deterministic budget).
+        Hypothesis examples (first stage).
+    evaluations
+        Local-search evaluations (second stage, only when Hypothesis found
+        nothing).
 
     Returns
     -------
     Counterexample or None
-        ``None`` when no example separates the policies.
+        ``None`` when neither stage separates the policies.
     """
     from optsched.heuristics import parse_policy
 
     parse_policy(policy)
     parse_policy(other)
-    holds = Comparator(policy, other, objective)
-    found = hypothesis_find(holds, space, seed=seed, examples=examples)
+    compare = Comparator(policy, other, objective)
+    stage = "hypothesis"
+    found = hypothesis_find(compare, space, seed=seed, examples=examples)
+    if found is None:
+        stage = "local search"
+        found = local_search_find(compare, space, seed=seed, evaluations=evaluations)
     if found is None:
         return None
-    found, steps = greedy_shrink(found, holds, space)
+    found, steps = greedy_shrink(found, compare, space)
     processors, genome = found
     instance = to_instance(genome, processors)
-    mine, theirs, my_schedule, their_schedule = holds.values(instance)
+    mine, theirs, my_schedule, their_schedule = compare.values(instance)
     for who, schedule in ((policy, my_schedule), (other, their_schedule)):
         violations = check_schedule(instance, schedule)
         if violations:
@@ -346,4 +430,6 @@ def find_counterexample(
         other_schedule=their_schedule,
         seed=seed,
         shrink_steps=steps,
+        stage=stage,
+        evaluations=compare.calls,
     )
