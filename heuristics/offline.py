@@ -25,6 +25,8 @@ without processor sets (the checker accepts that on ``any`` machines).
 from __future__ import annotations
 
 import heapq
+import random
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -40,6 +42,7 @@ __all__ = [
     "best_heuristic",
     "ffdh",
     "heuristic_schedules",
+    "improve_schedule",
     "list_schedule",
     "nfdh",
     "order_by",
@@ -466,11 +469,81 @@ def heuristic_schedules(
     return out
 
 
+def improve_schedule(
+    instance: Instance,
+    objective: Objective,
+    schedule: Schedule,
+    *,
+    time_limit: float = 1.0,
+    max_evaluations: int | None = None,
+    seed: int = 0,
+    stop_at: float | None = None,
+) -> Schedule:
+    """Local search over list-scheduling orders, starting from ``schedule``.
+
+    The jobs in order of their starts in ``schedule`` form the first list
+    (on ``any`` machines the serial SGS of that list starts no job later, so
+    nothing is lost). Each step moves one job to another position of the
+    list (half the time a job among the five that end last, moved earlier;
+    otherwise any job to any position), list-schedules the new order and
+    keeps it when the objective is not worse (sideways moves let the search
+    cross plateaus). Stops after ``time_limit`` seconds or
+    ``max_evaluations`` orders (give ``max_evaluations`` and a large time
+    limit for a reproducible result), or as soon as the objective reaches
+    ``stop_at`` (a lower bound, when known). Returns the best schedule seen,
+    ``schedule`` itself if nothing beats it; the producer gets ``+ls``.
+    """
+    objective = Objective.parse(objective)
+    n = len(instance.jobs)
+    best, best_value = schedule, objective.value(instance, schedule)
+    if n < 2:
+        return best
+    order = sorted(schedule.placements, key=lambda jid: (schedule[jid].start, jid))
+    producer = f"{schedule.producer or 'heuristic'}+ls"
+    current = list_schedule(instance, order, producer=producer)
+    value = objective.value(instance, current)
+    if value < best_value:
+        best, best_value = current, value
+    rng = random.Random(seed)
+    deadline = time.perf_counter() + time_limit
+    evaluations = 0
+    while (
+        time.perf_counter() < deadline
+        and (max_evaluations is None or evaluations < max_evaluations)
+        and (stop_at is None or best_value > stop_at)
+    ):
+        candidate = _moved(order, current, rng)
+        trial = list_schedule(instance, candidate, producer=producer)
+        evaluations += 1
+        trial_value = objective.value(instance, trial)
+        if trial_value <= value:
+            order, current, value = candidate, trial, trial_value
+            if value < best_value:
+                best, best_value = current, value
+    return best
+
+
+def _moved(order: list[int], current: Schedule, rng: random.Random) -> list[int]:
+    """``order`` with one job moved (a late-ending one earlier, or at random)."""
+    n = len(order)
+    if rng.random() < 0.5:
+        late = sorted(order, key=lambda jid: -current[jid].end)[:5]
+        i = order.index(rng.choice(late))
+        j = rng.randrange(0, i) if i > 0 else rng.randrange(n)
+    else:
+        i, j = rng.randrange(n), rng.randrange(n)
+    moved = order[:]
+    moved.insert(j, moved.pop(i))
+    return moved
+
+
 def best_heuristic(
     instance: Instance,
     objective: Objective,
     *,
     candidates: Iterable[str] | None = None,
+    improve: float = 0.0,
+    seed: int = 0,
 ) -> Schedule:
     """The best schedule by ``objective.value`` among the candidate heuristics.
 
@@ -478,9 +551,16 @@ def best_heuristic(
     WSPT by ``w_j / (q_j p_j)``, release+WSPT, largest size, largest area,
     SPT) and the shelves NFDH and FFDH. The first best wins ties; the
     schedule's ``producer`` names it (``"list:wspt"``, ``"shelf:ffdh"``).
+    With ``improve`` seconds, :func:`improve_schedule` then searches from
+    the best one (producer ``"list:wspt+ls"``).
     """
     objective = Objective.parse(objective)
     schedules = heuristic_schedules(instance, objective, candidates=candidates)
     if not schedules:
         raise ValueError("best_heuristic: no applicable candidate heuristic")
-    return min(schedules.values(), key=lambda s: objective.value(instance, s))
+    best = min(schedules.values(), key=lambda s: objective.value(instance, s))
+    if improve > 0:
+        best = improve_schedule(
+            instance, objective, best, time_limit=improve, seed=seed
+        )
+    return best

@@ -401,6 +401,13 @@ def wide_jobs_bound(instance: Instance, *, max_parallel: int = 16) -> Bound:
     optimal preemptive one-machine makespan with release dates
     ``max_t (t + sum_{r_j >= t} p_j)``.
 
+    Conflict cliques: a narrow job can also exclude wide ones (``q_i + q_j >
+    m``, e.g. 17 and 84 processors on 100). Every set of pairwise
+    conflicting jobs (a clique of this threshold graph: the jobs wider than
+    ``m/2`` plus at most one narrower job ``j`` and then only jobs wider than
+    ``m - q_j``) runs one job at a time, so the same energy argument with
+    ``k(u) <= 1`` applies to it; every maximal clique is tried.
+
     Reference: the "big jobs" argument of strip packing and multiprocessor
     task scheduling, e.g. M. Drozdowski, "Scheduling for parallel
     processing", Springer 2009, sec. 3.3; preemptive ``P|r_j,pmtn|C_max``:
@@ -416,18 +423,56 @@ def wide_jobs_bound(instance: Instance, *, max_parallel: int = 16) -> Bound:
             if count(ctx.m) > max_parallel:
                 break  # smaller thresholds only allow more parallel jobs
             capacity = _count_profile(ctx, count)
-            best = max(
-                best,
-                _energy_makespan(
-                    [1] * len(chosen),
-                    [ctx.releases[i] for i in chosen],
-                    [ctx.jobs[i].runtime for i in chosen],
-                    capacity,
-                ),
-            )
+            best = max(best, _sequence_end(ctx, chosen, capacity))
+        for _, clique in _conflict_cliques(ctx):
+            best = max(best, _sequence_end(ctx, clique))
         return float(best)
 
     return _timed("wide-jobs", compute)
+
+
+def _sequence_end(
+    ctx: _Context, chosen: Sequence[int], capacity: _Profile | None = None
+) -> int:
+    """The count-energy bound of ``chosen`` (one unit per running job)."""
+    if capacity is None:
+        capacity = _count_profile(
+            ctx, _count_capacity([ctx.jobs[i].size for i in chosen])
+        )
+    return _energy_makespan(
+        [1] * len(chosen),
+        [ctx.releases[i] for i in chosen],
+        [ctx.jobs[i].runtime for i in chosen],
+        capacity,
+    )
+
+
+def _conflict_cliques(ctx: _Context) -> list[tuple[int, list[int]]]:
+    """Sets of jobs of which no two fit side by side, with their one-machine bound.
+
+    Two jobs conflict when ``q_i + q_j > m``. This conflict graph is a
+    threshold graph: a set of pairwise conflicting jobs holds at most one
+    job with ``q_j <= m/2``, and then only jobs wider than ``m - q_j``. The
+    sets returned are the jobs wider than ``m/2`` and, for each narrower job
+    ``j`` that conflicts with some of them, ``j`` with all the jobs wider than
+    ``m - q_j`` (the maximal such sets). Jobs of runtime 0 are left out.
+    Sorted by decreasing bound (:func:`_sequence_end`).
+    """
+    m = ctx.m
+    runs = [i for i, j in enumerate(ctx.jobs) if j.runtime > 0]
+    big = sorted(
+        (i for i in runs if 2 * ctx.jobs[i].size > m), key=lambda i: ctx.jobs[i].size
+    )
+    big_sizes = [ctx.jobs[i].size for i in big]
+    cliques = [big] if len(big) >= 2 else []
+    for i in runs:
+        size = ctx.jobs[i].size
+        if 2 * size <= m:
+            members = big[bisect_right(big_sizes, m - size) :]
+            if members:
+                cliques.append([i, *members])
+    scored = [(_sequence_end(ctx, clique), clique) for clique in cliques]
+    return sorted(scored, key=lambda sc: -sc[0])
 
 
 # --------------------------------------------------------------------------
@@ -822,7 +867,7 @@ def fluid_bound(instance: Instance, objective: Objective) -> Bound:
 
 
 def wide_jobs_wct_bound(
-    instance: Instance, objective: Objective, *, max_parallel: int = 3
+    instance: Instance, objective: Objective, *, max_parallel: int = 3, cliques: int = 3
 ) -> Bound:
     r"""Wide-jobs bound for weighted completion: split the jobs, bound each part.
 
@@ -842,7 +887,9 @@ def wide_jobs_wct_bound(
     part takes the maximum of its applicable bounds (that one, the fluid
     bound and the height bound of the part); the result is the maximum over
     ``k = 1..max_parallel`` of the partition with the largest ``W`` that runs
-    at most ``k`` jobs at a time on the whole machine.
+    at most ``k`` jobs at a time on the whole machine, and over the
+    ``cliques`` sets of pairwise conflicting jobs with the largest one-machine
+    makespan bound (see :func:`wide_jobs_bound`; they run one at a time).
 
     References: see :func:`fluid_bound` and :func:`wide_jobs_bound`.
     """
@@ -852,10 +899,15 @@ def wide_jobs_wct_bound(
         ctx = _context(instance)
         weights = _weights(instance, objective)
         best: Fraction | None = None
-        for theta in _widest_thresholds(ctx, max_parallel):
-            wide = [i for i, j in enumerate(ctx.jobs) if j.size >= theta]
+        parts = [
+            [i for i, j in enumerate(ctx.jobs) if j.size >= theta]
+            for theta in _widest_thresholds(ctx, max_parallel)
+        ]
+        parts += [clique for _, clique in _conflict_cliques(ctx)[:cliques]]
+        for wide in parts:
+            chosen = set(wide)
+            narrow = [i for i in range(len(ctx.jobs)) if i not in chosen]
             count = _count_capacity([ctx.jobs[i].size for i in wide])
-            narrow = [i for i, j in enumerate(ctx.jobs) if j.size < theta]
             value = _wide_part(ctx, weights, wide, count) + max(
                 _fluid_part(ctx, weights, narrow), _height_part(ctx, weights, narrow)
             )

@@ -84,16 +84,18 @@ def test_area_bound_rounds_up_and_empty_instance() -> None:
 
 
 def test_dff_bound_beats_area_energy_and_wide_jobs() -> None:
-    # m = 6, jobs (q, p) = (5, 2), (2, 2), (4, 1), all released at 0.
-    # Area 18 / 6 = 3; wide jobs give 3. CCM with λ = 2 maps sizes
-    # 5 -> 2 (3 - 0) = 6, 4 -> 2 (3 - 1) = 4, 2 -> 2 floor(2/2) = 2, capacity
-    # 2 floor(6/2) = 6: (6*2 + 2*2 + 4*1) / 6 = 20 / 6 -> 4, the optimum.
-    inst = make(6, [(0, 5, 2), (0, 2, 2), (0, 4, 1)])
-    assert area_bound(inst).value == 3
-    assert energy_bound(inst).value == 3
-    assert wide_jobs_bound(inst).value == 3
-    assert dff_bound(inst).value == 4
-    assert solve_exact(inst, CMAX).objective == 4
+    # m = 7, jobs (q, p) = (2, 2), (2, 3), (2, 2), (4, 3), all released at 0.
+    # Area 26 / 7 -> 4; wide jobs: all four, at most 3 side by side, 10 / 3
+    # -> 4. CCM with λ = 2 maps 2 -> 2 floor(2/2) = 2 and 4 (> 7/2) ->
+    # 2 (floor(7/2) - floor(3/2)) = 4, capacity 2 floor(7/2) = 6:
+    # (2*2 + 2*3 + 2*2 + 4*3) / 6 = 26 / 6 -> 5, the optimum (the size-4 job
+    # leaves room for one size-2 job only: d and b [0, 3), a and c [3, 5)).
+    inst = make(7, [(0, 2, 2), (0, 2, 3), (0, 2, 2), (0, 4, 3)])
+    assert area_bound(inst).value == 4
+    assert energy_bound(inst).value == 4
+    assert wide_jobs_bound(inst).value == 4
+    assert dff_bound(inst).value == 5
+    assert solve_exact(inst, CMAX).objective == 5
 
 
 def test_dual_feasible_function_values() -> None:
@@ -134,6 +136,17 @@ def test_wide_jobs_bound_k_machines() -> None:
     assert area_bound(inst).value == 5
     assert wide_jobs_bound(inst).value == 6
     assert solve_exact(inst, CMAX).objective == 6
+
+
+def test_wide_jobs_bound_conflict_clique_with_a_narrow_job() -> None:
+    # m = 10: A (q2, p10) conflicts with B (q9, p3) and C (q9, p4), which
+    # conflict with each other: one at a time, 10 + 3 + 4 = 17, the optimum
+    # (D, q5 p1, runs beside A). Size thresholds alone give at most 9: the set
+    # {q >= 2} lets A and D run together (count 2), (10 + 3 + 4 + 1) / 2.
+    inst = make(10, [(0, 2, 10), (0, 9, 3), (0, 9, 4), (0, 5, 1)])
+    assert area_bound(inst).value == 9
+    assert wide_jobs_bound(inst).value == 17
+    assert solve_exact(inst, CMAX).objective == 17
 
 
 def test_effective_release_contiguous_needs_adjacent_processors() -> None:

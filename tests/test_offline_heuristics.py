@@ -14,6 +14,7 @@ from optsched.heuristics.offline import (
     best_heuristic,
     ffdh,
     heuristic_schedules,
+    improve_schedule,
     list_schedule,
     nfdh,
     order_by,
@@ -215,6 +216,26 @@ def test_unknown_candidate_and_shelves_skipped_for_anonymous_blocks() -> None:
         best_heuristic(inst, CMAX, candidates=["ffdh"])
 
 
+def test_local_search_reaches_the_optimum_the_lists_miss() -> None:
+    # m = 6: 1 (r0, q6, p4) and 5 (r1, q6, p5) take the whole machine; 3 (r2,
+    # q5, p5) leaves room for one of the size-1 jobs 2 (r1, p3), 4 (r0, p4).
+    # Optimum 16: 1 [0,4), 5 [4,9), 3 [9,14), 2 [9,12), 4 [12,16) (the
+    # enumeration agrees); every list order of ORDERS gives 17.
+    inst = make(6, [(0, 6, 4), (1, 1, 3), (2, 5, 5), (0, 1, 4), (1, 6, 5)])
+    start = best_heuristic(inst, CMAX)
+    assert CMAX.value(inst, start) == 17
+    assert solve_exact(inst, CMAX).objective == 16
+    better = improve_schedule(
+        inst, CMAX, start, time_limit=60, max_evaluations=200, seed=0, stop_at=16
+    )
+    assert CMAX.value(inst, better) == 16
+    assert better.producer == f"{start.producer}+ls"
+    assert check_schedule(inst, better) == []
+    searched = best_heuristic(inst, CMAX, improve=0.05, seed=0)
+    assert CMAX.value(inst, searched) in (16, 17)  # depends on the time allowed
+    assert check_schedule(inst, searched) == []
+
+
 # --------------------------------------------------------------------------
 # Properties
 # --------------------------------------------------------------------------
@@ -270,6 +291,13 @@ def test_every_heuristic_is_feasible_and_no_better_than_the_optimum(
     for name, schedule in heuristic_schedules(instance, objective).items():
         assert check_schedule(instance, schedule) == [], name
         assert objective.value(instance, schedule) >= optimum - 1e-9, name
+    start = best_heuristic(instance, objective)
+    improved = improve_schedule(
+        instance, objective, start, time_limit=60, max_evaluations=15, seed=1
+    )
+    assert check_schedule(instance, improved) == []
+    value = objective.value(instance, improved)
+    assert optimum - 1e-9 <= value <= objective.value(instance, start)
 
 
 def _fits(
