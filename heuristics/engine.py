@@ -609,16 +609,27 @@ class Simulator:
         assert line is not None
         line.apply(plan)
         self.stats["migrations"] += 1
+        now = self.now
         for holder, _, new, size in plan.moves:
             j = holder[1]  # type: ignore[index]
-            if j not in self._first_ids:
-                self._first_ids[j] = tuple(self.processor_ids[j])
-            self.moves.setdefault(j, []).append(
-                (self.now, tuple(range(new, new + size)))
-            )
-            self.processor_ids[j] = range(new, new + size)
-            self.stats["migrated_jobs"] += 1
-            self.stats["migrated_processors"] += size
+            target = range(new, new + size)
+            moves = self.moves.get(j)
+            if self.start_time[j] == now:
+                # Started in this pass: it never ran where it was placed, so
+                # this is a placement, not a migration.
+                self.processor_ids[j] = target
+                continue
+            if moves and moves[-1][0] == now:
+                # Moved twice at the same instant: one move, to the last place.
+                moves[-1] = (now, tuple(target))
+                self.processor_ids[j] = target
+            else:
+                self.stats["migrated_jobs"] += 1
+                self.stats["migrated_processors"] += size
+                if j not in self._first_ids:
+                    self._first_ids[j] = tuple(self.processor_ids[j])
+                self.moves.setdefault(j, []).append((now, tuple(target)))
+                self.processor_ids[j] = target
 
     # ------------------------------------------------------------------
     # Result

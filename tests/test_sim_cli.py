@@ -1,0 +1,160 @@
+"""``optsched simulate`` and ``optsched compare``."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from optsched.check import check_schedule
+from optsched.cli import main
+from optsched.cli.compare import _split_specs
+from optsched.instance import Instance, Job, Machine
+from optsched.io.native import write_native
+from optsched.io.schedules import read_schedule
+from optsched.metrics import summarize
+
+
+@pytest.fixture
+def instance_file(tmp_path: Path) -> tuple[Path, Instance]:
+    # The golden case A of test_sim_policies (m = 4).
+    jobs = (
+        Job(1, 0, 2, 10),
+        Job(2, 0, 3, 5),
+        Job(3, 1, 1, 3),
+        Job(4, 2, 4, 2),
+        Job(5, 2, 1, 20),
+    )
+    instance = Instance(Machine(4), jobs, name="case-a")
+    path = tmp_path / "case-a.json"
+    write_native(instance, path)
+    return path, instance
+
+
+def test_simulate_prints_the_metrics_and_writes_the_schedule(
+    instance_file: tuple[Path, Instance], tmp_path: Path
+) -> None:
+    path, instance = instance_file
+    out = tmp_path / "easy.csv"
+    args = ["simulate", str(path), "-p", "easy", "-o", str(out)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    # EASY on case A: starts 0, 10, 1, 22, 2; ends 10, 15, 4, 24, 22.
+    schedule = read_schedule(out)
+    assert schedule.producer == "easy"
+    assert {j: p.start for j, p in schedule.placements.items()} == {
+        1: 0,
+        2: 10,
+        3: 1,
+        4: 22,
+        5: 2,
+    }
+    assert check_schedule(instance, schedule) == []
+    summary = summarize(instance, schedule)
+    assert "makespan (s)" in result.output
+    assert f"{summary.makespan}" in result.output  # 24
+    # waits 0, 10, 0, 20, 0 -> mean 6.00, max 20
+    assert "6.00" in result.output
+    assert "mean bounded slowdown (10 s)" in result.output
+    assert f"{summary.mean_bounded_slowdown:.3f}" in result.output
+    assert "utilisation" in result.output
+
+
+@pytest.mark.parametrize("fmt", ["csv", "batsim", "json"])
+def test_simulate_output_formats(
+    instance_file: tuple[Path, Instance], tmp_path: Path, fmt: str
+) -> None:
+    path, instance = instance_file
+    out = tmp_path / f"schedule.{fmt}"
+    args = ["simulate", str(path), "-p", "conservative", "-o", str(out)]
+    result = CliRunner().invoke(main, [*args, "--schedule-format", fmt])
+    assert result.exit_code == 0, result.output
+    schedule = read_schedule(out)
+    assert check_schedule(instance, schedule) == []
+    assert schedule[5].start == 17
+
+
+def test_simulate_window_of_a_trace(tmp_path: Path) -> None:
+    from conftest import trace_path
+
+    trace = trace_path("KTH-SP2-1996-2.1-cln.swf")
+    args = ["simulate", str(trace), "-p", "fcfs", "--first-job", "0", "--jobs", "2000"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "37917.68" in result.output  # the golden mean wait
+    assert "856.208" in result.output
+
+
+def test_simulate_bad_input_is_one_line(instance_file: tuple[Path, Instance]) -> None:
+    path, _ = instance_file
+    runner = CliRunner()
+    bad_policy = runner.invoke(main, ["simulate", str(path), "-p", "nope"])
+    assert bad_policy.exit_code == 2
+    assert "unknown policy 'nope'; valid names: fcfs" in bad_policy.output
+    missing = runner.invoke(main, ["simulate", "no-such-file.swf"])
+    assert missing.exit_code == 2
+    assert "no such file" in missing.output
+    migration = runner.invoke(main, ["simulate", str(path), "--migration"])
+    assert migration.exit_code == 2
+    assert "migration applies only to contiguous machines" in migration.output
+
+
+def test_simulate_help_documents_the_specs() -> None:
+    result = CliRunner().invoke(main, ["simulate", "--help"])
+    assert result.exit_code == 0
+    for text in ("backfill:depth=K|all", "best-package", "select=RULE", "oracle"):
+        assert text in result.output
+
+
+def test_simulate_reports_migrations(tmp_path: Path) -> None:
+    jobs = (Job(1, 0, 1, 10), Job(2, 0, 1, 5), Job(3, 0, 1, 10), Job(4, 1, 2, 4))
+    instance = Instance(Machine(4, "contiguous"), jobs, name="fragmented")
+    path = tmp_path / "fragmented.json"
+    write_native(instance, path)
+    args = ["simulate", str(path), "-p", "fcfs", "--migration"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "migrations" in result.output
+    assert "migrated processors" in result.output
+
+
+def test_compare_one_row_per_policy(
+    instance_file: tuple[Path, Instance], tmp_path: Path
+) -> None:
+    path, _ = instance_file
+    out = tmp_path / "table.csv"
+    policies = "fcfs,easy,conservative,spt:oracle"
+    args = ["compare", str(path), "--policies", policies, "-o", str(out)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    with out.open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert [row["policy"] for row in rows] == policies.split(",")
+    # Makespans from the golden schedules: FCFS ends with job 5 at 37, EASY
+    # with job 4 at 24, conservative with job 5 at 37, SPT with 1 at 27.
+    assert [int(row["makespan"]) for row in rows] == [37, 24, 37, 27]
+    # FCFS waits: 0, 10, 9, 13, 15 -> 9.4
+    assert float(rows[0]["mean_wait"]) == pytest.approx(9.4)
+    for name in ("fcfs", "easy", "conservative", "spt:oracle"):
+        assert name in result.output
+
+
+def test_compare_rejects_a_bad_spec_before_simulating(
+    instance_file: tuple[Path, Instance],
+) -> None:
+    path, _ = instance_file
+    args = ["compare", str(path), "--policies", "easy,bogus"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    assert "unknown policy 'bogus'" in result.output
+
+
+def test_policy_lists_keep_spec_parameters_together() -> None:
+    text = "fcfs,easy:order=spt,oracle,backfill:depth=2,select=largest"
+    assert _split_specs(text) == [
+        "fcfs",
+        "easy:order=spt,oracle",
+        "backfill:depth=2,select=largest",
+    ]
