@@ -127,7 +127,7 @@ class SimulationStats:
 
     def as_dict(self) -> dict[str, float | int]:
         """Field name to value."""
-        return {name: getattr(self, name) for name in self.__slots__}  # type: ignore[attr-defined]
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -611,7 +611,7 @@ class Simulator:
         self.stats["migrations"] += 1
         now = self.now
         for holder, _, new, size in plan.moves:
-            j = holder[1]  # type: ignore[index]
+            j = holder[1]
             target = range(new, new + size)
             moves = self.moves.get(j)
             if self.start_time[j] == now:

@@ -22,7 +22,7 @@ def make(
 
 
 def run(instance: Instance, spec: str, **options: object) -> SimulationResult:
-    result = simulate(instance, spec, **options)  # type: ignore[arg-type]
+    result = simulate(instance, spec, **options)
     assert check_schedule(instance, result.schedule) == []
     return result
 

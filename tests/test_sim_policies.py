@@ -22,7 +22,7 @@ def make(m: int, rows: list[tuple[int, int, int, int, int]]) -> Instance:
 
 
 def starts(instance: Instance, spec: str, **options: object) -> dict[int, int]:
-    result = simulate(instance, spec, **options)  # type: ignore[arg-type]
+    result = simulate(instance, spec, **options)
     assert check_schedule(instance, result.schedule) == []
     return {j: p.start for j, p in sorted(result.schedule.placements.items())}
 
