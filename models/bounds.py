@@ -4,6 +4,24 @@ Every bound is a small public function returning a
 :class:`~optsched.models.result.Bound`; :func:`lower_bounds` returns every
 bound that applies to an objective and :func:`best_lower_bound` the largest.
 
+=================  ============  ===========================================
+method             objective     function
+=================  ============  ===========================================
+``release``        ``cmax``      :func:`release_bound`, ``max_j r'_j + p_j``
+``area``           ``cmax``      :func:`area_bound`
+``energy``         ``cmax``      :func:`energy_bound` (release dates)
+``wide-jobs``      ``cmax``      :func:`wide_jobs_bound` (``k`` machines,
+                                 conflict cliques)
+``dff``            ``cmax``      :func:`dff_bound` (dual-feasible functions)
+``height``         ``wct``       :func:`height_bound`
+``squashed-area``  ``wct``       :func:`squashed_area_bound` (strengthened)
+``fluid``          ``wct``       :func:`fluid_bound` (release dates)
+``wide-jobs``      ``wct``       :func:`wide_jobs_wct_bound` (partitions)
+=================  ============  ===========================================
+
+Each is checked against the exact optimum of small random instances
+(``tests/test_bounds.py``, :func:`optsched.models.enumerate.solve_exact`).
+
 Notation
 --------
 ``m`` processors; job ``j`` has release ``r_j``, size ``q_j`` (processors),
