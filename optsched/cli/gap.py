@@ -6,10 +6,11 @@ import math
 from pathlib import Path
 
 import click
+import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from optsched.gap import aggregate, analyse_window, rows_frame
+from optsched.gap import GapRow, aggregate, analyse_window, rows_frame
 from optsched.selection import WindowRule, select_windows
 
 DEFAULT_INSTANCE = Path(__file__).resolve().parents[2] / "instances" / "default.json"
@@ -64,7 +65,7 @@ def _ratio(low: float, high: float) -> str:
     return _fmt(low) if low == high else f"[{_fmt(low)}, {_fmt(high)}]"
 
 
-def _window_table(rows: list) -> Table:  # type: ignore[type-arg]
+def _window_table(rows: list[GapRow]) -> Table:
     table = Table(title=f"window {rows[0].window}")
     for name in ("policy", "objective", "value", "optimum or [LB, UB]", "ratio"):
         table.add_column(
@@ -82,7 +83,7 @@ def _window_table(rows: list) -> Table:  # type: ignore[type-arg]
     return table
 
 
-def _aggregate_table(frame) -> Table:  # type: ignore[no-untyped-def]
+def _aggregate_table(frame: pd.DataFrame) -> Table:
     table = Table(title="competitive ratio over windows (policy value / optimum)")
     for name in (
         "policy",
