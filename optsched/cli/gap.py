@@ -101,16 +101,16 @@ def _aggregate_table(frame: pd.DataFrame) -> Table:
             if name in ("policy", "objective", "worst window")
             else "right",
         )
-    for r in frame.itertuples():
+    for r in frame.to_dict("records"):
         table.add_row(
-            r.policy,
-            r.objective,
-            str(r.windows),
-            f"{r.optimal_share:.0%}",
-            _ratio(r.mean_low, r.mean_high),
-            _ratio(r.median_low, r.median_high),
-            _ratio(r.max_low, r.max_high),
-            r.worst_window,
+            str(r["policy"]),
+            str(r["objective"]),
+            str(r["windows"]),
+            f"{r['optimal_share']:.0%}",
+            _ratio(r["mean_low"], r["mean_high"]),
+            _ratio(r["median_low"], r["median_high"]),
+            _ratio(r["max_low"], r["max_high"]),
+            str(r["worst_window"]),
         )
     return table
 
