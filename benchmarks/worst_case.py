@@ -419,6 +419,7 @@ def write_report(
     command: str,
     workers: int,
     commit: str,
+    finished: str,
 ) -> None:
     """Write worst_case.md from the task results."""
     errors = [r for r in results if "error" in r]
@@ -430,7 +431,7 @@ def write_report(
     lines = [
         "# Worst-case search: adversarial instances and minimal counterexamples",
         "",
-        f"Produced by `{command}` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, commit "
+        f"Produced by `{command}`, finished {finished} UTC, commit "
         f"{commit}, Python {platform.python_version()}, {os.cpu_count()} "
         f"cores, {workers} worker processes; wall time {elapsed / 60:.1f} min "
         f"({len(ratio_rows)} ratio searches, {len(versus_rows)} pairwise "
@@ -530,9 +531,22 @@ def main() -> None:
                 }
             )
         )
+    note = ""
     if args.report_only:
-        command += f"` (report rewritten by `--report-only` at {_git_commit()})`"
-    write_report(results, plan, elapsed, command, args.workers, commit)
+        note = f" (report text rewritten with `--report-only` at {_git_commit()})"
+    finished = datetime.fromtimestamp(raw.stat().st_mtime, UTC)
+    write_report(
+        results,
+        plan,
+        elapsed,
+        command,
+        args.workers,
+        commit,
+        f"{finished:%Y-%m-%d %H:%M}",
+    )
+    if note:
+        text = OUTPUT.read_text().replace(" UTC, commit", f" UTC{note}, commit", 1)
+        OUTPUT.write_text(text)
     print(f"wrote {OUTPUT}")
 
 
