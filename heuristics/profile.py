@@ -10,7 +10,8 @@ counts as ``now``.
 
 Representation: parallel lists ``times`` (strictly increasing breakpoints)
 and ``free``; segment ``k`` covers ``[times[k], times[k+1])`` with
-``free[k]`` processors free, and the last segment extends to infinity. Every
+``free[k]`` processors free, and the last segment extends to infinity.
+Neighbouring segments never have the same value (they are merged). Every
 operation is linear in the number of breakpoints it touches; the profile
 never holds breakpoints before ``now`` (see :meth:`Profile.advance`), so its
 length is bounded by the running jobs, busy blocks and reservations, never
@@ -85,6 +86,16 @@ class Profile:
         free = self.free
         for k in range(first, last):
             free[k] += delta
+        # Merge equal neighbours at both ends (the interior keeps its steps),
+        # so the profile only holds real changes: removing a reservation
+        # leaves no trace.
+        times = self.times
+        if last < len(free) and free[last] == free[last - 1]:
+            del times[last]
+            del free[last]
+        if first > 0 and free[first] == free[first - 1]:
+            del times[first]
+            del free[first]
 
     def advance(self, now: int) -> None:
         """Forget everything before ``now`` (``now`` never goes back)."""
