@@ -120,6 +120,10 @@ def main() -> None:
             for f in firsts
         ]
         for allocation in ("any", "contiguous"):
+            if allocation == "contiguous" and any(
+                b.offset is None for w in windows for b in w.machine.unavailable
+            ):
+                continue  # recorded busy blocks carry no processor offsets
             for label in ("cmax", "wct"):
                 rows: dict[str, list[float]] = defaultdict(list)
                 for window in windows:

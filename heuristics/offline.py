@@ -443,7 +443,7 @@ def order_by(instance: Instance, objective: Objective, name: str) -> list[int]:
 
 def heuristic_schedules(
     instance: Instance,
-    objective: Objective,
+    objective: Objective | str,
     *,
     candidates: Iterable[str] | None = None,
 ) -> dict[str, Schedule]:
@@ -471,7 +471,7 @@ def heuristic_schedules(
 
 def improve_schedule(
     instance: Instance,
-    objective: Objective,
+    objective: Objective | str,
     schedule: Schedule,
     *,
     time_limit: float = 1.0,
@@ -539,7 +539,7 @@ def _moved(order: list[int], current: Schedule, rng: random.Random) -> list[int]
 
 def best_heuristic(
     instance: Instance,
-    objective: Objective,
+    objective: Objective | str,
     *,
     candidates: Iterable[str] | None = None,
     improve: float = 0.0,

@@ -1004,7 +1004,7 @@ WCT_BOUNDS: tuple[Callable[[Instance, Objective], Bound], ...] = (
 """Weighted completion bounds, cheapest first."""
 
 
-def lower_bounds(instance: Instance, objective: Objective) -> list[Bound]:
+def lower_bounds(instance: Instance, objective: Objective | str) -> list[Bound]:
     """Every closed-form lower bound that applies to ``objective``.
 
     Each :class:`Bound` carries its value (in the objective's unit, already
@@ -1016,7 +1016,7 @@ def lower_bounds(instance: Instance, objective: Objective) -> list[Bound]:
     return [bound(instance, objective) for bound in WCT_BOUNDS]
 
 
-def best_lower_bound(instance: Instance, objective: Objective) -> Bound:
+def best_lower_bound(instance: Instance, objective: Objective | str) -> Bound:
     """The largest of :func:`lower_bounds` (the first one on ties).
 
     Its ``runtime`` is the time of all bounds together, since all had to be

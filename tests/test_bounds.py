@@ -231,7 +231,7 @@ def test_bounds_refuse_the_wrong_objective() -> None:
 def test_lower_bounds_lists_every_method_and_best_is_the_max() -> None:
     cmax = lower_bounds(G, CMAX)
     assert [b.method for b in cmax] == ["release", "area", "energy", "wide-jobs", "dff"]
-    wct = lower_bounds(G, "wct")  # type: ignore[arg-type]
+    wct = lower_bounds(G, "wct")
     assert [b.method for b in wct] == ["height", "squashed-area", "fluid", "wide-jobs"]
     best = best_lower_bound(G, WCT)
     assert best.value == max(b.value for b in wct)

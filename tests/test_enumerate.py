@@ -63,7 +63,8 @@ def naive_best(
             if b.offset is not None:
                 for c in range(b.offset, b.offset + b.size):
                     cells[t][c] = True
-    best = [cutoff, None]
+    best: list[float] = [cutoff]  # the best value so far (or the cutoff)
+    found: list[float] = []
 
     def value(ends: list[int]) -> float:
         if objective.kind == "cmax":
@@ -92,7 +93,8 @@ def naive_best(
             return
         k = len(ends)
         if k == len(jobs):
-            best[0], best[1] = value(ends), value(ends)
+            best[0] = value(ends)
+            found.append(best[0])
             return
         job = jobs[k]
         offsets = range(m - job.size + 1) if contiguous else [0]
@@ -105,7 +107,7 @@ def naive_best(
                 mark(job, s, offset, False)
 
     dfs([])
-    return best[1]
+    return found[-1] if found else None
 
 
 # --------------------------------------------------------------------------
