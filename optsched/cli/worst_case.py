@@ -116,10 +116,10 @@ def _versus_table(rows: list[tuple[str, str, Counterexample | None]]) -> Table:
 @click.option(
     "--budget",
     type=click.FloatRange(min=0, min_open=True),
-    default=DEFAULT_BUDGET,
-    show_default=True,
-    help="Seconds, turned into a fixed evaluation count (reproducible); the "
-    "clock only stops a search that overruns it three times.",
+    default=None,
+    help=f"Seconds (default {DEFAULT_BUDGET:g}), turned into a fixed evaluation "
+    "count (reproducible); the clock only stops a search that overruns it "
+    "three times.",
 )
 @click.option(
     "--evaluations",
@@ -145,7 +145,7 @@ def command(
     online: bool,
     max_runtime: int,
     estimates: str,
-    budget: float,
+    budget: float | None,
     evaluations: int | None,
     seed: int,
     output: str | None,
@@ -189,7 +189,7 @@ def command(
         console.print(_ratio_table(results))
         return
     rows = []
-    examples, climbs = examples_for_budget(budget)
+    examples, climbs = examples_for_budget(budget or DEFAULT_BUDGET)
     if evaluations is not None:
         examples, climbs = max(1, evaluations // 20), evaluations
     for spec in specs:

@@ -250,7 +250,7 @@ def search_worst_case(
     space: Space,
     *,
     seed: int = 0,
-    budget: float = DEFAULT_BUDGET,
+    budget: float | None = None,
     max_evaluations: int | None = None,
     patience: int = DEFAULT_PATIENCE,
     optimum_time_limit: float = 60.0,
@@ -270,7 +270,8 @@ def search_worst_case(
     budget
         Seconds; sets the evaluation count (:func:`evaluations_for_budget`)
         unless ``max_evaluations`` is given, and the safety deadline
-        ``DEADLINE_FACTOR * budget``.
+        ``DEADLINE_FACTOR * budget``. Default :data:`DEFAULT_BUDGET` without
+        ``max_evaluations``, no deadline with it.
     max_evaluations
         Evaluation cap (the reproducible stopping rule).
     patience
@@ -293,11 +294,12 @@ def search_worst_case(
             f"one of {', '.join(OPTIMIZABLE)} (maxwait: policy against policy)"
         )
     parse_policy(policy)  # an unknown spec fails here, with the simulator's message
-    cap = (
-        max_evaluations
-        if max_evaluations is not None
-        else evaluations_for_budget(budget, space.jobs)
-    )
+    if max_evaluations is None:
+        budget = DEFAULT_BUDGET if budget is None else budget
+        cap = evaluations_for_budget(budget, space.jobs)
+    else:
+        cap = max_evaluations
+    deadline_after = math.inf if budget is None else DEADLINE_FACTOR * budget
     if cap < 1:
         raise ValueError(f"evaluation cap must be >= 1, got {cap}")
     evaluate = RatioEvaluator(
@@ -309,7 +311,7 @@ def search_worst_case(
         space,
         random.Random(seed),
         max_evaluations=cap,
-        deadline=began + DEADLINE_FACTOR * budget,
+        deadline=began + deadline_after,
         patience=patience,
     )
     return _finalise(
