@@ -244,7 +244,7 @@ def test_lower_bounds_lists_every_method_and_best_is_the_max() -> None:
 
 
 @st.composite
-def instances(draw: st.DrawFn, max_jobs: int = 5) -> Instance:
+def instances(draw: st.DrawFn, max_jobs: int = 6) -> Instance:
     m = draw(st.integers(1, 6))
     allocation = draw(st.sampled_from(["any", "contiguous"]))
     blocks: list[BusyBlock] = []
@@ -286,7 +286,7 @@ OBJECTIVES = [
 ]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(instance=instances(), objective=st.sampled_from(OBJECTIVES))
 def test_every_bound_is_at_most_the_optimum(
     instance: Instance, objective: Objective

@@ -240,7 +240,7 @@ OBJECTIVES = [
 ]
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(instance=tiny_instances(), objective=st.sampled_from(OBJECTIVES))
 def test_no_schedule_beats_the_enumeration(
     instance: Instance, objective: Objective

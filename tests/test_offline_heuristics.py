@@ -242,7 +242,7 @@ def test_local_search_reaches_the_optimum_the_lists_miss() -> None:
 
 
 @st.composite
-def instances(draw: st.DrawFn, max_jobs: int = 5, max_m: int = 6) -> Instance:
+def instances(draw: st.DrawFn, max_jobs: int = 6, max_m: int = 6) -> Instance:
     m = draw(st.integers(1, max_m))
     allocation = draw(st.sampled_from(["any", "contiguous"]))
     blocks: list[BusyBlock] = []
@@ -281,7 +281,7 @@ OBJECTIVES = [
 ]
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(instance=instances(), objective=st.sampled_from(OBJECTIVES))
 def test_every_heuristic_is_feasible_and_no_better_than_the_optimum(
     instance: Instance, objective: Objective
