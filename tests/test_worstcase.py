@@ -191,6 +191,22 @@ def test_hill_climb_is_deterministic_and_climbs() -> None:
     assert stopped_by == "evaluations"
 
 
+def test_hill_climb_past_its_deadline_says_so() -> None:
+    space = Space(2, 2)
+    best, _, used, _, stopped_by = hill_climb(
+        lambda genome: 1.0,
+        space,
+        random.Random(0),
+        max_evaluations=100,
+        deadline=-math.inf,
+    )
+    # The first restart evaluates its instance before looking at the clock
+    # (so there is a best one); the result is flagged as not reproducible.
+    assert used == 1
+    assert stopped_by == "time"
+    assert len(best) == 2
+
+
 def test_budget_becomes_a_fixed_evaluation_count() -> None:
     assert evaluations_for_budget(DEFAULT_BUDGET, 4) == 2000
     assert evaluations_for_budget(1.0, 8) == 10

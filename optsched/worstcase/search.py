@@ -219,7 +219,8 @@ def hill_climb(
     used = restarts = 0
     stopped_by = "evaluations"
     while used < max_evaluations:
-        if time.monotonic() > deadline:
+        # At least one evaluation, so that there is always a best instance.
+        if used and time.monotonic() > deadline:
             stopped_by = "time"
             break
         restarts += 1
