@@ -157,7 +157,8 @@ def command(
     with 'optsched gap INSTANCE --policies SPEC --objective X'. With --vs
     SPEC: the smallest instance found (fewest jobs, then processors, then
     smallest numbers) where --policy is strictly worse than SPEC. The same
-    --seed and --evaluations give the same answer on any machine.
+    --seed and --budget (or --evaluations) give the same answer on any
+    machine, unless the clock's safety net fires, which the summary reports.
     """
     from optsched.worstcase.output import write_counterexample, write_worst_case
 
