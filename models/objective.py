@@ -94,8 +94,7 @@ class Objective:
         if self.kind == "cmax":
             return float(metrics.makespan(instance, schedule))
         return sum(
-            self.weight(j)
-            * (schedule[j.id].end - (j.release if self.relative else 0))
+            self.weight(j) * (schedule[j.id].end - (j.release if self.relative else 0))
             for j in instance.jobs
         )
 

@@ -47,7 +47,10 @@ def makespan(instance: Instance, schedule: Schedule, *, relative: bool = False) 
 def weighted_completion(
     instance: Instance, schedule: Schedule, *, relative: bool = False
 ) -> float:
-    """``sum_j w_j C_j``; with ``relative``, the weighted flow ``sum_j w_j (C_j - r_j)``."""
+    """``sum_j w_j C_j``; with ``relative``, the weighted flow.
+
+    The weighted flow is ``sum_j w_j (C_j - r_j)``.
+    """
     return float(
         sum(
             j.weight * (schedule[j.id].end - (j.release if relative else 0))

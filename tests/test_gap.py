@@ -261,7 +261,7 @@ def test_rows_frame_of_nothing_keeps_the_columns() -> None:
 
 
 def test_window_rule_numbers_must_be_integers() -> None:
-    with pytest.raises(ValueError, match="window jobs must be an integer, got 2.5"):
+    with pytest.raises(ValueError, match=r"window jobs must be an integer, got 2\.5"):
         WindowRule.from_mapping({"kind": "consecutive", "jobs": 2.5})
-    with pytest.raises(ValueError, match="unknown window key.*size"):
+    with pytest.raises(ValueError, match=r"unknown window key.*size"):
         WindowRule.from_mapping({"kind": "consecutive", "size": 2})

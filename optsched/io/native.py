@@ -405,7 +405,7 @@ def _parse_jobs(values: list[Any], machine: Machine) -> tuple[Job, ...]:
 
 
 def _known_state(state: str) -> bool:
-    kind, colon, policy = state.partition(":")
+    kind, _, policy = state.partition(":")
     return state in ("none", "recorded") or (kind == "simulated" and bool(policy))
 
 
