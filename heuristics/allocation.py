@@ -23,7 +23,7 @@ moves a job onto the processors of a block that has not ended yet.
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right, insort
+from bisect import bisect_right
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
@@ -37,64 +37,90 @@ Range = tuple[int, int]
 class AnyAllocator:
     """Lowest free processor ids on a machine of ``m`` processors.
 
-    The free ids are a sorted list: taking the lowest ``q`` is a slice, and
-    giving ids back is an insertion (few ids) or a merge (many ids), both
-    running in C.
+    The free processors are kept as sorted, merged ranges, and a job holds a
+    list of ranges: taking and giving back cost the number of ranges
+    touched, not the number of processors (Atlas jobs use thousands).
     """
 
     def __init__(self, processors: int) -> None:
-        self.free_ids: list[int] = list(range(processors))
+        self.free: list[Range] = [(0, processors)] if processors > 0 else []
+
+    @property
+    def free_ids(self) -> list[int]:
+        """Every free processor id, sorted (for tests and debugging)."""
+        return [p for lo, hi in self.free for p in range(lo, hi)]
 
     def can_take(self, size: int, excluded: Sequence[Range] = ()) -> bool:
         """Whether ``size`` processors outside ``excluded`` are free."""
-        if not excluded:
-            return len(self.free_ids) >= size
-        return len(self._usable(excluded)) >= size
+        pieces = _subtract(self.free, excluded) if excluded else self.free
+        return sum(hi - lo for lo, hi in pieces) >= size
 
-    def take(self, size: int, excluded: Sequence[Range] = ()) -> list[int]:
-        """Take the ``size`` lowest free processors outside ``excluded``."""
-        free = self.free_ids
-        if not excluded:
-            if len(free) < size:
-                raise RuntimeError(
-                    f"allocator: {size} processors requested, fewer free"
-                )
-            ids = free[:size]
-            del free[:size]
-            return ids
-        ids = self._usable(excluded)[:size]
-        if len(ids) < size:
+    def take(self, size: int, excluded: Sequence[Range] = ()) -> list[range]:
+        """Take the ``size`` lowest free processors outside ``excluded``.
+
+        Returns the ranges taken, in increasing order.
+        """
+        pieces = _subtract(self.free, excluded) if excluded else self.free
+        taken: list[range] = []
+        need = size
+        for lo, hi in pieces:
+            if need == 0:
+                break
+            top = min(hi, lo + need)
+            taken.append(range(lo, top))
+            need -= top - lo
+        if need > 0:
             raise RuntimeError(f"allocator: {size} processors requested, fewer free")
-        taken = set(ids)
-        self.free_ids = [p for p in free if p not in taken]
-        return ids
+        if excluded:
+            for piece in taken:
+                self._remove(piece.start, piece.stop)
+        else:
+            self._remove_prefix(taken)
+        return taken
+
+    def _remove_prefix(self, taken: list[range]) -> None:
+        # The pieces are the lowest free ranges, all whole but maybe the last.
+        free = self.free
+        last = taken[-1]
+        whole = len(taken) - 1
+        if free[whole][1] == last.stop:
+            whole += 1
+        else:
+            free[whole] = (last.stop, free[whole][1])
+        del free[:whole]
+
+    def _remove(self, lo: int, hi: int) -> None:
+        free = self.free
+        k = bisect_right(free, (lo, self._top())) - 1
+        if k < 0 or not (free[k][0] <= lo and hi <= free[k][1]):
+            raise ValueError(f"processors [{lo}, {hi}) are not all free")
+        start, stop = free[k]
+        free[k : k + 1] = [r for r in ((start, lo), (hi, stop)) if r[1] > r[0]]
+
+    def _top(self) -> int:
+        return self.free[-1][1] + 1 if self.free else 1
 
     def take_range(self, lo: int, hi: int) -> None:
         """Take ``[lo, hi)`` (a busy block); every processor must be free."""
-        free = self.free_ids
-        first = bisect_left(free, lo)
-        if free[first : first + (hi - lo)] != list(range(lo, hi)):
-            raise ValueError(f"processors [{lo}, {hi}) are not all free")
-        del free[first : first + (hi - lo)]
+        self._remove(lo, hi)
 
-    def give(self, ids: list[int]) -> None:
-        """Free ``ids``."""
-        free = self.free_ids
-        if len(ids) <= 4:
-            for p in ids:
-                insort(free, p)
-        else:
-            free.extend(ids)
-            free.sort()  # two sorted runs: a linear merge
+    def give(self, pieces: Sequence[range]) -> None:
+        """Give back the ranges a job took."""
+        for piece in pieces:
+            self.give_range(piece.start, piece.stop)
 
     def give_range(self, lo: int, hi: int) -> None:
-        """Free ``[lo, hi)``."""
-        self.give(list(range(lo, hi)))
-
-    def _usable(self, excluded: Sequence[Range]) -> list[int]:
-        return [
-            p for p in self.free_ids if not any(lo <= p < hi for lo, hi in excluded)
-        ]
+        """Free ``[lo, hi)``, merging with its free neighbours."""
+        free = self.free
+        k = bisect_right(free, (lo, hi))
+        if k > 0 and free[k - 1][1] == lo:
+            k -= 1
+            lo = free[k][0]
+            del free[k]
+        if k < len(free) and free[k][0] == hi:
+            hi = free[k][1]
+            del free[k]
+        free.insert(k, (lo, hi))
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,6 +60,7 @@ import heapq
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -503,9 +504,7 @@ class Simulator:
             if size > self.free:
                 raise RuntimeError(f"job {self.job_id[j]} cannot start at {now}")
             assert self._any is not None
-            free_ids = self._any.free_ids
-            ids = free_ids[:size]
-            del free_ids[:size]
+            ids = self._any.take(size)
         else:
             ids = self._allocate(j)
         self.processor_ids[j] = ids
@@ -587,7 +586,7 @@ class Simulator:
             return False
         if self._any_block_without_offset:
             return True
-        held = set(int(p) for p in ids)
+        held = set(_flat(ids))
         for r in self._offset_ranges[first:last]:
             assert r is not None
             if any(p in held for p in range(r[0], r[1])):
@@ -627,7 +626,7 @@ class Simulator:
                 self.stats["migrated_jobs"] += 1
                 self.stats["migrated_processors"] += size
                 if j not in self._first_ids:
-                    self._first_ids[j] = tuple(self.processor_ids[j])
+                    self._first_ids[j] = _flat(self.processor_ids[j])
                 self.moves.setdefault(j, []).append((now, tuple(target)))
                 self.processor_ids[j] = target
 
@@ -645,12 +644,22 @@ class Simulator:
                     starts[j], ends[j], self._first_ids[j], moves=tuple(moves[j])
                 )
             else:
-                placements[jid] = _placement(starts[j], ends[j], tuple(ids[j]))
+                placements[jid] = _placement(starts[j], ends[j], _flat(ids[j]))
         return Schedule(
             placements,
             producer=producer,
             killed=frozenset(self.job_id[j] for j in self.killed),
         )
+
+
+def _flat(ids: range | list[range]) -> tuple[int, ...]:
+    # A contiguous job holds one range, a job on an `any` machine a list of
+    # ranges (lowest free ids); both are in increasing order.
+    if isinstance(ids, range):
+        return tuple(ids)
+    if len(ids) == 1:
+        return tuple(ids[0])
+    return tuple(chain.from_iterable(ids))
 
 
 def _trusted_placement(start: int, end: int, processors: tuple[int, ...]) -> Placement:

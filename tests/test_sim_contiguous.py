@@ -183,9 +183,15 @@ def test_contiguous_allocator_ranges() -> None:
 
 def test_any_allocator_lowest_ids() -> None:
     pool = AnyAllocator(6)
-    assert pool.take(2) == [0, 1]
-    assert pool.take(1, excluded=[(2, 4)]) == [4]
-    pool.give([0])
+    assert pool.take(2) == [range(0, 2)]
+    assert pool.take(1, excluded=[(2, 4)]) == [range(4, 5)]
+    pool.give([range(0, 1)])
     assert pool.free_ids == [0, 2, 3, 5]
+    assert pool.free == [(0, 1), (2, 4), (5, 6)]
     assert pool.can_take(3, excluded=[(0, 1)])
     assert not pool.can_take(4, excluded=[(0, 1)])
+    assert pool.take(3) == [range(0, 1), range(2, 4)]
+    assert pool.free == [(5, 6)]
+    pool.give([range(0, 1), range(2, 4)])
+    pool.give([range(1, 2), range(4, 5)])
+    assert pool.free == [(0, 6)]
