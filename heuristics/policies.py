@@ -38,16 +38,20 @@ strict (``fcfs``, ``spt``, ... as policy names)
     until ``k`` reservations exist. The remaining jobs are candidates that
     start only if they fit now and delay no reservation. ``depth=1`` is
     exactly EASY (the profile gives the same shadow time and extra
-    processors).
+    processors; a property test checks it). EASY itself is computed on
+    the profile while busy blocks are pending: a block is then part of the
+    availability profile, exactly like a running job's estimated end, and
+    the head's reservation is its earliest slot in it.
 ``conservative`` (``backfill:depth=all``)
     Conservative backfilling (Mu'alem and Feitelson 2001): every job gets a
     reservation at its earliest slot when it arrives, behind all existing
     reservations, and starts at its reservation. When a job ends earlier
     than its estimate the schedule is *compressed*: in queue order, each
     reservation is moved to its earliest slot, which is never later than
-    the current one. A reservation that could not be honoured (an overrun
-    still holds the processors, or no contiguous range exists) is placed
-    again from now on.
+    the current one. As in their simulator, a pass happens at every
+    reservation time, even when no job arrives or ends then. A reservation
+    that could not be honoured (an overrun still holds the processors, or
+    no contiguous range exists) is placed again from now on.
 ``best-package``
     Start the subset of waiting jobs that fills the most free processors
     (exact subset sum by dynamic programming over the first ``limit`` jobs
@@ -72,6 +76,12 @@ seconds or more since its submission (the machine then drains for it), and
 ``maxidle=F`` (``0 <= F <= 1``) skips backfilling while more than a share
 ``F`` of the machine is idle (the idle processors are left to the head
 instead of being filled with the widest candidates).
+
+Jobs of zero duration: one needs its processors free at its start instant
+and gives them back at once. In a profile, a reservation of zero length
+would protect nothing, so reservations last at least one second (with
+integer times, the jobs running at instant ``t`` are those overlapping
+``[t, t + 1)``); starting such a job delays nobody.
 
 Contiguous machines: "fits now" means a free range exists (possibly after
 compaction with migration). Reservations count processors, as in the

@@ -158,3 +158,18 @@ def test_policy_lists_keep_spec_parameters_together() -> None:
         "easy:order=spt,oracle",
         "backfill:depth=2,select=largest",
     ]
+
+
+def test_oracle_flag_makes_every_policy_an_oracle(tmp_path: Path) -> None:
+    # m = 1; job 1 runs [0, 10). Job 2 claims 1 s but runs 5; job 3 claims
+    # 50 s but runs 2. SPT by estimate runs 2 first; the oracle runs 3 first.
+    jobs = (Job(1, 0, 1, 10, 10), Job(2, 1, 1, 5, 1), Job(3, 1, 1, 2, 50))
+    path = tmp_path / "oracle.json"
+    write_native(Instance(Machine(1), jobs, name="oracle"), path)
+    out = tmp_path / "oracle.csv"
+    args = ["simulate", str(path), "-p", "spt", "--oracle", "-o", str(out)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    schedule = read_schedule(out)
+    assert schedule.producer == "spt:oracle"
+    assert {j: p.start for j, p in schedule.placements.items()} == {1: 0, 2: 12, 3: 10}

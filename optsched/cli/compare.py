@@ -16,8 +16,13 @@ from rich.table import Table
 
 from optsched.check import check_schedule
 from optsched.cli.options import input_options, load_instance
-from optsched.cli.simulate import POLICY_HELP, simulation_options, wide_console
-from optsched.heuristics import parse_policy, simulate
+from optsched.cli.simulate import (
+    POLICY_HELP,
+    policy_for,
+    simulation_options,
+    wide_console,
+)
+from optsched.heuristics import Policy, parse_policy, simulate
 from optsched.instance import Instance
 from optsched.io.atomic import atomic_write
 from optsched.metrics import summarize
@@ -51,7 +56,9 @@ class Row:
     seconds: float
 
 
-def compare_policies(instance: Instance, specs: list[str], **options: Any) -> list[Row]:
+def compare_policies(
+    instance: Instance, specs: list[str | Policy], **options: Any
+) -> list[Row]:
     """Simulate each policy spec on ``instance``; check and measure it.
 
     Raises
@@ -168,6 +175,7 @@ def command(
     file: str,
     policies: str,
     seed: int,
+    oracle: bool,
     kill_at_estimate: bool,
     allocation_rule: str,
     migration: bool,
@@ -180,11 +188,11 @@ def command(
     mean bounded slowdown (10 s), utilisation, jobs killed at their
     estimate, and the simulation's wall time in seconds.
     """
-    specs = _specs(policies)
+    chosen: list[str | Policy] = [policy_for(s, oracle) for s in _specs(policies)]
     instance = load_instance(file, **input_kwargs)
     rows = compare_policies(
         instance,
-        specs,
+        chosen,
         seed=seed,
         kill_at_estimate=kill_at_estimate,
         allocation_rule=allocation_rule,

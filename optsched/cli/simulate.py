@@ -6,6 +6,7 @@ Prints the metrics table of the schedule (recomputed from it by
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,13 @@ from rich.console import Console
 from rich.table import Table
 
 from optsched.cli.options import input_options, load_instance
-from optsched.heuristics import ALLOCATION_RULES, SimulationResult, simulate
+from optsched.heuristics import (
+    ALLOCATION_RULES,
+    Policy,
+    SimulationResult,
+    parse_policy,
+    simulate,
+)
 from optsched.instance import Instance
 from optsched.metrics import Summary, summarize
 
@@ -60,6 +67,12 @@ def simulation_options(command: Any) -> Any:
             help="Seed of random queue orders.",
         ),
         click.option(
+            "--oracle",
+            is_flag=True,
+            help="Policies see actual run times instead of estimates "
+            "(the spec parameter 'oracle' for every policy).",
+        ),
+        click.option(
             "--kill-at-estimate",
             is_flag=True,
             help="Stop jobs that overrun their estimate at their estimate.",
@@ -80,6 +93,12 @@ def simulation_options(command: Any) -> Any:
     for option in reversed(options):
         command = option(command)
     return command
+
+
+def policy_for(spec: str, oracle: bool) -> Policy:
+    """The policy a spec names, made an oracle with ``--oracle``."""
+    policy = parse_policy(spec)
+    return dataclasses.replace(policy, oracle=True) if oracle else policy
 
 
 def metrics_rows(summary: Summary, result: SimulationResult) -> list[tuple[str, str]]:
@@ -162,6 +181,7 @@ def command(
     file: str,
     policy: str,
     seed: int,
+    oracle: bool,
     kill_at_estimate: bool,
     allocation_rule: str,
     migration: bool,
@@ -176,10 +196,11 @@ def command(
     are respected. --format is the input format; --schedule-format the
     output's.
     """
+    chosen = policy_for(policy, oracle)
     instance = load_instance(file, **input_kwargs)
     result = simulate(
         instance,
-        policy,
+        chosen,
         seed=seed,
         kill_at_estimate=kill_at_estimate,
         allocation_rule=allocation_rule,
