@@ -107,7 +107,9 @@ class SimulationStats:
     migrations
         Compactions of a contiguous machine.
     migrated_jobs
-        Job moves over all compactions (a job moved twice counts twice).
+        Job moves over all compactions (a job moved at two instants counts
+        twice; a job started in the same pass as the compaction is placed,
+        not migrated).
     migrated_processors
         Processors moved: the sum of the sizes of the moved jobs, per move.
     max_queue
@@ -181,7 +183,7 @@ class Simulator:
         Jobs whose completion was processed since the previous pass, with
         their estimated ends: ``(job, completion time, estimated end)``. A
         job of zero duration started in a pass ends inside it and is not
-        listed (``end_time[j] == now`` tells the policy).
+        reported (``end_time[j] == now`` tells the policy).
     end_time
         Per job: when it ends (``-1`` before it starts).
     """
@@ -347,7 +349,8 @@ class Simulator:
                 policy.decide(self, state)
                 if self._started_in_pass:
                     self._end_pass()
-            if self.finished:
+                # Completions are reported to the next pass, even when the
+                # queue was empty when they happened.
                 self.finished.clear()
             if progress is not None and passes % 1024 == 0:
                 progress(self._done)

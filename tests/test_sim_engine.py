@@ -258,3 +258,12 @@ def test_job_ids_and_submit_ties() -> None:
         5: 2,
         9: 3,
     }
+
+
+@pytest.mark.parametrize("spec", ["conservative", "backfill:depth=2", "easy"])
+def test_early_completion_while_nobody_waits(spec: str) -> None:
+    # m = 2. Job 1 claims 10 s and ends at 2, when no job waits; job 2
+    # arrives at 5 and must see the whole machine free.
+    instance = make(2, [(1, 0, 2, 2, 10), (2, 5, 2, 5, 5)])
+    result = run(instance, spec)
+    assert {j: p.start for j, p in result.schedule.placements.items()} == {1: 0, 2: 5}
