@@ -51,7 +51,9 @@ ZERO = make(
 )
 
 
-@pytest.mark.parametrize("spec", ["fcfs", "easy", "conservative", "firstfit"])
+@pytest.mark.parametrize(
+    "spec", ["fcfs", "easy", "conservative", "firstfit", "best-package"]
+)
 def test_equal_timestamps_and_zero_runtimes(spec: str) -> None:
     result = run(ZERO, spec)
     assert placements(result.schedule) == {
@@ -170,11 +172,14 @@ def test_fcfs_respects_busy_blocks() -> None:
     }
 
 
-def test_firstfit_avoids_the_processors_of_a_future_block() -> None:
+@pytest.mark.parametrize("spec", ["firstfit", "best-package"])
+def test_firstfit_avoids_the_processors_of_a_future_block(spec: str) -> None:
     # t5: A ends; 3 takes processors 2-3 until 10. t10: 2 starts on 0-2;
     # 4 (25 s, overlapping B) may only use processor 0, which 2 holds.
-    # t18: 4 starts on processor 0, beside B.
-    result = run(BLOCKED, "firstfit")
+    # t18: 4 starts on processor 0, beside B. (Best Package at t10 picks
+    # 2 and 4, 3 + 1 = 4 processors, but 4 then finds no processor outside
+    # B's range and stays.)
+    result = run(BLOCKED, spec)
     assert placements(result.schedule) == {
         1: (0, 10, (0, 1)),
         2: (10, 18, (0, 1, 2)),
@@ -267,3 +272,16 @@ def test_early_completion_while_nobody_waits(spec: str) -> None:
     instance = make(2, [(1, 0, 2, 2, 10), (2, 5, 2, 5, 5)])
     result = run(instance, spec)
     assert {j: p.start for j, p in result.schedule.placements.items()} == {1: 0, 2: 5}
+
+
+def test_progress_is_silent_off_a_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from optsched.heuristics import runner
+
+    monkeypatch.setattr(runner, "PROGRESS_MIN_JOBS", 0)  # even a tiny run
+    result = simulate(BLOCKED, "easy", progress=True)
+    assert check_schedule(BLOCKED, result.schedule) == []
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == ""
