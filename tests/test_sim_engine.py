@@ -285,3 +285,16 @@ def test_progress_is_silent_off_a_terminal(
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == ""
+
+
+def test_progress_bar_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    from optsched.heuristics import runner
+
+    monkeypatch.setattr(runner.sys.stdout, "isatty", lambda: True)
+    with runner._progress_bar(runner.PROGRESS_MIN_JOBS, True) as advance:
+        assert advance is not None
+        advance(10)
+    with runner._progress_bar(runner.PROGRESS_MIN_JOBS - 1, True) as advance:
+        assert advance is None
+    with runner._progress_bar(runner.PROGRESS_MIN_JOBS, False) as advance:
+        assert advance is None
