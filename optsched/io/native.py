@@ -578,6 +578,15 @@ def _line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
+def json_lines(text: str) -> Callable[[JsonPath], int | None]:
+    """Walk a valid JSON ``text`` once; return ``path -> line`` (see
+    :func:`json_line`). For several look-ups in the same text."""
+    try:
+        return _JsonLocator(text).line
+    except (ValueError, IndexError):
+        return lambda path: None
+
+
 def json_line(text: str, path: JsonPath) -> int | None:
     """1-based line of the value at ``path`` in a valid JSON ``text``.
 

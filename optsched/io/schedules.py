@@ -47,7 +47,7 @@ from typing import Any
 from optsched.errors import InputError
 from optsched.instance import Instance
 from optsched.io.atomic import atomic_write
-from optsched.io.native import JsonPath, json_line
+from optsched.io.native import JsonPath, json_line, json_lines
 from optsched.schedule import Placement, Schedule, format_processors, parse_processors
 
 SCHEDULE_FORMATS = ("csv", "batsim", "json")
@@ -330,37 +330,35 @@ def _flag(text: str, column: str, path: Path, line: int) -> bool:
     raise InputError(f"{column}: expected 1 or 0, got {text.strip()!r}", path, line)
 
 
+class _Duplicate(Exception):
+    """A job's second row or item; positions are CSV lines or JSON indices."""
+
+    def __init__(self, job_id: int, first: int, second: int) -> None:
+        super().__init__(job_id, first, second)
+        self.job_id, self.first, self.second = job_id, first, second
+
+
 class _Collector:
     """Placements as they are read, rejecting a job's second row."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self) -> None:
         self.placements: dict[int, Placement] = {}
         self.killed: set[int] = set()
-        self.first_seen: dict[int, str] = {}
+        self.first_seen: dict[int, int] = {}
 
     def add(
-        self,
-        job_id: int,
-        placement: Placement,
-        killed: bool,
-        line: int | None,
-        label: str = "",
+        self, job_id: int, placement: Placement, killed: bool, position: int
     ) -> None:
-        """Keep one placement; ``label`` names a JSON item (``placements[4]``)."""
+        """Keep one placement; raise :class:`_Duplicate` on a job's second one."""
         if job_id in self.first_seen:
-            prefix = f"{label}: " if label else ""
-            raise InputError(
-                f"{prefix}job {job_id} appears twice (first at "
-                f"{self.first_seen[job_id]})",
-                self.path,
-                line,
-            )
-        at = f"line {line}" if line is not None else ""
-        self.first_seen[job_id] = ", ".join(part for part in (label, at) if part)
+            raise _Duplicate(job_id, self.first_seen[job_id], position)
+        self.first_seen[job_id] = position
         self.placements[job_id] = placement
         if killed:
             self.killed.add(job_id)
+
+    def schedule(self, producer: str) -> Schedule:
+        return Schedule(self.placements, producer, frozenset(self.killed))
 
 
 def _physical_lines(text: str) -> Iterator[tuple[int, int, str]]:
@@ -477,7 +475,7 @@ def _read_csv(text: str, path: Path, batsim: bool) -> Schedule:
             header, ("job_id", "start", "end"), known, path, header_line
         )
     parse_row = _batsim_row if batsim else _csv_row
-    collected = _Collector(path)
+    collected = _Collector()
     for line, values in rows:
         if len(values) != len(header):
             raise InputError(
@@ -489,9 +487,15 @@ def _read_csv(text: str, path: Path, batsim: bool) -> Schedule:
         row = _Row(values, columns, path, line)
         job_id = _job_id(row["job_id"], path, line)
         parsed = parse_row(row)
-        if parsed is not None:
+        if parsed is None:
+            continue
+        try:
             collected.add(job_id, parsed[0], parsed[1], line)
-    return Schedule(collected.placements, producer, frozenset(collected.killed))
+        except _Duplicate as twice:
+            raise InputError(
+                f"job {job_id} appears twice (first at line {twice.first})", path, line
+            ) from None
+    return collected.schedule(producer)
 
 
 def _read_json(text: str, path: Path) -> Schedule:
@@ -527,16 +531,25 @@ def _read_json(text: str, path: Path) -> Schedule:
             ("placements",) if "placements" in data else (),
             "placements: expected a list",
         )
-    collected = _Collector(path)
+    collected = _Collector()
     for index, item in enumerate(items):
         where: JsonPath = ("placements", index)
         label = f"placements[{index}]"
         job_id, placement, killed = _json_placement(
             item, label, functools.partial(_fail_below, fail, where)
         )
-        line = json_line(text, where)
-        collected.add(job_id, placement, killed, line, label)
-    return Schedule(collected.placements, producer, frozenset(collected.killed))
+        try:
+            collected.add(job_id, placement, killed, index)
+        except _Duplicate as twice:
+            # Lines are found by walking the text again: only on this error.
+            line = json_lines(text)
+            raise InputError(
+                f"{label}: job {job_id} appears twice (first at "
+                f"placements[{twice.first}], line {line(('placements', twice.first))})",
+                path,
+                line(where),
+            ) from None
+    return collected.schedule(producer)
 
 
 def _fail_below(
