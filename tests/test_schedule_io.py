@@ -110,6 +110,15 @@ def test_batsim_simulator_output_reads() -> None:
     assert 5 not in schedule.placements
 
 
+def test_large_float_times_keep_every_digit(tmp_path: Path) -> None:
+    path = tmp_path / "big_jobs.csv"
+    path.write_text(
+        "job_id,starting_time,finish_time\n1,123456789012345678.000000,"
+        "123456789012345679.0\n"
+    )
+    assert read_schedule(path)[1] == Placement(123456789012345678, 123456789012345679)
+
+
 def test_batsim_without_final_state_uses_success(tmp_path: Path) -> None:
     path = tmp_path / "old_jobs.csv"
     path.write_text(
@@ -323,6 +332,9 @@ def test_malformed_csv_rows(tmp_path: Path, body: str, expected: str) -> None:
         ("job_id,starting_time\n1,0\n", ":1: header: missing column(s) finish_time"),
         ("job_id,starting_time,finish_time\n1,0,1.25\n",
          ":2: finish_time: expected integer seconds, got '1.25'"),
+        ("job_id,starting_time,finish_time,allocated_resources\n1,0,1,2-0\n",
+         ":2: allocated_resources: bad processor intervals '2-0' "
+         "(expected e.g. '0-3 7')"),
         ("", ": empty file: expected a schedule"),
         (b"\x00\x01", ": binary file: expected a schedule (CSV or JSON)"),
         (b"job_id,start,end\n1,0,\xff\n", ":2: not UTF-8 text: expected a schedule"),

@@ -297,7 +297,9 @@ def _seconds(text: str, column: str, path: Path, line: int) -> int:
     if _INTEGER.fullmatch(text):
         return int(text)
     if _INTEGRAL_FLOAT.fullmatch(text):
-        return int(float(text))
+        # "12.000000" as Batsim writes it; no float() round trip, which
+        # would lose digits beyond 2**53.
+        return int(text.partition(".")[0])
     raise InputError(f"{column}: expected integer seconds, got {text!r}", path, line)
 
 
@@ -309,12 +311,14 @@ def _job_id(text: str, path: Path, line: int) -> int:
     return int(text)
 
 
-def _processors(text: str, path: Path, line: int) -> tuple[int, ...] | None:
+def _processors(
+    text: str, column: str, path: Path, line: int
+) -> tuple[int, ...] | None:
     try:
         return parse_processors(text)
     except ValueError:
         raise InputError(
-            f"processors: bad processor intervals {text.strip()!r} "
+            f"{column}: bad processor intervals {text.strip()!r} "
             "(expected e.g. '0-3 7')",
             path,
             line,
@@ -436,7 +440,7 @@ class _Row:
         return _seconds(self[name], name, self.path, self.line)
 
     def processors(self, name: str) -> tuple[int, ...] | None:
-        return _processors(self[name], self.path, self.line)
+        return _processors(self[name], name, self.path, self.line)
 
 
 def _csv_row(row: _Row) -> tuple[Placement, bool] | None:
