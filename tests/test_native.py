@@ -500,6 +500,22 @@ def test_machine_and_busy_block_errors(tmp_path: Path) -> None:
         ":2: machine: busy blocks use 5 processors at time 4, more than 4"
     )
     path = machine_file(
+        '{"processors": 4, "unavailable": [\n'
+        '{"start": 0, "end": 5, "size": 2, "offset": 0, "label": "job: 1"},\n'
+        '{"start": 3, "end": 9, "size": 2, "offset": 1, "label": "job 2"}]}'
+    )
+    assert _error(path).endswith(
+        ":2: machine: busy block job 2: shares processors with busy block job: 1 "
+        "at time 3"
+    )
+    path = machine_file(
+        '{"processors": 4, "unavailable": [\n'
+        '{"start": 0, "end": 5, "size": 9, "label": "a: b"}]}'
+    )
+    assert _error(path).endswith(
+        ":3: machine.unavailable[0]: size 9 exceeds machine processors 4"
+    )
+    path = machine_file(
         '{"processors": 4, "unavailable": [\n{"start": 9, "end": 5, "size": 1}]}'
     )
     assert _error(path).endswith(

@@ -308,14 +308,17 @@ class _Object:
             raise self._problem(key, f"{key}: expected a list, got {_kind(value)}")
         return value
 
-    def validated(self, build: Callable[[], Any]) -> Any:
-        """Call a validating constructor; map its ``ValueError`` to a key."""
+    def validated(self, build: Callable[[], Any], owner: str = "") -> Any:
+        """Call a validating constructor; map its ``ValueError`` to a key.
+
+        Core types say ``"job 17: size 0 must be at least 1"``; the
+        ``owner`` prefix (``"job 17: "``) is replaced by this object's label
+        and the path points at the key the reason starts with, if any.
+        """
         try:
             return build()
         except ValueError as error:
-            # Core types say "job 17: size 0 must be at least 1"; keep the
-            # reason and point at the key it starts with when there is one.
-            reason = str(error).split(": ", 1)[-1]
+            reason = str(error).removeprefix(owner)
             first_word = reason.split(" ", 1)[0]
             path = (*self.path, first_word) if first_word in self.data else self.path
             raise _Problem(path, reason, self.label) from None
@@ -328,11 +331,13 @@ def _parse_block(
     start, end, size = (obj.integer(k) for k in ("start", "end", "size"))
     offset = obj.integer("offset", required=False, nullable=True)
     label = obj.string("label") or ""
+    owner = f"busy block {label or (start, end)}: "
     block: BusyBlock = obj.validated(
-        lambda: BusyBlock(start, end, size, offset, label)  # type: ignore[arg-type]
+        lambda: BusyBlock(start, end, size, offset, label),  # type: ignore[arg-type]
+        owner,
     )
     # A machine holding only this block: checks it fits, with the block's path.
-    obj.validated(lambda: Machine(processors, allocation, (block,)))
+    obj.validated(lambda: Machine(processors, allocation, (block,)), owner)
     return block
 
 
@@ -347,15 +352,19 @@ def _parse_machine(value: object) -> Machine:
             "allocation",
             f"allocation: expected one of {', '.join(ALLOCATIONS)}, got {allocation!r}",
         )
-    machine: Machine = obj.validated(lambda: Machine(processors, allocation))  # type: ignore[arg-type]
+    machine: Machine = obj.validated(
+        lambda: Machine(processors, allocation),  # type: ignore[arg-type]
+        "machine: ",
+    )
     blocks = tuple(
         _parse_block(
             item, ("machine", "unavailable", i), machine.processors, allocation
         )
         for i, item in enumerate(obj.array("unavailable", required=False))
     )
-    # What is left are conflicts between blocks (capacity, shared processors).
-    return obj.validated(lambda: machine.replace(unavailable=blocks))
+    # What is left are conflicts between blocks (capacity, shared processors);
+    # a message naming two blocks keeps both names.
+    return obj.validated(lambda: machine.replace(unavailable=blocks), "machine: ")
 
 
 def _job_label(value: object, index: int) -> str:
@@ -379,7 +388,7 @@ def _parse_job(value: object, index: int, machine: Machine) -> Job:
             fields[name] = item
         elif item is not None or name in JOB_REQUIRED:
             obj.integer(name)  # raises: not an integer
-    job: Job = obj.validated(lambda: Job(**fields))
+    job: Job = obj.validated(lambda: Job(**fields), f"job {fields.get('id')}: ")
     if job.size > machine.processors:
         raise obj._problem(
             "size",
