@@ -187,7 +187,7 @@ def test_forced_format_overrides_detection(tmp_path: Path) -> None:
 # Line breaks are flattened to spaces in CSV; NUL marks a binary file; lone
 # surrogates cannot be written as UTF-8.
 producers = st.text(
-    st.characters(exclude_categories=("Cs",), exclude_characters="\n\r\x00"),
+    st.characters(exclude_categories=["Cs"], exclude_characters="\n\r\x00"),
     max_size=20,
 )
 processor_sets = st.none() | st.frozensets(st.integers(0, 300), min_size=1).map(
