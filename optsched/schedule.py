@@ -47,6 +47,35 @@ def parse_processors(text: str) -> tuple[int, ...] | None:
     return tuple(result)
 
 
+Moves = tuple[tuple[int, tuple[int, ...]], ...]
+
+
+def format_moves(moves: Moves) -> str:
+    """Migrations as text.
+
+    ``((120, (0, 1)), (300, (4, 5)))`` -> ``"120:0-1;300:4-5"``.
+    """
+    return ";".join(f"{time}:{format_processors(procs)}" for time, procs in moves)
+
+
+def parse_moves(text: str) -> Moves:
+    """Inverse of :func:`format_moves`; ``""`` gives ``()``.
+
+    Raises ``ValueError`` on malformed text.
+    """
+    text = text.strip()
+    if not text:
+        return ()
+    moves = []
+    for part in text.split(";"):
+        time, colon, procs = part.partition(":")
+        parsed = parse_processors(procs)
+        if not colon or parsed is None:
+            raise ValueError(f"bad move {part!r}: expected TIME:PROCESSORS")
+        moves.append((int(time), parsed))
+    return tuple(moves)
+
+
 @dataclass(frozen=True, slots=True)
 class Placement:
     """When and where one job runs: ``[start, end)`` on ``processors``.

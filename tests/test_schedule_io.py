@@ -195,6 +195,15 @@ processor_sets = st.none() | st.frozensets(st.integers(0, 300), min_size=1).map(
 )
 
 
+moves = st.lists(
+    st.tuples(
+        st.integers(0, 10**12),
+        st.frozensets(st.integers(0, 300), min_size=1).map(lambda s: tuple(sorted(s))),
+    ),
+    max_size=3,
+).map(tuple)
+
+
 @st.composite
 def schedules(draw: st.DrawFn) -> Schedule:
     ids = draw(st.lists(st.integers(-(10**6), 10**9), unique=True, max_size=15))
@@ -203,6 +212,7 @@ def schedules(draw: st.DrawFn) -> Schedule:
             draw(st.integers(-(10**9), 10**12)),
             draw(st.integers(-(10**9), 10**12)),
             draw(processor_sets),
+            draw(moves),
         )
         for job_id in ids
     }
@@ -322,7 +332,7 @@ def test_malformed_csv_rows(tmp_path: Path, body: str, expected: str) -> None:
     [
         ("job_id,start,end,wait\n1,0,1,0\n",
          ":1: header: unknown column 'wait' (expected job_id, start, end, size, "
-         "processors, killed)"),
+         "processors, killed, moves)"),
         ("job_id,start,end,start\n", ":1: header: column 'start' appears twice"),
         ("# c\njob_id,start,end,killed\n1,0,1,maybe\n",
          ":3: killed: expected 1 or 0, got 'maybe'"),
@@ -387,3 +397,24 @@ def test_io_package_exposes_the_schedule_pair(tmp_path: Path) -> None:
 
     io.write_schedule(GOLDEN, tmp_path / "s.json", "json")
     assert io.read_schedule(tmp_path / "s.json") == GOLDEN
+
+
+def test_migrations_round_trip_and_batsim_refuses_them(tmp_path: Path) -> None:
+    instance = Instance(Machine(4, "contiguous"), (Job(1, 0, 2, 10),))
+    moved = Placement(0, 10, (2, 3), ((4, (0, 1)),))
+    schedule = Schedule({1: moved}, "easy")
+    for fmt in ("csv", "json"):
+        path = tmp_path / f"s.{fmt}"
+        write_schedule(schedule, path, fmt, instance)
+        assert read_schedule(path) == schedule
+    assert "1,0,10,2,2-3,4:0-1" in (tmp_path / "s.csv").read_text()
+    with pytest.raises(ValueError, match="cannot record the migrations of job 1"):
+        write_schedule(schedule, tmp_path / "s.out", "batsim", instance)
+    assert not (tmp_path / "s.out").exists()
+
+
+def test_malformed_moves_name_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.csv"
+    path.write_text("job_id,start,end,size,processors,moves\n1,0,10,2,2-3,4:x\n")
+    with pytest.raises(InputError, match=r"bad.csv:2: moves: bad migrations '4:x'"):
+        read_schedule(path)

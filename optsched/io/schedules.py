@@ -1,8 +1,11 @@
 """Schedule files: CSV, Batsim ``out_jobs.csv`` and JSON.
 
 ``csv``
-    One row per job: ``job_id,start,end,size,processors`` and a ``killed``
-    column (``1``/``0``) when some job was stopped at its estimate.
+    One row per job: ``job_id,start,end,size,processors``, a ``killed``
+    column (``1``/``0``) when some job was stopped at its estimate, and a
+    ``moves`` column when some job migrated (``"120:0-3;300:4-7"``: from
+    time 120 on processors 0-3, from 300 on 4-7; see
+    :func:`optsched.schedule.format_moves`).
     ``processors`` lists processor indices as Batsim-style intervals
     (``"0-3 7"``, see :func:`optsched.schedule.format_processors`) and is
     empty when the producer only counted processors. ``size`` is
@@ -17,7 +20,8 @@
     starting_time, execution_time, finish_time, waiting_time,
     turnaround_time, stretch, allocated_resources, consumed_energy,
     metadata``. Writing needs the instance (submission times, sizes,
-    estimates). A job stopped at its estimate has ``success`` 0 and
+    estimates) and refuses schedules with migrations, which the format
+    cannot record. A job stopped at its estimate has ``success`` 0 and
     ``final_state`` ``COMPLETED_WALLTIME_REACHED``; every other job
     ``COMPLETED_SUCCESSFULLY``. ``consumed_energy`` is -1 (not modelled).
     Reading uses ``job_id`` (a ``workload!id`` prefix is dropped),
@@ -27,7 +31,8 @@
 ``json``
     ``{"format": "optsched-schedule", "version": 1, "producer": "...",
     "placements": [{"job": 17, "start": 0, "end": 10, "processors": "0-3",
-    "killed": true}, ...]}``; ``processors`` and ``killed`` are optional.
+    "killed": true, "moves": "120:4-7"}, ...]}``; ``processors``, ``killed``
+    and ``moves`` are optional.
 
 Times are integer seconds (``"12.0"`` is read as 12, ``"12.5"`` is an
 error). :func:`read_schedule` recognises the format from the content.
@@ -48,14 +53,21 @@ from optsched.errors import InputError
 from optsched.instance import Instance
 from optsched.io.atomic import atomic_write
 from optsched.io.native import JsonPath, json_line, json_lines
-from optsched.schedule import Placement, Schedule, format_processors, parse_processors
+from optsched.schedule import (
+    Placement,
+    Schedule,
+    format_moves,
+    format_processors,
+    parse_moves,
+    parse_processors,
+)
 
 SCHEDULE_FORMATS = ("csv", "batsim", "json")
 JSON_FORMAT_NAME = "optsched-schedule"
 JSON_VERSION = 1
 
 CSV_COLUMNS = ("job_id", "start", "end", "size", "processors")
-CSV_OPTIONAL = ("size", "processors", "killed")
+CSV_OPTIONAL = ("size", "processors", "killed", "moves")
 BATSIM_COLUMNS = (
     "job_id",
     "workload_name",
@@ -106,7 +118,12 @@ def _ordered(schedule: Schedule) -> list[tuple[int, Placement]]:
 def _csv_rows(schedule: Schedule, instance: Instance | None) -> Iterator[list[str]]:
     sizes = instance.jobs_by_id() if instance is not None else {}
     with_killed = bool(schedule.killed)
-    yield list(CSV_COLUMNS) + (["killed"] if with_killed else [])
+    with_moves = any(p.moves for p in schedule.placements.values())
+    yield (
+        list(CSV_COLUMNS)
+        + (["killed"] if with_killed else [])
+        + (["moves"] if with_moves else [])
+    )
     for job_id, placement in _ordered(schedule):
         if job_id in sizes:
             size = str(sizes[job_id].size)
@@ -123,6 +140,8 @@ def _csv_rows(schedule: Schedule, instance: Instance | None) -> Iterator[list[st
         ]
         if with_killed:
             row.append("1" if job_id in schedule.killed else "0")
+        if with_moves:
+            row.append(format_moves(placement.moves))
         yield row
 
 
@@ -141,6 +160,12 @@ def _batsim_rows(schedule: Schedule, instance: Instance | None) -> Iterator[list
     unknown = sorted(schedule.placements.keys() - jobs.keys())
     if unknown:
         raise ValueError(f"job {unknown[0]} is placed but not in the instance")
+    moved = sorted(j for j, p in schedule.placements.items() if p.moves)
+    if moved:
+        raise ValueError(
+            f"the batsim format cannot record the migrations of job {moved[0]}; "
+            "write csv or json"
+        )
     workload = instance.name or "w0"
     yield list(BATSIM_COLUMNS)
     for job_id, p in _ordered(schedule):
@@ -177,6 +202,8 @@ def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
             item["processors"] = format_processors(p.processors)
         if job_id in schedule.killed:
             item["killed"] = True
+        if p.moves:
+            item["moves"] = format_moves(p.moves)
         placements.append(item)
     return {
         "format": JSON_FORMAT_NAME,
@@ -325,6 +352,17 @@ def _processors(
         ) from None
 
 
+def _moves(text: str, path: Path, line: int) -> tuple[tuple[int, tuple[int, ...]], ...]:
+    try:
+        return parse_moves(text)
+    except ValueError:
+        raise InputError(
+            f"moves: bad migrations {text.strip()!r} (expected e.g. '120:0-3;300:4-7')",
+            path,
+            line,
+        ) from None
+
+
 def _flag(text: str, column: str, path: Path, line: int) -> bool:
     value = text.strip().lower()
     if value in ("1", "true", "yes"):
@@ -442,6 +480,9 @@ class _Row:
     def processors(self, name: str) -> tuple[int, ...] | None:
         return _processors(self[name], name, self.path, self.line)
 
+    def moves(self, name: str) -> tuple[tuple[int, tuple[int, ...]], ...]:
+        return _moves(self[name], self.path, self.line)
+
 
 def _csv_row(row: _Row) -> tuple[Placement, bool] | None:
     if row["size"] and not _INTEGER.fullmatch(row["size"]):
@@ -449,7 +490,10 @@ def _csv_row(row: _Row) -> tuple[Placement, bool] | None:
             f"size: expected an integer, got {row['size']!r}", row.path, row.line
         )
     placement = Placement(
-        row.seconds("start"), row.seconds("end"), row.processors("processors")
+        row.seconds("start"),
+        row.seconds("end"),
+        row.processors("processors"),
+        row.moves("moves"),
     )
     return placement, _flag(row["killed"], "killed", row.path, row.line)
 
@@ -570,7 +614,8 @@ def _json_placement(
 ) -> tuple[int, Placement, bool]:
     if not isinstance(item, dict):
         raise fail((), f"{label}: expected an object")
-    unknown = sorted(set(item) - {"job", "start", "end", "processors", "killed"})
+    keys = {"job", "start", "end", "processors", "killed", "moves"}
+    unknown = sorted(set(item) - keys)
     if unknown:
         raise fail((unknown[0],), f"{label}: unknown key {unknown[0]!r}")
     values: dict[str, int] = {}
@@ -597,7 +642,19 @@ def _json_placement(
     killed = item.get("killed", False)
     if not isinstance(killed, bool):
         raise fail(("killed",), f"{label}: killed: expected true or false")
-    return values["job"], Placement(values["start"], values["end"], processors), killed
+    moves_text = item.get("moves", "")
+    try:
+        if not isinstance(moves_text, str):
+            raise ValueError
+        moves = parse_moves(moves_text)
+    except ValueError:
+        raise fail(
+            ("moves",),
+            f"{label}: moves: expected a string like '120:0-3;300:4-7', "
+            f"got {moves_text!r}",
+        ) from None
+    placement = Placement(values["start"], values["end"], processors, moves)
+    return values["job"], placement, killed
 
 
 def read_schedule(path: str | Path, format: str | None = None) -> Schedule:
