@@ -546,6 +546,14 @@ def _read_csv(text: str, path: Path, batsim: bool) -> Schedule:
     return collected.schedule(producer)
 
 
+def schedule_from_json(text: str, origin: str | Path = "<json>") -> Schedule:
+    """A schedule from JSON text in the ``json`` format (e.g. a store row).
+
+    ``origin`` names the text in error messages, like a file path.
+    """
+    return _read_json(text, Path(origin))
+
+
 def _read_json(text: str, path: Path) -> Schedule:
     try:
         data = json.loads(text)

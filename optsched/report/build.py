@@ -42,6 +42,7 @@ from typing import Any
 import pandas as pd
 
 from optsched.errors import InputError
+from optsched.io.schedules import schedule_from_json
 from optsched.plot.charts import (
     binding_bound_counts,
     binding_bounds,
@@ -52,12 +53,7 @@ from optsched.plot.charts import (
     with_policy_column,
 )
 from optsched.plot.gantt import gantt
-from optsched.report.recover import (
-    WindowFinder,
-    best_known,
-    instances_for,
-    schedule_from_json,
-)
+from optsched.report.recover import WindowFinder, best_known, instances_for
 from optsched.report.render import (
     Block,
     Heading,

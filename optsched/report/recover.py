@@ -32,14 +32,6 @@ def _missing(x: object) -> bool:
     return x is None or x is pd.NA or (isinstance(x, float) and math.isnan(x))
 
 
-def schedule_from_json(text: str, origin: str) -> Schedule:
-    """A schedule stored as JSON text (the ``json`` format of
-    :mod:`optsched.io.schedules`); ``origin`` names it in errors."""
-    from optsched.io import schedules
-
-    return schedules._read_json(text, Path(origin))
-
-
 @dataclass
 class WindowFinder:
     """Cuts a stored window again from its trace (cached per trace file)."""
