@@ -18,15 +18,15 @@ from optsched.window import cut_window
 
 KTH = "KTH-SP2-1996-2.1-cln.swf"
 
-# Windows (first job, jobs) keep this file fast: 1000 jobs each. On Atlas the
-# first jobs use thousands of processors each, and checking processor sets
-# costs the sum of the sizes, so its window is the 1000 consecutive jobs with
-# the smallest total size. The full traces run in benchmarks/simulate_speed.py.
+# Windows (first job, jobs): 3000 jobs, 1000 on Atlas. There the first jobs
+# use thousands of processors each and checking processor sets costs the sum
+# of the sizes, so its window is the 1000 consecutive jobs with the smallest
+# total size. The full traces run in benchmarks/simulate_speed.py.
 WINDOWS = {
-    KTH: (0, 1000),
-    "NASA-iPSC-1993-3.1-cln.swf.gz": (0, 1000),
-    "hpc2n.swf": (0, 1000),
-    "lublin_256.swf": (0, 1000),
+    KTH: (0, 3000),
+    "NASA-iPSC-1993-3.1-cln.swf.gz": (0, 3000),
+    "hpc2n.swf": (0, 3000),
+    "lublin_256.swf": (0, 3000),
     "LLNL-Atlas-2006-2.1-cln.swf": (37974, 1000),
 }
 
