@@ -146,7 +146,6 @@ class Policy:
     seed: int | None = None
 
     rule: ClassVar[str] = ""
-    keeps_profile: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         if self.order not in ORDER_NAMES:
@@ -185,6 +184,13 @@ class Policy:
         return self.spec
 
     # -- decisions ---------------------------------------------------------
+    @property
+    def needs_profile(self) -> bool:
+        """Whether the simulator must keep the profile of running jobs
+        (:meth:`~optsched.heuristics.engine.Simulator.base_profile`); it
+        always does when the machine has busy blocks."""
+        return False
+
     def new_state(self, sim: Simulator) -> Any:
         """Per-run memory (``None`` for memoryless policies)."""
         return None
@@ -263,7 +269,7 @@ class Backfill(Policy):
             raise ValueError(f"maxidle must be a share in [0, 1], got {self.maxidle}")
 
     @property
-    def keeps_profile(self) -> bool:  # type: ignore[override]
+    def needs_profile(self) -> bool:
         return self.depth > 1
 
     def _name_and_params(self) -> tuple[str, dict[str, str]]:
@@ -451,7 +457,6 @@ class Conservative(Policy):
     """Conservative backfilling: every job keeps a reservation (see module)."""
 
     rule: ClassVar[str] = "conservative"
-    keeps_profile: ClassVar[bool] = False
 
     def new_state(self, sim: Simulator) -> _Reservations:
         profile = Profile(0, sim.processors)

@@ -15,7 +15,7 @@ from optsched.heuristics.engine import (
     stats_of,
 )
 from optsched.heuristics.orders import order_ranks
-from optsched.heuristics.policies import Backfill, Policy
+from optsched.heuristics.policies import Policy
 from optsched.heuristics.spec import parse_policy
 from optsched.instance import Instance
 
@@ -79,7 +79,7 @@ def simulate(
         kill_at_estimate=kill_at_estimate,
         allocation_rule=allocation_rule,
         migration=migration,
-        keep_profile=isinstance(chosen, Backfill) and chosen.depth > 1,
+        keep_profile=chosen.needs_profile,
     )
     ranks = order_ranks(chosen.order, sim.size, sim.estimate, seed=chosen.seed or 0)
     with _progress_bar(len(sim.jobs), progress) as advance, _gc_paused():
