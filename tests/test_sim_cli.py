@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 
 import pytest
@@ -53,13 +54,17 @@ def test_simulate_prints_the_metrics_and_writes_the_schedule(
     }
     assert check_schedule(instance, schedule) == []
     summary = summarize(instance, schedule)
-    assert "makespan (s)" in result.output
-    assert f"{summary.makespan}" in result.output  # 24
-    # waits 0, 10, 0, 20, 0 -> mean 6.00, max 20
-    assert "6.00" in result.output
-    assert "mean bounded slowdown (10 s)" in result.output
-    assert f"{summary.mean_bounded_slowdown:.3f}" in result.output
-    assert "utilisation" in result.output
+    rows = dict(re.findall(r"│ ([a-z][^│]*?) +│ +([^ │]+) │", result.output))
+    assert rows["makespan (s)"] == "24" == f"{summary.makespan}"
+    # completions 10, 15, 4, 24, 22, weights 1
+    assert rows["sum of weighted completion (s)"] == "75"
+    assert rows["mean wait (s)"] == "6.00"  # waits 0, 10, 0, 20, 0
+    assert rows["max wait (s)"] == "20"
+    assert rows["jobs"] == "5"
+    # max(1, (C - r) / max(p, 10)): 1, 1.5, 1, 2.2, 1 -> 1.34
+    assert rows["mean bounded slowdown (10 s)"] == "1.340"
+    # work 20 + 15 + 3 + 8 + 20 = 66 over 4 processors x 24 s
+    assert rows["utilisation"] == "0.6875"
 
 
 @pytest.mark.parametrize("fmt", ["csv", "batsim", "json"])

@@ -18,6 +18,7 @@ from optsched.check import check_schedule
 from optsched.cli.options import input_options, load_instance
 from optsched.cli.simulate import (
     POLICY_HELP,
+    exact,
     policy_for,
     simulation_options,
     wide_console,
@@ -122,7 +123,7 @@ def _table(rows: list[Row], title: str) -> Table:
         table.add_row(
             row.policy,
             f"{row.makespan}",
-            f"{row.weighted_completion:.6g}",
+            exact(row.weighted_completion),
             f"{row.mean_wait:.2f}",
             f"{row.max_wait}",
             f"{row.mean_bsld:.3f}",

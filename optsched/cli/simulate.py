@@ -101,12 +101,19 @@ def policy_for(spec: str, oracle: bool) -> Policy:
     return dataclasses.replace(policy, oracle=True) if oracle else policy
 
 
+def exact(value: float) -> str:
+    """All the digits of a sum: an integer as such, else 6 decimals."""
+    if float(value).is_integer():
+        return f"{int(value)}"
+    return f"{value:.6f}".rstrip("0")
+
+
 def metrics_rows(summary: Summary, result: SimulationResult) -> list[tuple[str, str]]:
     """The metrics table as ``(name, value)`` rows."""
     rows = [
         ("jobs", f"{summary.jobs}"),
         ("makespan (s)", f"{summary.makespan}"),
-        ("sum of weighted completion (s)", f"{summary.weighted_completion:.6g}"),
+        ("sum of weighted completion (s)", exact(summary.weighted_completion)),
         ("mean wait (s)", f"{summary.mean_wait:.2f}"),
         ("max wait (s)", f"{summary.max_wait}"),
         ("mean bounded slowdown (10 s)", f"{summary.mean_bounded_slowdown:.3f}"),
