@@ -178,3 +178,25 @@ def test_oracle_flag_makes_every_policy_an_oracle(tmp_path: Path) -> None:
     schedule = read_schedule(out)
     assert schedule.producer == "spt:oracle"
     assert {j: p.start for j, p in schedule.placements.items()} == {1: 0, 2: 12, 3: 10}
+
+
+def test_migrated_schedule_written_by_simulate_passes_check(tmp_path: Path) -> None:
+    # m = 4, contiguous, first-fit: jobs 1, 2, 3 take processors 0, 1, 2 at 0.
+    # Job 2 ends at 2, leaving 1 and 3 free; job 4 (2 processors) arrives at
+    # 3 and only fits after compaction moves job 3 from processor 2 to 1.
+    jobs = (Job(1, 0, 1, 10), Job(2, 0, 1, 2), Job(3, 0, 1, 10), Job(4, 3, 2, 5))
+    instance = Instance(Machine(4, "contiguous"), jobs)
+    path = tmp_path / "frag.json"
+    write_native(instance, path)
+    out = tmp_path / "frag.csv"
+    runner = CliRunner()
+    result = runner.invoke(
+        main, ["simulate", str(path), "-p", "firstfit", "--migration", "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    schedule = read_schedule(out)
+    assert schedule[4].start == 3
+    assert schedule[3].moves == ((3, (1,)),)
+    assert check_schedule(instance, schedule) == []
+    checked = runner.invoke(main, ["check", str(path), str(out)])
+    assert checked.exit_code == 0, checked.output

@@ -149,13 +149,6 @@ def _write(result: SimulationResult, instance: Instance, path: str, fmt: str) ->
     from optsched.io.schedules import write_schedule
 
     write_schedule(result.schedule, path, fmt, instance)
-    moved = sum(1 for p in result.schedule.placements.values() if p.moves)
-    if moved:
-        click.echo(
-            f"optsched: note: {moved} jobs migrated; schedule files record the "
-            "processors each job started on",
-            err=True,
-        )
 
 
 @click.command("simulate", epilog=POLICY_HELP)
