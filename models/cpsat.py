@@ -62,6 +62,7 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ortools.sat.python import cp_model
@@ -156,9 +157,8 @@ def solve(
         return empty_result(objective, BACKEND, started)
     bounds = list(lower_bounds(instance, objective))
     candidates, rejected = upper_bound_candidates(instance, objective, hint=hint)
-    incumbent = candidates[0]
     model = _Model(
-        instance, objective, incumbent, bounds if bound_domain else [],
+        instance, objective, candidates[0], bounds if bound_domain else [],
         symmetry=symmetry, cliques=cliques,
     )  # fmt: skip
     solver = cp_model.CpSolver()
@@ -171,61 +171,34 @@ def solve(
         seed=seed,
         parameters=parameters or {},
     )
-    tracker = _Tracker(model)
-    solve_started = time.perf_counter()
-    interrupted = False
-    try:
-        status = solver.solve(model.model, tracker)
-    except KeyboardInterrupt:  # only if CP-SAT did not catch SIGINT itself
-        interrupted = True
-        status = cp_model.UNKNOWN
-    solve_time = time.perf_counter() - solve_started
-    allotted = solver.parameters.max_time_in_seconds
-    # CP-SAT catches Ctrl-C and stops as at a time limit; an unproven stop
-    # well before the limit can only be that (or a memory limit).
-    stopped_early = status in (cp_model.FEASIBLE, cp_model.UNKNOWN) and (
-        solve_time < 0.9 * allotted - 0.5
-    )
+    search = _search(solver, model)
     params: dict[str, Any] = {
         "time_limit": time_limit,
         "workers": workers,
         "objective": objective.label,
         "allocation": instance.machine.allocation,
-        "cpsat_status": "INTERRUPTED" if interrupted else solver.status_name(status),
-        "hint_source": incumbent.source,
+        "cpsat_status": search.status_name,
+        "hint_source": candidates[0].source,
         "weight_scale": model.scale,
         "symmetry_groups": model.symmetry_groups,
         "cliques": len(model.cliques),
         "subsolvers": list(bound_subsolvers),
+        **search.notes,
     }
     if rejected:
         params["rejected"] = rejected
-    if interrupted or stopped_early:
-        params["interrupted"] = True
-    if status == cp_model.MODEL_INVALID:
-        params["error"] = f"CP-SAT model invalid: {model.model.validate()}"
-    elif status == cp_model.INFEASIBLE:
-        params["error"] = (
-            "CP-SAT proved the model infeasible (a model bug: the hint is feasible)"
-        )
-    if not interrupted and status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        bounds.append(
-            Bound(model.solver_bound(solver.best_objective_bound), BACKEND, solve_time)
-        )
-    found = tracker.last if interrupted else _values(solver, model, status)
-    if found is not None:
-        candidate, reason = _decode(instance, objective, model, found)
+    if search.bound is not None:
+        bounds.append(search.bound)
+    if search.found is not None:
+        candidate, reason = _decode(instance, objective, model, search.found)
         if candidate is not None:
             candidates.append(candidate)
         else:
             params.setdefault("rejected", []).append(str(reason))
-    result = finish(
+    return finish(
         instance, objective, backend=BACKEND, candidates=candidates,
         bounds=bounds, started=started, params=params,
     )  # fmt: skip
-    if "error" in params and result.status.name != "ERROR":
-        return _as_error(result)
-    return result
 
 
 # --------------------------------------------------------------------------
@@ -261,7 +234,7 @@ class _Model:
         self.symmetry_groups = len(groups)
         for group in groups:
             self._order_group(group)
-        self._add_objective(bounds, incumbent)
+        self._add_objective(bounds)
         self._add_hint(_relabel(incumbent.schedule, groups))
 
     def _add_jobs(self) -> None:
@@ -328,7 +301,7 @@ class _Model:
                     self.offsets[first.id] <= self.offsets[second.id]
                 ).only_enforce_if(same)
 
-    def _add_objective(self, bounds: Sequence[Bound], incumbent: Candidate) -> None:
+    def _add_objective(self, bounds: Sequence[Bound]) -> None:
         jobs = self.instance.jobs
         if self.objective.kind == "cmax":
             best = max((b.value for b in bounds), default=0.0)
@@ -349,7 +322,6 @@ class _Model:
                 for w, j in zip(integer, jobs, strict=True)
             )
         )
-        del incumbent
 
     def _add_hint(self, schedule: Schedule) -> None:
         for job in self.instance.jobs:
@@ -473,6 +445,53 @@ def _print_line(line: str) -> None:
     print(line, file=sys.stdout, flush=True)
 
 
+@dataclass(frozen=True, slots=True)
+class _SearchOutcome:
+    """What one CP-SAT run left: its status, bound, solution and notes."""
+
+    status_name: str
+    bound: Bound | None
+    found: dict[int, tuple[int, int]] | None
+    notes: dict[str, Any]
+
+
+def _search(solver: cp_model.CpSolver, model: _Model) -> _SearchOutcome:
+    """Run CP-SAT; keep the incumbent even when Ctrl-C escapes it."""
+    tracker = _Tracker(model)
+    began = time.perf_counter()
+    try:
+        status = solver.solve(model.model, tracker)
+    except KeyboardInterrupt:  # only if CP-SAT did not catch SIGINT itself
+        return _SearchOutcome("INTERRUPTED", None, tracker.last, {"interrupted": True})
+    elapsed = time.perf_counter() - began
+    notes: dict[str, Any] = {}
+    # CP-SAT catches Ctrl-C and stops as at a time limit; an unproven stop
+    # well before the limit can only be that (or a memory limit).
+    allotted = solver.parameters.max_time_in_seconds
+    if (
+        status in (cp_model.FEASIBLE, cp_model.UNKNOWN)
+        and elapsed < 0.9 * allotted - 0.5
+    ):
+        notes["interrupted"] = True
+    if status == cp_model.MODEL_INVALID:
+        notes["error"] = f"CP-SAT model invalid: {model.model.validate()}"
+    elif status == cp_model.INFEASIBLE:
+        notes["error"] = (
+            "CP-SAT proved the model infeasible (a model bug: the hint is feasible)"
+        )
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return _SearchOutcome(solver.status_name(status), None, None, notes)
+    bound = Bound(model.solver_bound(solver.best_objective_bound), BACKEND, elapsed)
+    found = {
+        jid: (
+            int(solver.value(var)),
+            int(solver.value(model.offsets[jid])) if model.offsets else 0,
+        )
+        for jid, var in model.starts.items()
+    }
+    return _SearchOutcome(solver.status_name(status), bound, found, notes)
+
+
 class _Tracker(cp_model.CpSolverSolutionCallback):
     """Keeps the last solution, for a Ctrl-C that escapes CP-SAT."""
 
@@ -487,20 +506,6 @@ class _Tracker(cp_model.CpSolverSolutionCallback):
             jid: (self.value(var), self.value(offsets[jid]) if offsets else 0)
             for jid, var in starts.items()
         }
-
-
-def _values(
-    solver: cp_model.CpSolver, model: _Model, status: Any
-) -> dict[int, tuple[int, int]] | None:
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return None
-    return {
-        jid: (
-            int(solver.value(var)),
-            int(solver.value(model.offsets[jid])) if model.offsets else 0,
-        )
-        for jid, var in model.starts.items()
-    }
 
 
 def _decode(
@@ -520,11 +525,3 @@ def _decode(
         starts = {jid: start for jid, (start, _) in found.items()}
         schedule = assign_processors(instance, starts)
     return checked_candidate(instance, objective, BACKEND, schedule)
-
-
-def _as_error(result: Result) -> Result:
-    from dataclasses import replace
-
-    from optsched.models.result import SolveStatus
-
-    return replace(result, status=SolveStatus.ERROR)

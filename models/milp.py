@@ -65,7 +65,7 @@ from optsched.models.grid import (
     relaxation_grid,
 )
 from optsched.models.objective import Objective
-from optsched.models.result import Bound, Result, SolveStatus
+from optsched.models.result import Bound, Result
 from optsched.models.solution import (
     Candidate,
     assign_processors,
@@ -157,15 +157,10 @@ def solve(
     if not run.params["rejected"]:
         del run.params["rejected"]
     candidates = [] if lp_only else heuristics + found
-    result = finish(
+    return finish(
         instance, objective, backend=BACKEND, candidates=candidates,
         bounds=run.bounds, started=started, params=run.params,
     )  # fmt: skip
-    if "error" in run.params and result.status is not SolveStatus.ERROR:
-        from dataclasses import replace
-
-        return replace(result, status=SolveStatus.ERROR)
-    return result
 
 
 @dataclass

@@ -337,18 +337,24 @@ def finish(
 
     ``candidates`` are tried in order; on equal objective values the earlier
     one wins (back-ends list heuristics before their own solution, so the
-    source names the first schedule that reached the value).
+    source names the first schedule that reached the value). The status is
+    ``ERROR`` when ``params`` holds an ``"error"`` (a back-end failure) or
+    when a bound exceeds the objective of a checked schedule.
     """
     params = dict(params)
     lower = best_lower_bound(instance, objective, bounds)
     if not candidates:
         status = SolveStatus.BOUNDED if lower is not None else SolveStatus.UNKNOWN
+        if "error" in params:
+            status = SolveStatus.ERROR
         return Result(
             status, None, lower, None, time.perf_counter() - started, backend,
             params, tuple(bounds), None,
         )  # fmt: skip
     best = min(candidates, key=lambda c: c.value)
-    if lower is not None and not _consistent(objective, best.value, lower):
+    if "error" in params:
+        status = SolveStatus.ERROR
+    elif lower is not None and not _consistent(objective, best.value, lower):
         status = SolveStatus.ERROR
         params["error"] = (
             f"lower bound {lower} exceeds the objective {best.value} of a checked "

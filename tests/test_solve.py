@@ -10,6 +10,7 @@ the proven optimum.
 from __future__ import annotations
 
 import random
+import time
 
 import pytest
 
@@ -18,7 +19,13 @@ from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.models import BACKENDS, solve
 from optsched.models.enumerate import solve_exact
 from optsched.models.objective import Objective
-from optsched.models.result import SolveStatus
+from optsched.models.result import Bound, SolveStatus
+from optsched.models.solution import (
+    checked_candidate,
+    completion_deadlines,
+    finish,
+    upper_bound_candidates,
+)
 from optsched.schedule import Placement, Schedule
 
 OBJECTIVES = ("cmax", "wct", "wct:size:relative", "wct:instance")
@@ -186,3 +193,41 @@ def test_busy_blocks_are_fixed_occupancy() -> None:
             assert result.objective == 13
             assert result.schedule[1].start == 10
             assert check_schedule(instance, result.schedule) == []
+
+
+def test_a_bound_above_a_checked_schedule_is_an_error() -> None:
+    instance = golden_instance()
+    objective = Objective("wct")
+    optimal = Schedule(
+        {1: Placement(0, 3, (0, 1)), 2: Placement(3, 5, (0,)), 3: Placement(3, 7, (1,))}
+    )
+    candidate, reason = checked_candidate(instance, objective, "by-hand", optimal)
+    assert candidate is not None and reason is None
+    result = finish(
+        instance, objective, backend="test", candidates=[candidate],
+        bounds=[Bound(14.0, "fine"), Bound(16.0, "bogus")],
+        started=time.perf_counter(), params={},
+    )  # fmt: skip
+    assert result.status is SolveStatus.ERROR
+    assert "bogus = 16.0" in result.params["error"]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_optimal_schedules_meet_the_completion_deadlines(seed: int) -> None:
+    """The horizon argument of ``completion_deadlines`` on exact optima.
+
+    The deadlines come from the heuristic incumbent; the enumerator's
+    optimal schedule (one of the optimal ones) must meet every one of them.
+    """
+    instance = random_instance(300 + seed, ("any", "contiguous")[seed % 2])
+    for text in ("cmax", "wct", "wct:area"):
+        objective = Objective.parse(text)
+        optimal = solve_exact(instance, objective).schedule
+        assert optimal is not None
+        incumbent = upper_bound_candidates(instance, objective)[0][0]
+        deadlines = completion_deadlines(instance, objective, incumbent.schedule)
+        for job in instance.jobs:
+            assert job.release + job.runtime <= deadlines[job.id]
+            assert incumbent.schedule[job.id].end <= deadlines[job.id]
+            if objective.kind == "cmax" or objective.weight(job) > 0:
+                assert optimal[job.id].end <= deadlines[job.id], (text, job)
