@@ -43,7 +43,9 @@ reports "Optimal" only for a closed gap (we set ``mip_rel_gap = 0``) and
 its ``mip_dual_bound`` is the bound; a time-limited run gives a dual bound
 and maybe a solution. CBC's bound is only known when it proves optimality.
 Bounds lose ``1e-6`` relative (:data:`BOUND_SAFETY`) to cover the solvers'
-feasibility tolerances.
+feasibility tolerances. Ctrl-C cancels HiGHS (through highspy's threaded
+solve) and the call returns the heuristics and the bounds found so far,
+with ``params['interrupted']``.
 """
 
 from __future__ import annotations
