@@ -111,16 +111,20 @@ class AnyAllocator:
 
     def give_range(self, lo: int, hi: int) -> None:
         """Free ``[lo, hi)``, merging with its free neighbours."""
-        free = self.free
-        k = bisect_right(free, (lo, hi))
-        if k > 0 and free[k - 1][1] == lo:
-            k -= 1
-            lo = free[k][0]
-            del free[k]
-        if k < len(free) and free[k][0] == hi:
-            hi = free[k][1]
-            del free[k]
-        free.insert(k, (lo, hi))
+        insert_merged(self.free, lo, hi)
+
+
+def insert_merged(free: list[Range], lo: int, hi: int) -> None:
+    """Insert the free range ``[lo, hi)`` into the sorted, merged ``free`` list."""
+    k = bisect_right(free, (lo, hi))
+    if k > 0 and free[k - 1][1] == lo:
+        k -= 1
+        lo = free[k][0]
+        del free[k]
+    if k < len(free) and free[k][0] == hi:
+        hi = free[k][1]
+        del free[k]
+    free.insert(k, (lo, hi))
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,19 +178,7 @@ class ContiguousAllocator:
     def give(self, holder: Hashable) -> None:
         """Free the range of ``holder``."""
         offset, size, _ = self.holders.pop(holder)
-        self._insert_free(offset, offset + size)
-
-    def _insert_free(self, lo: int, hi: int) -> None:
-        free = self.free
-        k = bisect_right(free, (lo, hi))
-        if k > 0 and free[k - 1][1] == lo:
-            k -= 1
-            lo = free[k][0]
-            del free[k]
-        if k < len(free) and free[k][0] == hi:
-            hi = free[k][1]
-            del free[k]
-        free.insert(k, (lo, hi))
+        insert_merged(self.free, offset, offset + size)
 
     # -- compaction ------------------------------------------------------
     def plan_compaction(self, obstacles: Sequence[Range]) -> Compaction:

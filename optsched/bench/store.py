@@ -338,6 +338,8 @@ def gap_frame(rows: pd.DataFrame) -> pd.DataFrame:
     out["ratio_low"] = [low for low, _ in ratios]
     out["ratio_high"] = [high for _, high in ratios]
     out["optimal"] = [is_optimal(lo, up) for lo, up in zip(lowers, uppers, strict=True)]
+    # The policy spec under the name optsched.gap.aggregate groups by.
+    out["policy"] = out["name"]
     return out
 
 

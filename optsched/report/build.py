@@ -50,7 +50,6 @@ from optsched.plot.charts import (
     policy_colours,
     ratio_distribution,
     utilisation,
-    with_policy_column,
 )
 from optsched.plot.gantt import gantt
 from optsched.report.recover import WindowFinder, best_known, instances_for
@@ -178,7 +177,7 @@ def build_report(
     with Store(store_path, create=False) as store:
         name = _pick_suite(store.suites(), suite, Path(store_path))
         rows = store.rows(name)
-    gap = with_policy_column(gap_frame(rows))
+    gap = gap_frame(rows)
     finder = WindowFinder(Path(store_path).resolve().parent, trace_dirs)
     title = f"optsched report — suite {name}"
     blocks = report_blocks(rows, gap, suite=name, store=str(store_path), finder=finder)
@@ -217,7 +216,6 @@ def report_blocks(
     from optsched.gap import aggregate
 
     finder = finder or WindowFinder(Path.cwd(), ())
-    gap = with_policy_column(gap)
     summary = aggregate(gap)
     blocks: list[Block] = []
     blocks += run_section(rows, suite=suite, store=store)
