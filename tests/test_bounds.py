@@ -7,6 +7,7 @@ from fractions import Fraction
 from itertools import product
 
 import pytest
+from builders import make
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -33,14 +34,6 @@ from optsched.models.objective import Objective
 
 CMAX = Objective("cmax")
 WCT = Objective("wct")
-
-
-def make(m: int, jobs: list[tuple[int, int, int]], **machine: object) -> Instance:
-    """Jobs as (release, size, runtime), numbered from 1."""
-    return Instance(
-        Machine(m, **machine),  # type: ignore[arg-type]
-        tuple(Job(k, r, q, p) for k, (r, q, p) in enumerate(jobs, start=1)),
-    )
 
 
 # --------------------------------------------------------------------------

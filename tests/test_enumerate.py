@@ -6,6 +6,7 @@ import math
 from itertools import product
 
 import pytest
+from builders import make
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -17,14 +18,6 @@ from optsched.models.result import SolveStatus
 
 CMAX = Objective("cmax")
 WCT = Objective("wct")
-
-
-def make(m: int, jobs: list[tuple[int, int, int]], **machine: object) -> Instance:
-    """Jobs as (release, size, runtime), numbered from 1."""
-    return Instance(
-        Machine(m, **machine),  # type: ignore[arg-type]
-        tuple(Job(k, r, q, p) for k, (r, q, p) in enumerate(jobs, start=1)),
-    )
 
 
 def starts(result_schedule: object) -> dict[int, int]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from itertools import product
 
 import pytest
+from builders import make
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -26,14 +27,6 @@ from optsched.schedule import Schedule
 
 CMAX = Objective("cmax")
 WCT = Objective("wct")
-
-
-def make(m: int, jobs: list[tuple[int, int, int]], **machine: object) -> Instance:
-    """Jobs as (release, size, runtime), numbered from 1."""
-    return Instance(
-        Machine(m, **machine),  # type: ignore[arg-type]
-        tuple(Job(k, r, q, p) for k, (r, q, p) in enumerate(jobs, start=1)),
-    )
 
 
 def starts(schedule: Schedule) -> dict[int, int]:

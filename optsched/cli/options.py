@@ -84,33 +84,13 @@ def input_options(command: F) -> F:
     return command
 
 
-def load_instance(
-    path: str,
-    *,
-    input_format: str | None = None,
-    processors: int | None = None,
-    allocation: str | None = None,
-    first_job: int | None = None,
-    n_jobs: int | None = None,
-    window_start: int | None = None,
-    window_end: int | None = None,
-    initial_state: str = "none",
-) -> Instance:
+def load_instance(path: str, **options: Any) -> Instance:
     """Read ``path`` and cut the window the options ask for.
 
-    Without window options the whole file is used, times as in the file.
+    ``options`` are those of :func:`load_trace_and_instance`. Without window
+    options the whole file is used, times as in the file.
     """
-    return load_trace_and_instance(
-        path,
-        input_format=input_format,
-        processors=processors,
-        allocation=allocation,
-        first_job=first_job,
-        n_jobs=n_jobs,
-        window_start=window_start,
-        window_end=window_end,
-        initial_state=initial_state,
-    )[1]
+    return load_trace_and_instance(path, **options)[1]
 
 
 def load_trace_and_instance(
