@@ -10,6 +10,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from optsched.cli.options import file_options
 from optsched.gap import GapRow, aggregate, analyse_window, rows_frame
 from optsched.selection import WindowRule, select_windows
 
@@ -117,25 +118,7 @@ def _aggregate_table(frame: pd.DataFrame) -> Table:
 
 @click.command(name="gap")
 @click.argument("file", required=False, type=click.Path(dir_okay=False))
-@click.option(
-    "--format",
-    "input_format",
-    type=click.Choice(["swf", "json", "strip"]),
-    default=None,
-    help="Force the input format.",
-)
-@click.option(
-    "--processors",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Machine size for an SWF trace without MaxProcs/MaxNodes.",
-)
-@click.option(
-    "--allocation",
-    type=click.Choice(["any", "contiguous"]),
-    default=None,
-    help="Override the machine's allocation rule.",
-)
+@file_options
 @click.option(
     "--window-jobs",
     type=click.IntRange(min=1),

@@ -13,16 +13,27 @@ from optsched.trace import Trace
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+Decorator = Callable[[Any], Any]
+
 FORMATS = ("swf", "json", "strip")
 
 
-def input_options(command: F) -> F:
-    """Add ``--format``, ``--processors`` and the window options to a command.
+def _apply(command: F, options: list[Decorator]) -> F:
+    for option in reversed(options):
+        command = option(command)
+    return command
 
-    The command receives them as keyword arguments and passes them all to
-    :func:`load_instance` (``**input_kwargs``).
+
+def file_options(command: F) -> F:
+    """Add ``--format``, ``--processors`` and ``--allocation`` to a command.
+
+    They arrive as ``input_format``, ``processors`` and ``allocation``.
     """
-    options = [
+    return _apply(command, _file_options())
+
+
+def _file_options() -> list[Decorator]:
+    return [
         click.option(
             "--format",
             "input_format",
@@ -43,6 +54,16 @@ def input_options(command: F) -> F:
             default=None,
             help="Override the machine's allocation rule.",
         ),
+    ]
+
+
+def input_options(command: F) -> F:
+    """Add the file options and the window options to a command.
+
+    The command receives them as keyword arguments and passes them all to
+    :func:`load_instance` (``**input_kwargs``).
+    """
+    window_options: list[Decorator] = [
         click.option(
             "--first-job",
             type=click.IntRange(min=0),
@@ -79,9 +100,7 @@ def input_options(command: F) -> F:
             "jobs still running in the trace's recorded schedule into busy blocks.",
         ),
     ]
-    for option in reversed(options):
-        command = option(command)
-    return command
+    return _apply(command, _file_options() + window_options)
 
 
 def load_instance(path: str, **options: Any) -> Instance:
