@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
@@ -267,8 +267,20 @@ def analyse_window(
     rows: list[GapRow] = []
     references: dict[str, Reference] = {}
     outcomes: dict[tuple[str, str], PolicyOutcome] = {}
-    for objective in map(Objective.parse, objectives):
-        found = [evaluate_policy(instance, p, objective) for p in policies]
+    parsed = [Objective.parse(o) for o in objectives]
+    if not parsed:
+        raise ValueError("no objective given")
+    # A policy's schedule does not depend on the objective: simulate once.
+    simulated = [evaluate_policy(instance, p, parsed[0]) for p in policies]
+    for objective in parsed:
+        found = [
+            replace(
+                o,
+                objective=objective.label,
+                value=objective.value(instance, o.schedule),
+            )
+            for o in simulated
+        ]
         outcomes.update({(o.policy, o.objective): o for o in found})
         reference = evaluate_reference(
             instance,
