@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from optsched.instance import Instance, Job, Machine
+from hypothesis import strategies as st
+
+from optsched.instance import BusyBlock, Instance, Job, Machine
 
 
 def make(m: int, jobs: list[tuple[int, int, int]], **machine: object) -> Instance:
@@ -11,3 +13,36 @@ def make(m: int, jobs: list[tuple[int, int, int]], **machine: object) -> Instanc
         Machine(m, **machine),  # type: ignore[arg-type]
         tuple(Job(k, r, q, p) for k, (r, q, p) in enumerate(jobs, start=1)),
     )
+
+
+@st.composite
+def small_instances(draw: st.DrawFn, max_jobs: int = 6, max_m: int = 6) -> Instance:
+    """Random small instances: both allocations, up to two busy blocks
+    (pinned or not on ``any`` machines), releases or not, mixed weights."""
+    m = draw(st.integers(1, max_m))
+    allocation = draw(st.sampled_from(["any", "contiguous"]))
+    blocks: list[BusyBlock] = []
+    for _ in range(draw(st.integers(0, 2))):
+        start, size = draw(st.integers(0, 6)), draw(st.integers(1, m))
+        offset = draw(st.integers(0, m - size))
+        pinned = allocation == "contiguous" or draw(st.booleans())
+        block = BusyBlock(
+            start, start + draw(st.integers(1, 5)), size, offset if pinned else None
+        )
+        try:
+            Machine(m, allocation, (*blocks, block))
+        except ValueError:
+            continue  # overlapping blocks: leave this one out
+        blocks.append(block)
+    released = draw(st.booleans())
+    jobs = [
+        Job(
+            k,
+            draw(st.integers(0, 6)) if released else 0,
+            draw(st.integers(1, m)),
+            draw(st.integers(0, 5)),
+            weight=draw(st.sampled_from([0.5, 1.0, 2.0, 3.0])),
+        )
+        for k in range(1, draw(st.integers(0, max_jobs)) + 1)
+    ]
+    return Instance(Machine(m, allocation, tuple(blocks)), tuple(jobs))

@@ -7,7 +7,7 @@ from fractions import Fraction
 from itertools import product
 
 import pytest
-from builders import make
+from builders import make, small_instances
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -236,38 +236,6 @@ def test_lower_bounds_lists_every_method_and_best_is_the_max() -> None:
 # --------------------------------------------------------------------------
 
 
-@st.composite
-def instances(draw: st.DrawFn, max_jobs: int = 6) -> Instance:
-    m = draw(st.integers(1, 6))
-    allocation = draw(st.sampled_from(["any", "contiguous"]))
-    blocks: list[BusyBlock] = []
-    for _ in range(draw(st.integers(0, 2))):
-        start = draw(st.integers(0, 6))
-        size = draw(st.integers(1, m))
-        offset = draw(st.integers(0, m - size))
-        pinned = allocation == "contiguous" or draw(st.booleans())
-        block = BusyBlock(
-            start, start + draw(st.integers(1, 5)), size, offset if pinned else None
-        )
-        try:
-            Machine(m, allocation, (*blocks, block))
-        except ValueError:
-            continue  # overlapping blocks: leave this one out
-        blocks.append(block)
-    released = draw(st.booleans())
-    jobs = [
-        Job(
-            k,
-            draw(st.integers(0, 6)) if released else 0,
-            draw(st.integers(1, m)),
-            draw(st.integers(0, 5)),
-            weight=draw(st.sampled_from([0.5, 1.0, 2.0, 3.0])),
-        )
-        for k in range(1, draw(st.integers(0, max_jobs)) + 1)
-    ]
-    return Instance(Machine(m, allocation, tuple(blocks)), tuple(jobs))
-
-
 OBJECTIVES = [
     Objective("cmax"),
     *(
@@ -280,7 +248,7 @@ OBJECTIVES = [
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(instance=instances(), objective=st.sampled_from(OBJECTIVES))
+@given(instance=small_instances(), objective=st.sampled_from(OBJECTIVES))
 def test_every_bound_is_at_most_the_optimum(
     instance: Instance, objective: Objective
 ) -> None:
@@ -291,7 +259,7 @@ def test_every_bound_is_at_most_the_optimum(
 
 
 @settings(max_examples=60, deadline=None)
-@given(instance=instances(max_jobs=6))
+@given(instance=small_instances(max_jobs=6))
 def test_squashed_area_strengthening_is_the_fluid_without_releases(
     instance: Instance,
 ) -> None:
@@ -333,7 +301,7 @@ def test_squashed_area_strengthening_is_the_fluid_without_releases(
 
 
 @settings(max_examples=60, deadline=None)
-@given(instance=instances(max_jobs=6))
+@given(instance=small_instances(max_jobs=6))
 def test_integral_objectives_give_integral_bounds(instance: Instance) -> None:
     for bound in lower_bounds(instance, CMAX) + lower_bounds(instance, WCT):
         assert bound.value == math.floor(bound.value)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from itertools import product
 
 import pytest
-from builders import make
+from builders import make, small_instances
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,7 +20,7 @@ from optsched.heuristics.offline import (
     nfdh,
     order_by,
 )
-from optsched.instance import BusyBlock, Instance, Job, Machine
+from optsched.instance import BusyBlock, Instance, Job
 from optsched.models.enumerate import solve_exact
 from optsched.models.objective import Objective
 from optsched.schedule import Schedule
@@ -234,37 +234,6 @@ def test_local_search_reaches_the_optimum_the_lists_miss() -> None:
 # --------------------------------------------------------------------------
 
 
-@st.composite
-def instances(draw: st.DrawFn, max_jobs: int = 6, max_m: int = 6) -> Instance:
-    m = draw(st.integers(1, max_m))
-    allocation = draw(st.sampled_from(["any", "contiguous"]))
-    blocks: list[BusyBlock] = []
-    for _ in range(draw(st.integers(0, 2))):
-        start, size = draw(st.integers(0, 6)), draw(st.integers(1, m))
-        offset = draw(st.integers(0, m - size))
-        pinned = allocation == "contiguous" or draw(st.booleans())
-        block = BusyBlock(
-            start, start + draw(st.integers(1, 5)), size, offset if pinned else None
-        )
-        try:
-            Machine(m, allocation, (*blocks, block))
-        except ValueError:
-            continue
-        blocks.append(block)
-    released = draw(st.booleans())
-    jobs = [
-        Job(
-            k,
-            draw(st.integers(0, 6)) if released else 0,
-            draw(st.integers(1, m)),
-            draw(st.integers(0, 5)),
-            weight=draw(st.sampled_from([0.5, 1.0, 2.0])),
-        )
-        for k in range(1, draw(st.integers(0, max_jobs)) + 1)
-    ]
-    return Instance(Machine(m, allocation, tuple(blocks)), tuple(jobs))
-
-
 OBJECTIVES = [
     Objective("cmax"),
     *(
@@ -275,7 +244,7 @@ OBJECTIVES = [
 
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(instance=instances(), objective=st.sampled_from(OBJECTIVES))
+@given(instance=small_instances(), objective=st.sampled_from(OBJECTIVES))
 def test_every_heuristic_is_feasible_and_no_better_than_the_optimum(
     instance: Instance, objective: Objective
 ) -> None:
@@ -316,7 +285,7 @@ def _fits(
 
 
 @settings(max_examples=100, deadline=None)
-@given(instance=instances(max_jobs=6), data=st.data())
+@given(instance=small_instances(max_jobs=6), data=st.data())
 def test_list_schedule_starts_each_job_as_early_as_possible(
     instance: Instance, data: st.DataObject
 ) -> None:
