@@ -69,19 +69,24 @@ def write_gantt(instance: Instance, schedule: Schedule, path: Path, title: str) 
         plt.close(figure)
 
 
-def _write_instance(instance: Instance, path: Path) -> None:
+def _write_instance(
+    instance: Instance, directory: str | Path
+) -> tuple[Path, str, Path]:
+    """Create ``directory`` and write ``instance`` there; return the folder,
+    the file stem and the instance's path."""
     from optsched.io.native import write_native
 
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = safe_name(instance.name)
+    path = folder / f"{stem}.json"
     write_native(instance, path)
+    return folder, stem, path
 
 
 def write_worst_case(result: WorstCase, directory: str | Path) -> list[Path]:
     """Write a worst case's instance, summary and two Gantt charts."""
-    folder = Path(directory)
-    folder.mkdir(parents=True, exist_ok=True)
-    stem = safe_name(result.instance.name)
-    instance_path = folder / f"{stem}.json"
-    _write_instance(result.instance, instance_path)
+    folder, stem, instance_path = _write_instance(result.instance, directory)
     summary = {
         "kind": "ratio-to-optimum",
         "policy": result.policy,
@@ -122,11 +127,7 @@ def write_worst_case(result: WorstCase, directory: str | Path) -> list[Path]:
 
 def write_counterexample(result: Counterexample, directory: str | Path) -> list[Path]:
     """Write a counterexample's instance, summary and both policies' charts."""
-    folder = Path(directory)
-    folder.mkdir(parents=True, exist_ok=True)
-    stem = safe_name(result.instance.name)
-    instance_path = folder / f"{stem}.json"
-    _write_instance(result.instance, instance_path)
+    folder, stem, instance_path = _write_instance(result.instance, directory)
     summary = {
         "kind": "policy-versus-policy",
         "policy": result.policy,
