@@ -152,13 +152,12 @@ def evaluate_reference(
         runtime=result.runtime,
         bounds={b.method: b.value for b in result.bounds},
         schedule=schedule,
-        error=_error_text(result) if result.status.value == "ERROR" else None,
+        error=(
+            str(result.params.get("error", "the back-end reported status ERROR"))
+            if result.status.value == "ERROR"
+            else None
+        ),
     )
-
-
-def _error_text(result: object) -> str:
-    params = getattr(result, "params", {})
-    return str(params.get("error", "the back-end reported status ERROR"))
 
 
 def ratio_interval(
