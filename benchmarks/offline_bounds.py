@@ -32,7 +32,7 @@ from optsched.heuristics.offline import best_heuristic
 from optsched.instance import Instance, Job, Machine
 from optsched.io import read_trace
 from optsched.models import bounds
-from optsched.models.objective import Objective
+from optsched.objective import Objective
 from optsched.window import cut_window
 
 TRACES = Path(__file__).resolve().parent.parent.parent / "shared" / "traces"

@@ -85,7 +85,7 @@ def ratio_task(policy: str, objective: str, m: int, plan: Plan) -> dict[str, Any
     """One search against the optimum, saved and replayed."""
     from optsched.gap import analyse_window
     from optsched.io.native import write_native
-    from optsched.models.objective import Objective
+    from optsched.objective import Objective
     from optsched.worstcase.measure import Space
     from optsched.worstcase.output import safe_name
     from optsched.worstcase.search import search_worst_case

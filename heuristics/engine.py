@@ -613,6 +613,8 @@ class Simulator:
         self.stats["migrations"] += 1
         now = self.now
         for holder, _, new, size in plan.moves:
+            # Job holders are ("job", id); blocks never move (fixed holders).
+            assert isinstance(holder, tuple)
             j = holder[1]
             target = range(new, new + size)
             moves = self.moves.get(j)

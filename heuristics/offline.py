@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from optsched.instance import BusyBlock, Instance, Job
-from optsched.models.objective import Objective
+from optsched.objective import Objective
 from optsched.schedule import Placement, Schedule
 
 __all__ = [

@@ -25,8 +25,8 @@ from collections.abc import Callable
 from typing import Any
 
 from optsched.instance import Instance
-from optsched.models.objective import Objective
 from optsched.models.result import Bound, Result, SolveStatus
+from optsched.objective import Objective
 from optsched.schedule import Schedule
 
 __all__ = ["BACKENDS", "Bound", "Objective", "Result", "SolveStatus", "solve"]

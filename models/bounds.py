@@ -70,8 +70,8 @@ from functools import lru_cache
 from itertools import accumulate
 
 from optsched.instance import BusyBlock, Instance, Job, Machine
-from optsched.models.objective import Objective
 from optsched.models.result import Bound
+from optsched.objective import Objective
 
 __all__ = [
     "DualFeasibleFunction",

@@ -14,9 +14,9 @@ from typing import Any
 
 from optsched.instance import Instance
 from optsched.models.bounds import lower_bounds
-from optsched.models.objective import Objective
 from optsched.models.result import Result
 from optsched.models.solution import empty_result, finish, upper_bound_candidates
+from optsched.objective import Objective
 from optsched.schedule import Schedule
 
 BACKEND = "bounds-only"

@@ -69,7 +69,6 @@ from ortools.sat.python import cp_model
 
 from optsched.instance import Instance, Job
 from optsched.models.bounds import lower_bounds
-from optsched.models.objective import Objective
 from optsched.models.result import Bound, Result
 from optsched.models.solution import (
     Candidate,
@@ -80,6 +79,7 @@ from optsched.models.solution import (
     finish,
     upper_bound_candidates,
 )
+from optsched.objective import Objective
 from optsched.schedule import Placement, Schedule
 
 BACKEND = "cpsat"

@@ -79,8 +79,8 @@ from itertools import accumulate, pairwise
 
 from optsched.heuristics.offline import assign_processors, best_heuristic
 from optsched.instance import Instance, Job
-from optsched.models.objective import Objective
 from optsched.models.result import Bound, Result, SolveStatus
+from optsched.objective import Objective
 from optsched.schedule import Placement, Schedule
 
 __all__ = ["normal_patterns", "solve_exact"]

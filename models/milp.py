@@ -67,7 +67,6 @@ from optsched.models.grid import (
     feasible_grid,
     relaxation_grid,
 )
-from optsched.models.objective import Objective
 from optsched.models.result import Bound, Result
 from optsched.models.solution import (
     Candidate,
@@ -78,6 +77,7 @@ from optsched.models.solution import (
     finish,
     upper_bound_candidates,
 )
+from optsched.objective import Objective
 from optsched.schedule import Placement, Schedule
 
 BACKEND = "milp"

@@ -31,8 +31,8 @@ from typing import Any
 
 from optsched.check import check_schedule
 from optsched.instance import Instance
-from optsched.models.objective import Objective
 from optsched.models.result import Bound, Result, SolveStatus
+from optsched.objective import Objective
 from optsched.schedule import Schedule
 
 WCT_RELATIVE_TOLERANCE = 1e-9

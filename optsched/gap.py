@@ -26,7 +26,7 @@ import pandas as pd
 from optsched.check import check_schedule
 from optsched.instance import Instance
 from optsched.metrics import summarize
-from optsched.models.objective import Objective
+from optsched.objective import Objective
 from optsched.schedule import Schedule
 
 OPTIMAL_TOLERANCE = 1e-9

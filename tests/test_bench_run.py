@@ -27,7 +27,7 @@ from optsched.check import check_schedule
 from optsched.cli import main
 from optsched.io.schedules import read_schedule
 from optsched.metrics import summarize
-from optsched.models.objective import Objective
+from optsched.objective import Objective
 
 DATA = Path(__file__).resolve().parent / "data" / "suites"
 REPO = Path(__file__).resolve().parent.parent

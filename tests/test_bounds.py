@@ -30,7 +30,7 @@ from optsched.models.bounds import (
     wide_jobs_wct_bound,
 )
 from optsched.models.enumerate import solve_exact
-from optsched.models.objective import Objective
+from optsched.objective import Objective
 
 CMAX = Objective("cmax")
 WCT = Objective("wct")

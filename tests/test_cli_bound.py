@@ -14,7 +14,7 @@ from optsched.cli import main
 from optsched.instance import Instance, Job, Machine
 from optsched.io import read, read_schedule
 from optsched.io.native import write_native
-from optsched.models.objective import Objective
+from optsched.objective import Objective
 
 
 @pytest.fixture

@@ -15,8 +15,8 @@ from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.io import read
 from optsched.models import cpsat
 from optsched.models.enumerate import solve_exact
-from optsched.models.objective import Objective
 from optsched.models.result import SolveStatus
+from optsched.objective import Objective
 from optsched.schedule import Placement, Schedule
 
 INSTANCES = Path(__file__).resolve().parent.parent / "instances"

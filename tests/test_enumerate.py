@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from optsched.check import check_schedule
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.models.enumerate import normal_patterns, solve_exact
-from optsched.models.objective import Objective
 from optsched.models.result import SolveStatus
+from optsched.objective import Objective
 
 CMAX = Objective("cmax")
 WCT = Objective("wct")

@@ -17,7 +17,7 @@ from optsched.instance import Instance, Job, Machine
 from optsched.io.native import write_native
 from optsched.io.swf import read_swf
 from optsched.models.enumerate import solve_exact
-from optsched.models.objective import Objective
+from optsched.objective import Objective
 from optsched.selection import WindowRule, select_windows
 
 

@@ -21,9 +21,9 @@ from optsched.models.grid import (
     feasible_grid,
     relaxation_grid,
 )
-from optsched.models.objective import Objective
 from optsched.models.result import SolveStatus
 from optsched.models.solution import completion_deadlines
+from optsched.objective import Objective
 
 
 def test_lp_only_gives_a_bound_and_no_schedule() -> None:

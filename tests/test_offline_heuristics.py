@@ -22,7 +22,7 @@ from optsched.heuristics.offline import (
 )
 from optsched.instance import BusyBlock, Instance, Job
 from optsched.models.enumerate import solve_exact
-from optsched.models.objective import Objective
+from optsched.objective import Objective
 from optsched.schedule import Schedule
 
 CMAX = Objective("cmax")

@@ -35,7 +35,7 @@ from optsched.io import read_trace
 from optsched.io.native import write_native
 from optsched.io.schedules import schedule_to_dict
 from optsched.metrics import summarize
-from optsched.models.objective import Objective
+from optsched.objective import Objective
 from optsched.plot.charts import binding_bound_counts
 from optsched.report import build_report
 from optsched.report.build import (

@@ -18,7 +18,6 @@ from optsched.check import check_schedule
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.models import BACKENDS, solve
 from optsched.models.enumerate import solve_exact
-from optsched.models.objective import Objective
 from optsched.models.result import Bound, SolveStatus
 from optsched.models.solution import (
     checked_candidate,
@@ -26,6 +25,7 @@ from optsched.models.solution import (
     finish,
     upper_bound_candidates,
 )
+from optsched.objective import Objective
 from optsched.schedule import Placement, Schedule
 
 OBJECTIVES = ("cmax", "wct", "wct:size:relative", "wct:instance")

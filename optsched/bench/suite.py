@@ -65,7 +65,7 @@ from typing import Any
 
 from optsched.errors import InputError
 from optsched.models import BACKENDS
-from optsched.models.objective import Objective
+from optsched.objective import Objective
 from optsched.selection import WindowRule
 
 TOP_KEYS = ("suite", "traces", "windows", "policies", "objectives", "solvers", "seeds")

@@ -22,8 +22,8 @@ from optsched.cli.options import input_options, load_instance
 from optsched.instance import Instance
 from optsched.io.atomic import atomic_write
 from optsched.models import BACKENDS, solve
-from optsched.models.objective import OBJECTIVE_KINDS, WEIGHT_RULES, Objective
 from optsched.models.result import Result
+from optsched.objective import OBJECTIVE_KINDS, WEIGHT_RULES, Objective
 
 MILP_ONLY = ("lp_only", "grid", "solver")
 

@@ -3,10 +3,10 @@
 Measures
 --------
 ``cmax``
-    Makespan ``max_j C_j`` (:class:`optsched.models.objective.Objective`).
+    Makespan ``max_j C_j`` (:class:`optsched.objective.Objective`).
 ``wct``
     Total completion time ``sum_j C_j`` (``wct`` with unit weights, the label
-    ``wct:one`` of :class:`~optsched.models.objective.Objective`).
+    ``wct:one`` of :class:`~optsched.objective.Objective`).
 ``maxwait``
     Maximum wait ``max_j (S_j - r_j)``, local to this package. It is compared
     only policy against policy: the exact models optimise ``cmax`` and
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from optsched.check import check_schedule
 from optsched.instance import Instance, Job, Machine
-from optsched.models.objective import Objective
+from optsched.objective import Objective
 from optsched.schedule import Schedule
 
 MEASURES = ("cmax", "wct", "maxwait")

@@ -160,7 +160,7 @@ class RatioEvaluator:
         optimum_time_limit: float = 60.0,
     ) -> None:
         from optsched.heuristics import simulate
-        from optsched.models.objective import Objective
+        from optsched.objective import Objective
 
         self._simulate = simulate
         self._objective = Objective.parse(objective)
