@@ -127,7 +127,7 @@ def main() -> None:
             for label in ("cmax", "wct"):
                 rows: dict[str, list[float]] = defaultdict(list)
                 for window in windows:
-                    machine = window.machine.replace(allocation=allocation)
+                    machine = window.machine.with_allocation(allocation)
                     for key, value in measure(
                         window.replace(machine=machine), Objective.parse(label)
                     ).items():

@@ -21,7 +21,7 @@ from optsched.heuristics.policies import (
     Strict,
 )
 from optsched.heuristics.runner import simulate
-from optsched.heuristics.spec import POLICY_NAMES, parse_policy
+from optsched.heuristics.spec import POLICY_NAMES, parse_policy, split_policy_specs
 
 __all__ = [
     "ALLOCATION_RULES",
@@ -38,4 +38,5 @@ __all__ = [
     "Strict",
     "parse_policy",
     "simulate",
+    "split_policy_specs",
 ]

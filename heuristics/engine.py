@@ -35,10 +35,12 @@ policy. A job may start only if, by its estimate, it does not collide with
 a block: its processors count must fit under the blocks that start before
 its estimated end (the availability profile holds a future block exactly
 like a running job's reservation) and it avoids the processors of blocks
-that have an offset. A job that overruns its estimate into the start of a
-block it would collide with is stopped at its estimate (the block wins, as a
-batch system enforces the wall time before a reservation); these jobs are
-listed as killed and counted in :attr:`SimulationStats.killed_for_blocks`.
+that have an offset (blocks have offsets on contiguous machines only; on
+``any`` machines they are processor counts). A job that overruns its
+estimate into the start of a block it would collide with is stopped at its
+estimate (the block wins, as a batch system enforces the wall time before a
+reservation); these jobs are listed as killed and counted in
+:attr:`SimulationStats.killed_for_blocks`.
 "Collide" means: the block has no offset, some block of the machine has no
 offset, or the block's processors meet the job's.
 
@@ -71,8 +73,8 @@ from optsched.heuristics.allocation import (
     ContiguousAllocator,
     Range,
 )
-from optsched.heuristics.profile import Profile
 from optsched.instance import BusyBlock, Instance
+from optsched.packing import Profile
 from optsched.schedule import Placement, Schedule
 
 if TYPE_CHECKING:

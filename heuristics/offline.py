@@ -1,338 +1,46 @@
 """Offline list and shelf heuristics: upper bounds and solver hints.
 
-* :func:`list_schedule` is the serial schedule generation scheme (SGS): the
+* List scheduling in named orders (:data:`ORDERS`) with the serial schedule
+  generation scheme of the core, :func:`optsched.packing.list_schedule`: the
   jobs, in a given order, each go to the earliest feasible start at or after
   their release, given the jobs already placed and the busy blocks (holes
   left earlier are filled). On ``any`` machines the processors are assigned
-  afterwards by a sweep (:func:`assign_processors`); on ``contiguous``
-  machines each job gets the lowest offset of a free range at that time.
+  afterwards by :func:`optsched.packing.assign_processors`; on
+  ``contiguous`` machines each job gets the lowest offset of a free range.
 * :func:`nfdh` and :func:`ffdh` are the shelf heuristics of strip packing
   (Coffman, Garey, Johnson, Tarjan 1980).
+* :func:`improve_schedule` is a local search over list orders.
 * :func:`best_heuristic` runs several orders and shelves and keeps the best
   schedule for an objective.
 
 Every schedule returned is feasible: it passes
-:func:`optsched.check.check_schedule` (the tests assert it).
-
-Semantics of the ``any`` allocation: at every instant the running jobs and
-the busy blocks use at most ``m`` processors (the checker's capacity rule).
-Processors are then assigned explicitly by a sweep in start order; it
-always succeeds when no busy block has an offset. Blocks with offsets pin
-processors; if the sweep cannot avoid them, the placements are returned
-without processor sets (the checker accepts that on ``any`` machines).
+:func:`optsched.check.check_schedule` (the tests assert it), and on ``any``
+machines every job has an explicit processor set (see the ``any`` rule in
+:mod:`optsched.packing`: busy blocks there are counts, so a count-feasible
+start vector always admits a processor assignment).
 """
 
 from __future__ import annotations
 
-import heapq
 import random
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-import numpy as np
-
-from optsched.instance import BusyBlock, Instance, Job
+from optsched.instance import Instance, Job
 from optsched.objective import Objective
+from optsched.packing import Strip, list_schedule
 from optsched.schedule import Placement, Schedule
 
 __all__ = [
     "ORDERS",
-    "assign_processors",
     "best_heuristic",
     "ffdh",
     "heuristic_schedules",
     "improve_schedule",
-    "list_schedule",
     "nfdh",
     "order_by",
 ]
-
-
-# --------------------------------------------------------------------------
-# Resource structures
-# --------------------------------------------------------------------------
-
-
-class _CountProfile:
-    """Processors in use over time: ``used[i]`` on ``[times[i], times[i+1])``."""
-
-    def __init__(self, m: int, blocks: Iterable[BusyBlock]) -> None:
-        self.m = m
-        self.times: list[int] = [0]
-        self.used: list[int] = [0]
-        for block in blocks:
-            self.add(block.start, block.end, block.size)
-
-    def _cut(self, t: int) -> int:
-        """Index of a breakpoint at ``t`` (inserted if absent)."""
-        i = _bisect_right(self.times, t) - 1
-        if self.times[i] == t:
-            return i
-        self.times.insert(i + 1, t)
-        self.used.insert(i + 1, self.used[i])
-        return i + 1
-
-    def add(self, start: int, end: int, size: int) -> None:
-        """Occupy ``size`` processors during ``[start, end)``."""
-        if end <= start:
-            return
-        first, last = self._cut(start), self._cut(end)
-        for i in range(first, last):
-            self.used[i] += size
-
-    def earliest(self, release: int, duration: int, size: int) -> int:
-        """Earliest ``t >= release`` with ``used + size <= m`` during the run."""
-        if duration == 0:
-            return release
-        limit = self.m - size
-        t = release
-        times, used = self.times, self.used
-        j = _bisect_right(times, t) - 1
-        while j < len(times) and times[j] < t + duration:
-            if used[j] > limit:
-                # Every start before this segment's end overlaps it; the last
-                # segment is never overloaded (it is free), so j + 1 exists.
-                t = times[j + 1]
-            j += 1
-        return t
-
-
-def _bisect_right(values: list[int], x: int) -> int:
-    lo, hi = 0, len(values)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if x < values[mid]:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
-
-
-class _Strip:
-    """Rectangles ``[lo, hi) x [start, end)`` placed on a contiguous machine."""
-
-    def __init__(self, m: int, blocks: Iterable[BusyBlock]) -> None:
-        self.m = m
-        self.count = _CountProfile(m, ())
-        self._rows = np.zeros((64, 4), dtype=np.int64)  # start, end, lo, hi
-        self._n = 0
-        for block in blocks:
-            if block.offset is None:
-                raise ValueError(
-                    f"busy block {block.label or (block.start, block.end)}: "
-                    "contiguous placement needs busy blocks with offsets"
-                )
-            self.add(block.start, block.end, block.offset, block.size)
-
-    def add(self, start: int, end: int, offset: int, size: int) -> None:
-        """Occupy processors ``[offset, offset + size)`` during ``[start, end)``."""
-        if end <= start:
-            return
-        if self._n == len(self._rows):
-            self._rows = np.concatenate([self._rows, np.zeros_like(self._rows)])
-        self._rows[self._n] = (start, end, offset, offset + size)
-        self._n += 1
-        self.count.add(start, end, size)
-
-    def earliest(self, release: int, duration: int, size: int) -> tuple[int, int]:
-        """Earliest ``(start, offset)``; the lowest offset among equal starts."""
-        if duration == 0:
-            return release, 0
-        t = release
-        while True:
-            t = self.count.earliest(t, duration, size)  # necessary condition
-            offset, retry = self._fit_at(t, duration, size)
-            if offset is not None:
-                return t, offset
-            t = retry
-
-    def earliest_at(self, release: int, duration: int, offset: int, size: int) -> int:
-        """Earliest start ``>= release`` on processors ``[offset, offset + size)``."""
-        if duration == 0:
-            return release
-        rows = self._rows[: self._n]
-        columns = (rows[:, 2] < offset + size) & (rows[:, 3] > offset)
-        t = release
-        while True:
-            clash = columns & (rows[:, 0] < t + duration) & (rows[:, 1] > t)
-            if not clash.any():
-                return t
-            t = int(rows[clash, 1].max())
-
-    def _fit_at(self, t: int, duration: int, size: int) -> tuple[int | None, int]:
-        rows = self._rows[: self._n]
-        live = rows[(rows[:, 0] < t + duration) & (rows[:, 1] > t)]
-        if len(live) == 0:
-            return 0, t
-        live = live[np.argsort(live[:, 2], kind="stable")]
-        reach = np.maximum.accumulate(live[:, 3])
-        gap_start = np.concatenate(([0], reach))
-        gap_end = np.concatenate((live[:, 2], [self.m]))
-        fits = np.flatnonzero(gap_end - gap_start >= size)
-        if len(fits):
-            return int(gap_start[fits[0]]), t
-        # Until the first of these rectangles ends, all of them still overlap.
-        return None, int(live[:, 1].min())
-
-
-# --------------------------------------------------------------------------
-# Processor assignment on any machines
-# --------------------------------------------------------------------------
-
-
-def assign_processors(
-    instance: Instance, starts: Mapping[int, int], *, producer: str = ""
-) -> Schedule:
-    """Turn start times into a schedule with explicit processor sets.
-
-    ``starts`` must be feasible for the capacity rule (jobs plus busy blocks
-    use at most ``m`` processors at every instant). A sweep in time order
-    gives each starting job the lowest-numbered free processors, skipping
-    those that a busy block with an offset pins during the job's run; blocks
-    without an offset take free processors like jobs. Without blocks with
-    offsets this always succeeds (interval-graph colouring). When it fails,
-    the placements carry no processor sets (valid for ``any`` machines).
-
-    Raises ``ValueError`` on a contiguous machine (offsets are part of the
-    decision there; see :func:`list_schedule`).
-    """
-    if instance.machine.allocation == "contiguous":
-        raise ValueError("assign_processors: the machine is contiguous")
-    processors = _sweep_processors(instance, starts)
-    placements = {}
-    for job in instance.jobs:
-        start = starts[job.id]
-        procs = processors[job.id] if processors is not None else None
-        placements[job.id] = Placement(start, start + job.runtime, procs)
-    return Schedule(placements, producer)
-
-
-def _sweep_processors(
-    instance: Instance, starts: Mapping[int, int]
-) -> dict[int, tuple[int, ...]] | None:
-    m = instance.processors
-    pinned = [b for b in instance.machine.unavailable if b.offset is not None]
-    # Items that need processors: jobs (id >= 0 keys) and anonymous blocks.
-    items: list[tuple[int, int, int, object]] = []
-    for job in instance.jobs:
-        items.append((starts[job.id], starts[job.id] + job.runtime, job.size, job.id))
-    for k, block in enumerate(instance.machine.unavailable):
-        if block.offset is None and block.end > block.start:
-            items.append((block.start, block.end, block.size, ("block", k)))
-    items.sort(key=lambda it: (it[0], it[1]))
-    free = list(range(m))
-    heapq.heapify(free)
-    running: list[tuple[int, int, tuple[int, ...]]] = []  # (end, seq, procs)
-    out: dict[int, tuple[int, ...]] = {}
-    for seq, (start, end, size, key) in enumerate(items):
-        while running and running[0][0] <= start:
-            for p in heapq.heappop(running)[2]:
-                heapq.heappush(free, p)
-        if end == start:  # zero-length: no processor is really held
-            if isinstance(key, int):
-                out[key] = tuple(range(size))
-            continue
-        taboo = {
-            p
-            for b in pinned
-            if b.start < end and b.end > start
-            for p in range(b.offset or 0, (b.offset or 0) + b.size)
-        }
-        chosen: list[int] = []
-        skipped: list[int] = []
-        while free and len(chosen) < size:
-            p = heapq.heappop(free)
-            (skipped if p in taboo else chosen).append(p)
-        for p in skipped:
-            heapq.heappush(free, p)
-        if len(chosen) < size:
-            return None
-        heapq.heappush(running, (end, seq, tuple(chosen)))
-        if isinstance(key, int):
-            out[key] = tuple(sorted(chosen))
-    return out
-
-
-# --------------------------------------------------------------------------
-# List scheduling (serial SGS)
-# --------------------------------------------------------------------------
-
-
-def _check_order(instance: Instance, order: Sequence[int]) -> list[Job]:
-    jobs = instance.jobs_by_id()
-    seen: set[int] = set()
-    for jid in order:
-        if jid not in jobs:
-            raise ValueError(f"list_schedule: job {jid} is not in the instance")
-        if jid in seen:
-            raise ValueError(f"list_schedule: job {jid} appears twice in the order")
-        seen.add(jid)
-    missing = sorted(jobs.keys() - seen)
-    if missing:
-        raise ValueError(f"list_schedule: the order misses jobs {missing[:5]}")
-    return [jobs[jid] for jid in order]
-
-
-def list_schedule(
-    instance: Instance,
-    order: Sequence[int],
-    *,
-    allocation: str | None = None,
-    producer: str = "list",
-) -> Schedule:
-    """Serial schedule generation scheme: each job at its earliest feasible start.
-
-    Parameters
-    ----------
-    instance
-        The problem (busy blocks are fixed occupancy).
-    order
-        Job ids, each exactly once.
-    allocation
-        ``None`` (the machine's), ``"any"`` or ``"contiguous"``. Contiguous
-        placements are also valid on an ``any`` machine when its busy blocks
-        have offsets; ``"any"`` on a contiguous machine is refused.
-    producer
-        Recorded in the schedule.
-
-    Returns
-    -------
-    Schedule
-        Job ``j`` starts at the earliest ``t >= r_j`` at which it fits beside
-        the busy blocks and the jobs placed before it (on ``any`` machines: at
-        most ``m`` processors in use; on ``contiguous`` machines: a free range
-        of ``q_j`` adjacent processors, the lowest such offset). This is the
-        serial SGS of R. Kolisch, "Serial and parallel resource-constrained
-        project scheduling methods revisited", EJOR 90, 1996, with releases,
-        time-varying capacity and, for contiguity, the offset choice.
-    """
-    allocation = allocation or instance.machine.allocation
-    if allocation not in ("any", "contiguous"):
-        raise ValueError(f"list_schedule: unknown allocation {allocation!r}")
-    if allocation == "any" and instance.machine.allocation == "contiguous":
-        raise ValueError(
-            "list_schedule: a contiguous machine needs contiguous placement"
-        )
-    jobs = _check_order(instance, order)
-    blocks = [b for b in instance.machine.unavailable if b.end > b.start]
-    if allocation == "contiguous":
-        strip = _Strip(instance.processors, blocks)
-        placements = {}
-        for job in jobs:
-            start, offset = strip.earliest(job.release, job.runtime, job.size)
-            strip.add(start, start + job.runtime, offset, job.size)
-            placements[job.id] = Placement.contiguous(
-                start, start + job.runtime, offset, job.size
-            )
-        return Schedule(placements, producer)
-    profile = _CountProfile(instance.processors, blocks)
-    starts = {}
-    for job in jobs:
-        start = profile.earliest(job.release, job.runtime, job.size)
-        profile.add(start, start + job.runtime, job.size)
-        starts[job.id] = start
-    return assign_processors(instance, starts, producer=producer)
 
 
 # --------------------------------------------------------------------------
@@ -349,7 +57,7 @@ class _Shelf:
 
 def _shelf_schedule(instance: Instance, first_fit: bool, producer: str) -> Schedule:
     blocks = [b for b in instance.machine.unavailable if b.end > b.start]
-    obstacles = _Strip(instance.processors, blocks)  # raises without offsets
+    obstacles = Strip(instance.processors, blocks)  # raises without offsets
     m = instance.processors
     # Decreasing height; the release breaks ties so early jobs open shelves.
     jobs = sorted(instance.jobs, key=lambda j: (-j.runtime, j.release, j.id))
@@ -372,7 +80,7 @@ def _shelf_schedule(instance: Instance, first_fit: bool, producer: str) -> Sched
     return Schedule(placements, producer)
 
 
-def _fits(obstacles: _Strip, shelf: _Shelf, job: Job, m: int) -> bool:
+def _fits(obstacles: Strip, shelf: _Shelf, job: Job, m: int) -> bool:
     # A job joins a shelf only if it is released by then (it never delays the
     # shelf) and its rectangle misses every busy block.
     if job.release > shelf.start or shelf.used + job.size > m:

@@ -32,7 +32,7 @@ strict (``fcfs``, ``spt``, ... as policy names)
     shrinks by its size.
 ``backfill:depth=k``
     Backfilling with ``k`` reservations, recomputed at every pass on the
-    availability profile (:mod:`optsched.heuristics.profile`): walking the
+    availability profile (:class:`optsched.packing.Profile`): walking the
     queue, a job that can start without delaying the reservations already
     made starts; otherwise it gets a reservation at its earliest slot,
     until ``k`` reservations exist. The remaining jobs are candidates that
@@ -100,7 +100,7 @@ from typing import Any, ClassVar
 
 from optsched.heuristics.engine import WAITING, Simulator
 from optsched.heuristics.orders import ORDER_NAMES
-from optsched.heuristics.profile import Profile
+from optsched.packing import Profile
 
 SELECT_NAMES: tuple[str, ...] = (
     "queue",

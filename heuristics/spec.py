@@ -89,6 +89,28 @@ def valid_names() -> str:
     return ", ".join((*POLICY_NAMES, *_GENERIC, *_ALIASES))
 
 
+def split_policy_specs(text: str) -> list[str]:
+    """Split a comma-separated list of specs (``--policies``) into specs.
+
+    Policies are separated by commas, but a spec's own parameters are
+    comma-separated too (``easy:order=spt,oracle``): a piece without ``:``
+    that looks like a parameter (has ``=`` or is ``oracle``) continues the
+    previous spec when that spec has parameters. Empty pieces are dropped.
+    Every command that takes several policies splits them here.
+    """
+    out: list[str] = []
+    for piece in text.split(","):
+        bare = piece.strip()
+        if not bare:
+            continue
+        is_param = ("=" in bare and ":" not in bare) or bare.lower() == "oracle"
+        if out and is_param and ":" in out[-1]:
+            out[-1] += "," + bare
+        else:
+            out.append(bare)
+    return out
+
+
 def parse_policy(spec: str | Policy) -> Policy:
     """The policy a spec names (a :class:`Policy` is returned as is).
 

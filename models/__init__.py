@@ -21,15 +21,23 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from optsched.instance import Instance
-from optsched.models.result import Bound, Result, SolveStatus
+from optsched.models.result import Bound, Incumbent, Result, SolveStatus
 from optsched.objective import Objective
 from optsched.schedule import Schedule
 
-__all__ = ["BACKENDS", "Bound", "Objective", "Result", "SolveStatus", "solve"]
+__all__ = [
+    "BACKENDS",
+    "Bound",
+    "Incumbent",
+    "Objective",
+    "Result",
+    "SolveStatus",
+    "solve",
+]
 
 _MODULES = {
     "cpsat": "optsched.models.cpsat",
@@ -37,7 +45,7 @@ _MODULES = {
     "bounds-only": "optsched.models.bounds_only",
 }
 
-_COMMON = ("time_limit", "workers", "hint")
+_COMMON = ("time_limit", "workers", "incumbents")
 
 
 def _backend(module_name: str) -> Callable[..., Result]:
@@ -74,6 +82,7 @@ def solve(
     backend: str = "cpsat",
     time_limit: float = 60.0,
     workers: int = 2,
+    incumbents: Sequence[Incumbent] = (),
     hint: Schedule | None = None,
     **options: Any,
 ) -> Result:
@@ -91,8 +100,13 @@ def solve(
         Seconds for the whole call.
     workers
         Solver threads.
+    incumbents
+        Schedules to start from (each checked; the best feasible one is the
+        solver's hint and an upper-bound candidate). Back-ends never simulate
+        policies themselves: :mod:`optsched.gap` passes the policies' and
+        heuristics' schedules here.
     hint
-        A feasible schedule to start from (also an upper-bound candidate).
+        One more incumbent, named ``"hint"`` (a user's schedule).
     **options
         Back-end specific options (e.g. ``log``, ``lp_only``, ``grid``).
 
@@ -118,7 +132,7 @@ def solve(
         Objective.parse(objective),
         time_limit=time_limit,
         workers=workers,
-        hint=hint,
+        incumbents=(*incumbents, *([Incumbent("hint", hint)] if hint else [])),
         **options,
     )
 

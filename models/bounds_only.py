@@ -10,14 +10,14 @@ bounds plus a few simulations.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from optsched.instance import Instance
 from optsched.models.bounds import lower_bounds
-from optsched.models.result import Result
+from optsched.models.result import Incumbent, Result
 from optsched.models.solution import empty_result, finish, upper_bound_candidates
 from optsched.objective import Objective
-from optsched.schedule import Schedule
 
 BACKEND = "bounds-only"
 
@@ -28,7 +28,7 @@ def solve(
     *,
     time_limit: float | None = None,
     workers: int = 1,
-    hint: Schedule | None = None,
+    incumbents: Sequence[Incumbent] = (),
     log: bool = False,
 ) -> Result:
     """Closed-form lower bounds and the best heuristic schedule.
@@ -39,8 +39,12 @@ def solve(
         The problem.
     time_limit, workers
         Accepted for a uniform signature; unused (nothing searches).
-    hint
-        An extra upper-bound candidate.
+    incumbents
+        Starting schedules (:class:`~optsched.models.result.Incumbent`): the
+        policies' and heuristics' schedules of the analysis pipeline, or a
+        user hint. Each is checked; the best feasible one is the solver's
+        hint and the fallback upper bound; the others are rejected with a
+        reason (:attr:`Result.rejected`).
     log
         Accepted for a uniform signature; there is no solver log.
 
@@ -56,7 +60,9 @@ def solve(
     if not instance.jobs:
         return empty_result(objective, BACKEND, started)
     bounds = list(lower_bounds(instance, objective))
-    candidates, rejected = upper_bound_candidates(instance, objective, hint=hint)
+    candidates, rejected = upper_bound_candidates(
+        instance, objective, incumbents=incumbents
+    )
     params: dict[str, Any] = {
         "objective": objective.label,
         "allocation": instance.machine.allocation,

@@ -69,7 +69,7 @@ from ortools.sat.python import cp_model
 
 from optsched.instance import Instance, Job
 from optsched.models.bounds import lower_bounds
-from optsched.models.result import Bound, Result
+from optsched.models.result import Bound, Incumbent, Result
 from optsched.models.solution import (
     Candidate,
     assign_processors,
@@ -100,7 +100,7 @@ def solve(
     *,
     time_limit: float = 60.0,
     workers: int = 2,
-    hint: Schedule | None = None,
+    incumbents: Sequence[Incumbent] = (),
     log: bool | LogSink = False,
     symmetry: bool = True,
     cliques: bool = False,
@@ -121,9 +121,12 @@ def solve(
         Seconds for the whole call (bounds and heuristics included).
     workers
         CP-SAT worker threads.
-    hint
-        An extra feasible schedule; the best of it and the heuristics is the
-        solver's hint and the fallback upper bound.
+    incumbents
+        Starting schedules (:class:`~optsched.models.result.Incumbent`): the
+        policies' and heuristics' schedules of the analysis pipeline, or a
+        user hint. Each is checked; the best feasible one is the solver's
+        hint and the fallback upper bound; the others are rejected with a
+        reason (:attr:`Result.rejected`).
     log
         ``True`` to print the search log, or a function receiving each line.
     symmetry
@@ -156,7 +159,9 @@ def solve(
     if not instance.jobs:
         return empty_result(objective, BACKEND, started)
     bounds = list(lower_bounds(instance, objective))
-    candidates, rejected = upper_bound_candidates(instance, objective, hint=hint)
+    candidates, rejected = upper_bound_candidates(
+        instance, objective, incumbents=incumbents
+    )
     model = _Model(
         instance, objective, candidates[0], bounds if bound_domain else [],
         symmetry=symmetry, cliques=cliques,

@@ -56,31 +56,35 @@ prunes
   capacity the placed jobs and blocks leave (processor area, and for each
   size threshold the number of the wider jobs that fit side by side).
 
-The value of the best list schedule (:func:`~optsched.heuristics.offline.
-best_heuristic`) prunes nodes that are strictly worse from the start; it is
-never returned itself (if the search found nothing under it, it searches
-again without it), so the result depends on no other code being right.
+The value of the best known schedule prunes nodes that are strictly worse
+from the start: the best of a few list schedules (:func:`optsched.packing.
+list_schedule` in submit order, longest first, Smith's ratio
+``w_j / (q_j p_j)`` and largest area first) and of the ``incumbents`` the
+caller passes (a good heuristic or policy schedule prunes more). It is never
+returned itself (if the search found nothing under it, it searches again
+without it), so the result depends on no other code being right.
 
 Jobs of runtime 0 occupy nothing and go at their release.
 
 On ``any`` machines processors are given by
-:func:`optsched.heuristics.offline.assign_processors` (the ``any`` rule is the
-checker's capacity rule).
+:func:`optsched.packing.assign_processors` (the ``any`` rule is the
+checker's capacity rule; busy blocks there are counts, so every
+count-feasible start vector gets processor sets).
 """
 
 from __future__ import annotations
 
 import time
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import accumulate, pairwise
 
-from optsched.heuristics.offline import assign_processors, best_heuristic
 from optsched.instance import Instance, Job
 from optsched.models.result import Bound, Result, SolveStatus
 from optsched.objective import Objective
+from optsched.packing import assign_processors, list_schedule
 from optsched.schedule import Placement, Schedule
 
 __all__ = ["normal_patterns", "solve_exact"]
@@ -269,7 +273,11 @@ def _twins(jobs: list[Job], weights: list[Fraction]) -> list[int | None]:
 
 
 def solve_exact(
-    instance: Instance, objective: Objective | str, *, max_jobs: int = 8
+    instance: Instance,
+    objective: Objective | str,
+    *,
+    max_jobs: int = 8,
+    incumbents: Sequence[Schedule] = (),
 ) -> Result:
     """Optimal schedule of a tiny instance by exhaustive search.
 
@@ -282,6 +290,10 @@ def solve_exact(
     max_jobs
         Refuse larger instances (the search is exponential: about ``n!``
         orders, times the offsets on contiguous machines).
+    incumbents
+        Known schedules of ``instance`` (heuristics, policies) whose best
+        value prunes the search; only their end times are read, and a wrong
+        one costs a second search, never a wrong answer.
 
     Returns
     -------
@@ -320,7 +332,9 @@ def solve_exact(
         makespan=objective.kind == "cmax",
         rects=busy,
     )
-    search.cutoff = _heuristic_cutoff(instance, objective, positive, weights)
+    search.cutoff = _heuristic_cutoff(
+        instance, objective, positive, weights, incumbents
+    )
     search.run()
     if len(search.best) < len(positive):  # the cutoff was wrong: search it all
         search.cutoff = None
@@ -345,20 +359,47 @@ def solve_exact(
     )
 
 
+_CUTOFF_ORDERS: dict[str, Callable[[Job, Objective], tuple[float, ...]]] = {
+    "submit": lambda j, o: (j.release, j.id),
+    "lpt": lambda j, o: (-j.runtime, j.release, j.id),
+    "smith": lambda j, o: (-o.weight(j) / j.area, j.release, j.id),
+    "largest-area": lambda j, o: (-j.area, j.release, j.id),
+}
+"""List orders of the cutoff schedules (jobs of positive runtime only)."""
+
+
 def _heuristic_cutoff(
     instance: Instance,
     objective: Objective,
     positive: list[Job],
     weights: list[Fraction],
+    incumbents: Sequence[Schedule] = (),
 ) -> Fraction | None:
-    """The value of the best list schedule on the jobs the search places."""
+    """The best value, on the jobs the search places, of a few list schedules
+    and of the incumbents."""
     if not positive:
         return None
-    schedule = best_heuristic(instance, objective)
-    ends = [schedule[j.id].end for j in positive]
-    if objective.kind == "cmax":
-        return Fraction(max(ends))
-    return sum((w * e for w, e in zip(weights, ends, strict=True)), Fraction(0))
+    zero = [j.id for j in instance.jobs if j.runtime == 0]
+    schedules = [
+        list_schedule(
+            instance,
+            [j.id for j in sorted(positive, key=lambda j: key(j, objective))] + zero,
+        )
+        for key in _CUTOFF_ORDERS.values()
+    ]
+    schedules += [
+        s for s in incumbents if all(j.id in s.placements for j in positive)
+    ]
+    values = []
+    for schedule in schedules:
+        ends = [schedule[j.id].end for j in positive]
+        if objective.kind == "cmax":
+            values.append(Fraction(max(ends)))
+        else:
+            values.append(
+                sum((w * e for w, e in zip(weights, ends, strict=True)), Fraction(0))
+            )
+    return min(values)
 
 
 def _schedule(

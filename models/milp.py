@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,7 +67,7 @@ from optsched.models.grid import (
     feasible_grid,
     relaxation_grid,
 )
-from optsched.models.result import Bound, Result
+from optsched.models.result import Bound, Incumbent, Result
 from optsched.models.solution import (
     Candidate,
     assign_processors,
@@ -98,7 +98,7 @@ def solve(
     *,
     time_limit: float = 60.0,
     workers: int = 2,
-    hint: Schedule | None = None,
+    incumbents: Sequence[Incumbent] = (),
     solver: str = "highs",
     lp_only: bool = False,
     grid: int | None = None,
@@ -115,8 +115,12 @@ def solve(
         Seconds for the whole call.
     workers
         Solver threads.
-    hint
-        An extra upper-bound candidate.
+    incumbents
+        Starting schedules (:class:`~optsched.models.result.Incumbent`): the
+        policies' and heuristics' schedules of the analysis pipeline, or a
+        user hint. Each is checked; the best feasible one is the solver's
+        hint and the fallback upper bound; the others are rejected with a
+        reason (:attr:`Result.rejected`).
     solver
         ``"highs"`` (through highspy) or ``"cbc"`` (PuLP's bundled CBC).
     lp_only
@@ -146,7 +150,9 @@ def solve(
         return empty_result(objective, BACKEND, started)
     run = _Run(instance, objective, started, time_limit, workers, solver, log)
     run.bounds = list(lower_bounds(instance, objective))
-    heuristics, rejected = upper_bound_candidates(instance, objective, hint=hint)
+    heuristics, rejected = upper_bound_candidates(
+        instance, objective, incumbents=incumbents
+    )
     run.params["rejected"] = rejected
     deadlines = completion_deadlines(instance, objective, heuristics[0].schedule)
     horizon = max(deadlines.values())
@@ -638,7 +644,7 @@ def _schedules_from(
     """The grid schedule (``S_j = g t_j``) and its list-scheduled re-timing."""
     if cells is None:
         return []
-    from optsched.heuristics.offline import list_schedule
+    from optsched.packing import list_schedule
 
     instance, objective = run.instance, run.objective
     source = _source(run.solver)

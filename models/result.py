@@ -12,8 +12,12 @@ from typing import Any
 from optsched.schedule import Schedule
 
 
-class SolveStatus(enum.Enum):
-    """One status for every back-end (each maps its native status here)."""
+class SolveStatus(enum.StrEnum):
+    """One status for every back-end (each maps its native status here).
+
+    A ``str`` enum: ``SolveStatus.OPTIMAL == "OPTIMAL"``, so statuses stored
+    as text (results store, JSON) compare with the members directly.
+    """
 
     OPTIMAL = "OPTIMAL"
     """A schedule whose objective equals a proven lower bound."""
@@ -26,7 +30,7 @@ class SolveStatus(enum.Enum):
     UNKNOWN = "UNKNOWN"
     """Neither schedule nor bound (time limit hit before anything)."""
     ERROR = "ERROR"
-    """The back-end failed; see ``Result.params['error']``."""
+    """The back-end failed; see :attr:`Result.error`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,11 +53,40 @@ class Bound:
 
 
 @dataclass(frozen=True, slots=True)
+class Incumbent:
+    """A schedule handed to a back-end as a starting point and upper bound.
+
+    Back-ends never simulate policies themselves: the analysis pipeline
+    (:mod:`optsched.gap`) gives them the policies' complete schedules and the
+    offline heuristics' schedules. Each is checked before use; one that
+    fails the checker, kills or migrates a job is rejected (listed in
+    :attr:`Result.rejected`), never used as a bound.
+
+    Parameters
+    ----------
+    source
+        Where it comes from: ``"policy:easy"``, ``"list:lpt"``, ``"hint"``.
+    schedule
+        The schedule.
+    """
+
+    source: str
+    schedule: Schedule
+
+
+@dataclass(frozen=True, slots=True)
 class Result:
     """Outcome of one solve.
 
     ``lower_bound`` is ``None`` when unknown, never a fake 0. ``objective`` is
     recomputed from ``schedule`` (never read from a solver).
+
+    ``error`` holds the back-end's words when ``status`` is ``ERROR``;
+    ``interrupted`` says that the solve was stopped (Ctrl-C) before its time
+    limit, so its bounds are weaker than the limit allows; ``rejected`` lists
+    the incumbents that could not be used, one line each. ``params`` keeps
+    the back-end's own settings and model facts (``hint_source``,
+    ``weight_scale``, ...).
     """
 
     status: SolveStatus
@@ -65,10 +98,20 @@ class Result:
     params: Mapping[str, Any] = field(default_factory=dict)
     bounds: tuple[Bound, ...] = ()
     upper_bound_source: str | None = None
+    error: str | None = None
+    interrupted: bool = False
+    rejected: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
         object.__setattr__(self, "bounds", tuple(self.bounds))
+        object.__setattr__(self, "rejected", tuple(self.rejected))
+        if (self.status is SolveStatus.ERROR) != (self.error is not None):
+            raise ValueError(
+                f"result of {self.backend}: status {self.status} with error "
+                f"{self.error!r} (an ERROR status needs its error text, and only "
+                "an ERROR status has one)"
+            )
 
     @property
     def gap(self) -> float | None:

@@ -4,11 +4,13 @@ Shared by every back-end (:mod:`~optsched.models.cpsat`,
 :mod:`~optsched.models.milp`, :mod:`~optsched.models.bounds_only`):
 
 * :func:`upper_bound_candidates` collects the schedules every back-end starts
-  from: the best offline list heuristic, the simulated online policies (run
-  with exact run times, so no job is killed) and an optional user hint. Each
-  one is checked against the instance before it is used.
+  from: the incumbents its caller gives (policies' complete schedules,
+  offline heuristics, a user hint) and a list schedule of its own. Each one
+  is checked against the instance before it is used; back-ends never run
+  the simulator.
 * :func:`assign_processors` gives explicit processor indices to a schedule
-  found by a cumulative (``any``) model.
+  found by a cumulative (``any``) model (:func:`optsched.packing.
+  assign_processors`).
 * :func:`completion_deadlines` gives, per job, a completion time that some
   (cmax) or every (wct) optimal schedule respects: the models' time horizon.
 * :func:`finish` picks the best checked schedule, takes the maximum of all
@@ -25,21 +27,19 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from optsched import packing
 from optsched.check import check_schedule
 from optsched.instance import Instance
-from optsched.models.result import Bound, Result, SolveStatus
+from optsched.models.result import Bound, Incumbent, Result, SolveStatus
 from optsched.objective import Objective
-from optsched.schedule import Schedule
+from optsched.schedule import Placement, Schedule
 
 WCT_RELATIVE_TOLERANCE = 1e-9
 """Relative tolerance under which a wct objective equals its lower bound."""
-
-SIMULATED_POLICIES: tuple[str, ...] = ("fcfs", "easy", "conservative", "best-package")
-"""Online policies simulated (with exact run times) as upper-bound candidates."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,32 +73,51 @@ def assign_processors(instance: Instance, starts: Mapping[int, int]) -> Schedule
     Parameters
     ----------
     instance
-        An ``any``-allocation instance.
+        An ``any``-allocation instance (its busy blocks are processor counts).
     starts
         ``{job id: start}`` respecting releases and the capacity rule (jobs
         plus busy blocks use at most ``m`` processors at every instant).
 
+    Returns
+    -------
+    Schedule
+        Every job with an explicit processor set.
+
     Notes
     -----
-    Delegates to :func:`optsched.heuristics.offline.assign_processors`, a
-    sweep in start order giving each job free processors. Why a feasible
-    cumulative schedule always admits an assignment on identical processors
-    (when no busy block pins processors): think of each job (and each block)
-    as an interval needing ``q`` processors. At a start time ``t`` the
+    Delegates to :func:`optsched.packing.assign_processors`, a sweep in
+    start order giving each job, and each busy block, free processors. Why a
+    count-feasible cumulative schedule always admits a non-migrating
+    assignment on identical processors: think of each job and each block as
+    an interval needing ``q`` processors. At a start time ``t`` the
     processors held by running items number ``sum(running q)``, and the
     capacity rule gives ``sum(running q) + q_j <= m``, so ``q_j`` processors
     are free; a processor freed at an end stays free until someone takes it,
-    so nothing assigned earlier can block a later job. This is the classical
-    argument that greedy colouring of an interval graph in order of left
-    end points needs no more colours than the largest clique (Hajnal and
-    Surányi 1958), with a job of size ``q`` as ``q`` identical intervals.
-    Blocks pinned to processors that start after some job (reservations)
-    can defeat every assignment of a given start vector; the placements then
-    carry no processor sets, which the ``any`` capacity rule accepts.
-    """
-    from optsched.heuristics.offline import assign_processors as sweep
+    so nothing assigned earlier can block a later item. This is the
+    classical argument that greedy colouring of an interval graph in order
+    of left end points needs no more colours than the largest clique
+    (Hajnal and Surányi 1958), with a job of size ``q`` as ``q`` identical
+    intervals. Busy blocks on ``any`` machines carry no offset
+    (:class:`~optsched.instance.Machine` refuses one), so no pinned block can
+    defeat the sweep.
 
-    return sweep(instance, starts)
+    A start vector that breaks the capacity rule (a model bug, or a solver's
+    rounding) cannot be assigned; rather than stop the back-end, every job
+    then gets processors ``[0, q_j)``, so that the checker rejects the
+    schedule and names the overrun.
+    """
+    if instance.machine.allocation == "contiguous":
+        raise ValueError("assign_processors: the machine is contiguous")
+    try:
+        return packing.assign_processors(instance, starts)
+    except ValueError:
+        jobs = instance.jobs_by_id()
+        return Schedule(
+            {
+                jid: Placement(s, s + jobs[jid].runtime, tuple(range(jobs[jid].size)))
+                for jid, s in starts.items()
+            }
+        )
 
 
 def with_processors(instance: Instance, schedule: Schedule) -> Schedule:
@@ -117,29 +136,19 @@ def with_processors(instance: Instance, schedule: Schedule) -> Schedule:
 # --------------------------------------------------------------------------
 
 
-def exact_estimates(instance: Instance) -> Instance:
-    """The instance with ``estimate = runtime``: simulated policies then kill nobody.
-
-    The offline problem runs every job for its full run time; a policy
-    schedule with killed jobs would not be a schedule of it.
-    """
-    jobs = tuple(
-        j if j.estimate == j.runtime else j.replace(estimate=j.runtime)
-        for j in instance.jobs
-    )
-    return instance.with_jobs(jobs)
-
-
 def checked_candidate(
     instance: Instance, objective: Objective, source: str, schedule: Schedule
 ) -> tuple[Candidate | None, str | None]:
-    """Check ``schedule``; return it as a candidate, or ``None`` and the reason."""
+    """Check ``schedule``; return it as a candidate, or ``None`` and the reason.
+
+    A schedule in which a job was killed did less work than the offline
+    problem asks, and one in which a job migrates is not a schedule of the
+    offline models: neither may bound their optimum.
+    """
     if schedule.killed:
         return None, f"{source}: kills jobs {sorted(schedule.killed)[:5]}"
     migrated = sorted(j for j, p in schedule.placements.items() if p.moves)
     if migrated:
-        # The offline models place each job once; a migrating schedule is not
-        # one of their schedules, so it may not bound their optimum.
         return None, f"{source}: migrates jobs {migrated[:5]}"
     try:
         schedule = with_processors(instance, schedule)
@@ -156,35 +165,28 @@ def upper_bound_candidates(
     instance: Instance,
     objective: Objective,
     *,
-    hint: Schedule | None = None,
-    policies: Iterable[str] = SIMULATED_POLICIES,
+    incumbents: Sequence[Incumbent] = (),
 ) -> tuple[list[Candidate], list[str]]:
-    """Checked heuristic schedules: offline heuristic, simulated policies, hint.
+    """Checked starting schedules: the given incumbents and a list schedule.
+
+    Back-ends do not simulate policies: the caller (the analysis pipeline,
+    :mod:`optsched.gap`) passes the policies' and offline heuristics'
+    schedules as ``incumbents``. A list schedule in submit order
+    (:func:`optsched.packing.list_schedule`) is always added, so that a
+    back-end called alone still has a feasible schedule for its horizon.
 
     Returns
     -------
     candidates, rejected
         Feasible schedules (best first) and one line per rejected schedule.
     """
-    from optsched.heuristics import POLICY_NAMES, simulate
-    from optsched.heuristics.offline import best_heuristic
+    from optsched.packing import list_schedule
 
-    raw: list[tuple[str, Schedule]] = []
+    raw: list[tuple[str, Schedule]] = [
+        ("list:submit", list_schedule(instance, [j.id for j in instance.jobs]))
+    ]
+    raw += [(incumbent.source, incumbent.schedule) for incumbent in incumbents]
     rejected: list[str] = []
-    offline = best_heuristic(instance, objective)
-    raw.append((offline.producer or "heuristic", offline))
-    exact = exact_estimates(instance)
-    for policy in policies:
-        if policy not in POLICY_NAMES:
-            continue
-        try:
-            raw.append((f"policy:{policy}", simulate(exact, policy).schedule))
-        except (RuntimeError, ValueError) as error:
-            # A policy is only an extra candidate: its failure costs no
-            # correctness, so it is recorded rather than fatal.
-            rejected.append(f"policy:{policy}: simulation failed: {error}")
-    if hint is not None:
-        raw.append(("hint", hint))
     candidates: list[Candidate] = []
     for source, schedule in raw:
         candidate, reason = checked_candidate(instance, objective, source, schedule)
@@ -340,23 +342,33 @@ def finish(
     source names the first schedule that reached the value). The status is
     ``ERROR`` when ``params`` holds an ``"error"`` (a back-end failure) or
     when a bound exceeds the objective of a checked schedule.
+
+    The back-ends collect ``"error"``, ``"interrupted"`` and ``"rejected"``
+    in their working ``params``; they become the typed fields
+    :attr:`Result.error`, :attr:`Result.interrupted` and
+    :attr:`Result.rejected` here, so no consumer reads them from a dict.
     """
     params = dict(params)
+    error = params.pop("error", None)
+    interrupted = bool(params.pop("interrupted", False))
+    rejected = tuple(str(r) for r in params.pop("rejected", ()))
     lower = best_lower_bound(instance, objective, bounds)
     if not candidates:
         status = SolveStatus.BOUNDED if lower is not None else SolveStatus.UNKNOWN
-        if "error" in params:
+        if error is not None:
             status = SolveStatus.ERROR
         return Result(
             status, None, lower, None, time.perf_counter() - started, backend,
             params, tuple(bounds), None,
+            error=None if error is None else str(error),
+            interrupted=interrupted, rejected=rejected,
         )  # fmt: skip
     best = min(candidates, key=lambda c: c.value)
-    if "error" in params:
+    if error is not None:
         status = SolveStatus.ERROR
     elif lower is not None and not _consistent(objective, best.value, lower):
         status = SolveStatus.ERROR
-        params["error"] = (
+        error = (
             f"lower bound {lower} exceeds the objective {best.value} of a checked "
             f"schedule: a bound is invalid ({_binding(bounds)})"
         )
@@ -374,6 +386,9 @@ def finish(
         params=params,
         bounds=tuple(bounds),
         upper_bound_source=best.source,
+        error=None if error is None else str(error),
+        interrupted=interrupted,
+        rejected=rejected,
     )
 
 

@@ -13,9 +13,25 @@ Rules checked (half-open intervals ``[start, end)``):
 4. at every instant the jobs running plus the busy blocks use at most ``m``
    processors;
 5. explicit processor sets have exactly ``size`` distinct indices in
-   ``[0, m)`` and never share a processor with an overlapping job or busy
-   block that has an offset;
+   ``[0, m)`` and never share a processor with an overlapping job, nor (on
+   a contiguous machine) with an overlapping busy block;
 6. on a contiguous machine every job has processors and they are consecutive.
+
+Busy blocks on the two machine kinds: on a ``contiguous`` machine every
+block has an offset and occupies its processor range (rules 4 and 5). On an
+``any`` machine a block is a processor *count* with no offset
+(:class:`~optsched.instance.Machine` refuses one): it enters rule 4 only.
+Processor sets of jobs are optional there; when given they must be
+exclusive among overlapping jobs (rule 5). Rule 4 is what makes an ``any``
+schedule realisable: every start vector that passes it admits a
+non-migrating assignment of processors to jobs and blocks together (greedy
+colouring of an interval graph in order of start times, blocks being
+intervals with a fixed start; :mod:`optsched.packing`). The job indices
+given are not checked against the blocks, which have none: they need not
+leave each block the same processors for its whole interval (processors
+being interchangeable, a relabelling does), and
+:func:`optsched.packing.assign_processors` builds an assignment that
+includes the blocks.
 
 A job that migrates (``Placement.moves``) is judged on each stretch: every
 processor set it uses obeys rules 5 and 6, and move times increase inside

@@ -1,37 +1,62 @@
-"""Competitive gap of online policies against the offline optimum.
+"""The analysis pipeline: window → policies and optimum → competitive ratio.
 
-For a window and an objective, the *reference* is the best lower bound
-``LB`` (closed-form bounds, LP, solver) and the best known objective ``UB``
-(the solver's schedule or any policy's schedule, whichever is better). A
-policy with objective ``v`` has competitive ratio ``v / OPT``; with only the
-bounds known, ``OPT`` lies in ``[LB, UB]`` and the ratio in the interval
+One path serves ``optsched gap`` (in memory) and ``optsched bench`` (into a
+results store); both run the same task graph (:mod:`optsched.bench.tasks`):
+
+1. per window, one **policy task** per policy: the policy is simulated once,
+   its schedule checked (:func:`optsched.check.check_schedule`), and every
+   objective recomputed from it (:func:`evaluate_policy`);
+2. per window and objective, one **solver task** per back-end, run after the
+   window's policy tasks and given their complete schedules as incumbents,
+   beside the offline heuristics' schedules (:func:`evaluate_reference`);
+3. per window and objective, :func:`window_reference` turns the rows into the
+   **reference** ``LB <= OPT <= UB``, and :func:`gap_rows` into ratios.
+
+A policy with objective ``v`` has competitive ratio ``v / OPT``; with only
+the bounds known, ``OPT`` lies in ``[LB, UB]`` and the ratio in
 
 .. math:: \\left[ \\frac{v}{UB}, \\frac{v}{LB} \\right],
 
 which collapses to the exact ratio when ``LB = UB`` (optimum proven).
 
-Every schedule used here, policy or solver, passes
-:func:`optsched.check.check_schedule` first; an invalid one raises.
+Soundness rules enforced here:
+
+* A schedule in which a job was killed (stopped at its estimate) did less
+  work than the window asks: it is reported, with its killed jobs and the
+  work lost, but it never enters the best upper bound, never becomes a solver
+  incumbent, and its ratio is *not comparable* (``NaN``).
+* A schedule whose value lies below a proven lower bound is a defect of
+  optsched: the window's ratios are withheld and the reference carries a
+  :attr:`Reference.defect` text naming the schedule and the bound, which the
+  commands print with the window saved for a bug report.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import pandas as pd
 
 from optsched.check import check_schedule
 from optsched.instance import Instance
 from optsched.metrics import summarize
+from optsched.models.result import Incumbent, SolveStatus
 from optsched.objective import Objective
 from optsched.schedule import Schedule
 
 OPTIMAL_TOLERANCE = 1e-9
 """Relative tolerance under which ``LB`` and ``UB`` count as equal (wct sums
 of float weights); makespans are integers and compare exactly."""
+
+POLICY_SEED = 0
+"""Seed of every policy simulation of the pipeline (random orders)."""
+
+ORACLE_POLICIES: tuple[str, ...] = ("fcfs", "easy", "conservative", "best-package")
+"""Policies simulated with exact run times (``estimate = runtime``, so no job
+is killed) as extra incumbents of the solver tasks."""
 
 
 class InvalidScheduleError(RuntimeError):
@@ -48,66 +73,139 @@ def _verified(instance: Instance, schedule: Schedule, producer: str) -> Schedule
     return schedule
 
 
+# --------------------------------------------------------------------------
+# Policies
+# --------------------------------------------------------------------------
+
+
+def canonical_policy(spec: str) -> str:
+    """A policy's identity: its canonical spec (``sjf`` and ``spt`` are one)."""
+    from optsched.heuristics import parse_policy
+
+    return parse_policy(spec).spec
+
+
+def lost_work(instance: Instance, schedule: Schedule) -> int:
+    """Processor-seconds killed jobs did not run: ``sum q_j (p_j - (C_j - S_j))``."""
+    jobs = instance.jobs_by_id()
+    return sum(
+        jobs[j].size * (jobs[j].runtime - (schedule[j].end - schedule[j].start))
+        for j in schedule.killed
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class PolicyOutcome:
-    """A policy's checked schedule on one window and its objective value."""
+    """A policy's checked schedule on one window and its objective values.
+
+    Attributes
+    ----------
+    policy
+        Canonical spec.
+    values
+        Objective label to value, recomputed from ``schedule``.
+    killed, lost
+        Jobs stopped at their estimate and the processor-seconds they did
+        not run; a schedule with ``killed > 0`` is not :attr:`complete`.
+    """
 
     policy: str
-    objective: str
-    value: float
-    metrics: dict[str, float]
+    values: Mapping[str, float]
+    metrics: Mapping[str, float]
     schedule: Schedule
     runtime: float
-
-
-@dataclass(frozen=True, slots=True)
-class Reference:
-    """What is known of the optimum of one window: ``LB <= OPT <= UB``."""
-
-    objective: str
-    lower: float | None
-    lower_method: str | None
-    upper: float | None
-    upper_source: str | None
-    status: str
-    runtime: float
-    bounds: dict[str, float] = field(default_factory=dict)
-    schedule: Schedule | None = None
-    error: str | None = None
-    """The back-end's error text when its status is ``ERROR``."""
+    killed: int = 0
+    lost: int = 0
 
     @property
-    def optimal(self) -> bool:
-        """``True`` when ``LB = UB`` (the optimum is proven)."""
-        return is_optimal(self.lower, self.upper)
-
-
-def is_optimal(lower: float | None, upper: float | None) -> bool:
-    """``LB = UB`` up to :data:`OPTIMAL_TOLERANCE` (relative)."""
-    if lower is None or upper is None:
-        return False
-    return upper - lower <= OPTIMAL_TOLERANCE * max(1.0, abs(upper))
+    def complete(self) -> bool:
+        """Every job ran its full run time: the schedule may bound the optimum."""
+        return self.killed == 0
 
 
 def evaluate_policy(
-    instance: Instance, policy: str, objective: Objective | str, *, seed: int = 0
+    instance: Instance,
+    policy: str,
+    objectives: Sequence[Objective | str],
+    *,
+    seed: int = POLICY_SEED,
 ) -> PolicyOutcome:
-    """Simulate ``policy`` on ``instance``, check the schedule, measure it."""
+    """Simulate ``policy`` once, check the schedule, measure every objective."""
     from optsched.heuristics import simulate
 
-    objective = Objective.parse(objective)
     began = time.perf_counter()
     result = simulate(instance, policy, seed=seed)
     runtime = time.perf_counter() - began
     schedule = _verified(instance, result.schedule, f"policy {policy}")
+    parsed = [Objective.parse(o) for o in objectives]
     return PolicyOutcome(
-        policy=policy,
-        objective=objective.label,
-        value=objective.value(instance, schedule),
+        policy=canonical_policy(policy),
+        values={o.label: o.value(instance, schedule) for o in parsed},
         metrics=summarize(instance, schedule).as_dict(),
         schedule=schedule,
         runtime=runtime,
+        killed=len(schedule.killed),
+        lost=lost_work(instance, schedule),
     )
+
+
+# --------------------------------------------------------------------------
+# The offline reference of one window
+# --------------------------------------------------------------------------
+
+
+def exact_estimates(instance: Instance) -> Instance:
+    """The instance with ``estimate = runtime``: simulated policies then kill nobody."""
+    jobs = tuple(
+        j if j.estimate == j.runtime else j.replace(estimate=j.runtime)
+        for j in instance.jobs
+    )
+    return instance.with_jobs(jobs)
+
+
+def heuristic_incumbents(instance: Instance, objective: Objective) -> list[Incumbent]:
+    """Offline starting schedules of a solver task.
+
+    The best offline list/shelf heuristic for ``objective``
+    (:func:`optsched.heuristics.offline.best_heuristic`) and the
+    :data:`ORACLE_POLICIES` simulated with exact run times. The back-ends
+    check each before use.
+    """
+    from optsched.heuristics import simulate
+    from optsched.heuristics.offline import best_heuristic
+
+    best = best_heuristic(instance, objective)
+    out = [Incumbent(best.producer or "heuristic", best)]
+    exact = exact_estimates(instance)
+    for policy in ORACLE_POLICIES:
+        out.append(
+            Incumbent(
+                f"oracle:{policy}", simulate(exact, policy, seed=POLICY_SEED).schedule
+            )
+        )
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class SolverOutcome:
+    """One back-end run on one window and objective (typed, checked).
+
+    ``upper`` is recomputed from ``schedule`` (never read from the solver).
+    """
+
+    backend: str
+    objective: str
+    status: SolveStatus
+    lower: float | None
+    lower_method: str | None
+    upper: float | None
+    upper_source: str | None
+    bounds: Mapping[str, float]
+    schedule: Schedule | None
+    runtime: float
+    error: str | None = None
+    interrupted: bool = False
+    rejected: tuple[str, ...] = ()
 
 
 def evaluate_reference(
@@ -117,46 +215,168 @@ def evaluate_reference(
     backend: str = "cpsat",
     time_limit: float = 10.0,
     workers: int = 1,
-    hints: Sequence[Schedule] = (),
-) -> Reference:
+    incumbents: Sequence[Incumbent] = (),
+) -> SolverOutcome:
     """Solve (or bound) the window offline; check and re-measure the schedule.
 
-    ``hints`` are extra upper-bound candidates (e.g. the policies' schedules);
-    the best one by objective is passed to the solver as its hint.
+    ``incumbents`` are the window's complete policy schedules; the offline
+    heuristics' schedules (:func:`heuristic_incumbents`) are added here, so
+    every back-end starts from the best of them.
     """
     from optsched.models import solve
 
     objective = Objective.parse(objective)
-    hint = min(hints, key=lambda s: objective.value(instance, s), default=None)
+    given = [*incumbents, *heuristic_incumbents(instance, objective)]
     result = solve(
         instance,
         objective,
         backend=backend,
         time_limit=time_limit,
         workers=workers,
-        hint=hint,
+        incumbents=given,
     )
-    schedule = result.schedule
     upper = None
-    if schedule is not None:
-        _verified(instance, schedule, f"back-end {backend}")
-        upper = objective.value(instance, schedule)
+    if result.schedule is not None:
+        _verified(instance, result.schedule, f"back-end {backend}")
+        upper = objective.value(instance, result.schedule)
     binding = result.binding_bound
-    return Reference(
+    return SolverOutcome(
+        backend=backend,
         objective=objective.label,
+        status=result.status,
         lower=result.lower_bound,
         lower_method=binding.method if binding is not None else None,
         upper=upper,
-        upper_source=result.upper_bound_source or backend,
-        status=result.status.value,
-        runtime=result.runtime,
+        upper_source=(result.upper_bound_source or backend)
+        if upper is not None
+        else None,
         bounds={b.method: b.value for b in result.bounds},
-        schedule=schedule,
-        error=(
-            str(result.params.get("error", "the back-end reported status ERROR"))
-            if result.status.value == "ERROR"
-            else None
-        ),
+        schedule=result.schedule,
+        runtime=result.runtime,
+        error=result.error,
+        interrupted=result.interrupted,
+        rejected=result.rejected,
+    )
+
+
+# --------------------------------------------------------------------------
+# Reference and ratios: one function each
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """An upper-bound candidate of a window: a complete schedule's value.
+
+    ``row`` names the stored row that holds the schedule (a task id), so that
+    a report can draw the best known schedule.
+    """
+
+    value: float
+    source: str
+    row: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LowerBound:
+    """A lower bound of a window and the method (or back-end) that proved it."""
+
+    value: float
+    method: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """What is known of the optimum of one window: ``LB <= OPT <= UB``.
+
+    Attributes
+    ----------
+    lower, lower_method
+        Best lower bound and the formula or back-end that gives it.
+    upper, upper_source, upper_row
+        Best complete schedule's value, its producer and the row holding it.
+    bounds
+        Every lower bound known, by method (the largest value per method).
+    candidates
+        Every upper-bound candidate, by source (the smallest per source).
+    defect
+        Set when a schedule's value beats a lower bound: one of them is
+        wrong, which is a defect of optsched. Ratios are then withheld.
+    """
+
+    objective: str
+    lower: float | None
+    lower_method: str | None
+    upper: float | None
+    upper_source: str | None
+    upper_row: str | None = None
+    bounds: Mapping[str, float] = field(default_factory=dict)
+    candidates: Mapping[str, float] = field(default_factory=dict)
+    defect: str | None = None
+
+    @property
+    def optimal(self) -> bool:
+        """``True`` when ``LB = UB`` (the optimum is proven)."""
+        return self.defect is None and is_optimal(self.lower, self.upper)
+
+
+def is_optimal(lower: float | None, upper: float | None) -> bool:
+    """``LB = UB`` up to :data:`OPTIMAL_TOLERANCE` (relative)."""
+    if lower is None or upper is None:
+        return False
+    return upper - lower <= OPTIMAL_TOLERANCE * max(1.0, abs(upper))
+
+
+def _slack(value: float) -> float:
+    return OPTIMAL_TOLERANCE * max(1.0, abs(value))
+
+
+def window_reference(
+    objective: str,
+    lower_bounds: Iterable[LowerBound],
+    candidates: Iterable[Candidate],
+) -> Reference:
+    """The reference of one window and objective, from everything known of it.
+
+    The best lower bound is the largest; the best upper bound the smallest
+    candidate value (on ties the first given: callers list solver rows before
+    policy rows, so a proof-carrying schedule names the bound). Only complete
+    schedules may be candidates: callers leave out killed ones.
+
+    This is the only place where bounds of a window are combined: the
+    in-memory ``gap`` run, the results store, the report and its charts all
+    call it.
+    """
+    bounds: dict[str, float] = {}
+    for bound in lower_bounds:
+        if bound.value > bounds.get(bound.method, -math.inf):
+            bounds[bound.method] = bound.value
+    best_lower = max(bounds.items(), key=lambda kv: kv[1], default=None)
+    best: Candidate | None = None
+    values: dict[str, float] = {}
+    for candidate in candidates:
+        if candidate.value < values.get(candidate.source, math.inf):
+            values[candidate.source] = candidate.value
+        if best is None or candidate.value < best.value:
+            best = candidate
+    lower = best_lower[1] if best_lower else None
+    defect = None
+    if best is not None and lower is not None and best.value < lower - _slack(lower):
+        assert best_lower is not None
+        defect = (
+            f"{objective}: the schedule of {best.source} has value {best.value}, "
+            f"below the lower bound {lower} ({best_lower[0]}): one of them is wrong"
+        )
+    return Reference(
+        objective=objective,
+        lower=lower,
+        lower_method=best_lower[0] if best_lower else None,
+        upper=best.value if best else None,
+        upper_source=best.source if best else None,
+        upper_row=best.row if best else None,
+        bounds=bounds,
+        candidates=values,
+        defect=defect,
     )
 
 
@@ -186,7 +406,13 @@ def ratio_interval(
 
 @dataclass(frozen=True, slots=True)
 class GapRow:
-    """One policy on one window for one objective."""
+    """One policy on one window for one objective.
+
+    ``comparable`` is ``False`` when the ratio means nothing: the policy
+    killed jobs (``killed > 0``, its schedule did less work than the
+    window), or the window's reference has a defect. Its ratio ends are then
+    ``NaN`` and aggregates leave the row out.
+    """
 
     window: str
     policy: str
@@ -199,99 +425,45 @@ class GapRow:
     optimal: bool
     ratio_low: float
     ratio_high: float
+    comparable: bool = True
+    killed: int = 0
+    lost_work: int = 0
+    defect: str | None = None
 
 
-def gap_rows(
+def gap_row(
     window: str,
-    outcomes: Iterable[PolicyOutcome],
+    policy: str,
+    value: float,
     reference: Reference,
-) -> list[GapRow]:
-    """Join policy outcomes with the reference of their window and objective.
-
-    The best upper bound is the smallest of the reference's and every
-    policy's value. A policy value below the lower bound means a bound is
-    wrong: that raises instead of printing a ratio below 1.
-    """
-    outcomes = [o for o in outcomes if o.objective == reference.objective]
-    upper, source = reference.upper, reference.upper_source
-    for outcome in outcomes:
-        if upper is None or outcome.value < upper:
-            upper, source = outcome.value, f"policy:{outcome.policy}"
-    lower = reference.lower
-    if lower is not None and upper is not None and upper < lower - _slack(lower):
-        raise InvalidScheduleError(
-            f"window {window}, {reference.objective}: a schedule of value {upper} "
-            f"({source}) beats the lower bound {lower} ({reference.lower_method})"
-        )
-    rows = []
-    for outcome in outcomes:
-        low, high = ratio_interval(outcome.value, lower, upper)
-        rows.append(
-            GapRow(
-                window=window,
-                policy=outcome.policy,
-                objective=reference.objective,
-                value=outcome.value,
-                lower=lower,
-                upper=upper,
-                lower_method=reference.lower_method,
-                upper_source=source,
-                optimal=is_optimal(lower, upper),
-                ratio_low=low,
-                ratio_high=high,
-            )
-        )
-    return rows
-
-
-def _slack(value: float) -> float:
-    return OPTIMAL_TOLERANCE * max(1.0, abs(value))
-
-
-def analyse_window(
-    instance: Instance,
-    window: str,
-    policies: Sequence[str],
-    objectives: Sequence[Objective | str],
     *,
-    backend: str = "cpsat",
-    time_limit: float = 10.0,
-    workers: int = 1,
-) -> tuple[list[GapRow], dict[str, Reference], dict[tuple[str, str], PolicyOutcome]]:
-    """Every policy and the reference on one window, for every objective.
-
-    Returns the gap rows, the references by objective label, and the policy
-    outcomes by (policy, objective label).
-    """
-    rows: list[GapRow] = []
-    references: dict[str, Reference] = {}
-    outcomes: dict[tuple[str, str], PolicyOutcome] = {}
-    parsed = [Objective.parse(o) for o in objectives]
-    if not parsed:
-        raise ValueError("no objective given")
-    # A policy's schedule does not depend on the objective: simulate once.
-    simulated = [evaluate_policy(instance, p, parsed[0]) for p in policies]
-    for objective in parsed:
-        found = [
-            replace(
-                o,
-                objective=objective.label,
-                value=objective.value(instance, o.schedule),
-            )
-            for o in simulated
-        ]
-        outcomes.update({(o.policy, o.objective): o for o in found})
-        reference = evaluate_reference(
-            instance,
-            objective,
-            backend=backend,
-            time_limit=time_limit,
-            workers=workers,
-            hints=[o.schedule for o in found],
-        )
-        references[objective.label] = reference
-        rows += gap_rows(window, found, reference)
-    return rows, references, outcomes
+    killed: int = 0,
+    lost: int = 0,
+) -> GapRow:
+    """A policy's value on a window against the window's reference."""
+    comparable = killed == 0 and reference.defect is None
+    low, high = (
+        ratio_interval(value, reference.lower, reference.upper)
+        if comparable
+        else (math.nan, math.nan)
+    )
+    return GapRow(
+        window=window,
+        policy=policy,
+        objective=reference.objective,
+        value=value,
+        lower=reference.lower,
+        upper=reference.upper,
+        lower_method=reference.lower_method,
+        upper_source=reference.upper_source,
+        optimal=reference.optimal,
+        ratio_low=low,
+        ratio_high=high,
+        comparable=comparable,
+        killed=killed,
+        lost_work=lost,
+        defect=reference.defect,
+    )
 
 
 def rows_frame(rows: Iterable[GapRow]) -> pd.DataFrame:
@@ -302,38 +474,48 @@ def rows_frame(rows: Iterable[GapRow]) -> pd.DataFrame:
     )
 
 
+AGGREGATE_COLUMNS = [
+    "policy", "objective", "windows", "not_comparable", "optimal_share",
+    "mean_low", "mean_high", "median_low", "median_high",
+    "max_low", "max_high", "worst_window",
+]  # fmt: skip
+
+
 def aggregate(rows: pd.DataFrame) -> pd.DataFrame:
     """Per (policy, objective): windows, mean/median/max of both ratio ends.
 
-    ``worst_window`` is the window with the largest ``ratio_high`` (ties: the
-    largest ``ratio_low``, then the first in order); ``optimal_share`` the
-    share of windows whose optimum is proven.
+    Only comparable rows enter the statistics; ``not_comparable`` counts the
+    others (killed jobs, defects). ``worst_window`` is the window with the
+    largest ``ratio_high`` (ties: the largest ``ratio_low``, then the first
+    in order); ``optimal_share`` the share of comparable windows whose
+    optimum is proven.
     """
-    columns = [
-        "policy", "objective", "windows", "optimal_share",
-        "mean_low", "mean_high", "median_low", "median_high",
-        "max_low", "max_high", "worst_window",
-    ]  # fmt: skip
     if rows.empty:
-        return pd.DataFrame(columns=columns)
+        return pd.DataFrame(columns=AGGREGATE_COLUMNS)
     out = []
     for (policy, objective), group in rows.groupby(["policy", "objective"], sort=False):
-        worst = group.sort_values(
+        usable = group[group["comparable"].astype(bool)]
+        skipped = len(group) - len(usable)
+        if usable.empty:
+            out.append([policy, objective, 0, skipped] + [math.nan] * 7 + [None])
+            continue
+        worst = usable.sort_values(
             ["ratio_high", "ratio_low"], ascending=False, kind="stable"
         ).iloc[0]
         out.append(
             [
                 policy,
                 objective,
-                len(group),
-                float(group["optimal"].mean()),
-                float(group["ratio_low"].mean()),
-                float(group["ratio_high"].mean()),
-                float(group["ratio_low"].median()),
-                float(group["ratio_high"].median()),
-                float(group["ratio_low"].max()),
-                float(group["ratio_high"].max()),
+                len(usable),
+                skipped,
+                float(usable["optimal"].astype(bool).mean()),
+                float(usable["ratio_low"].mean()),
+                float(usable["ratio_high"].mean()),
+                float(usable["ratio_low"].median()),
+                float(usable["ratio_high"].median()),
+                float(usable["ratio_low"].max()),
+                float(usable["ratio_high"].max()),
                 worst["window"],
             ]
         )
-    return pd.DataFrame(out, columns=columns)
+    return pd.DataFrame(out, columns=AGGREGATE_COLUMNS)

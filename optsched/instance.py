@@ -116,8 +116,9 @@ class BusyBlock:
     size
         Number of processors taken.
     offset
-        First processor of a contiguous range ``[offset, offset + size)``;
-        ``None`` when only the count matters (``any`` allocation).
+        First processor of a contiguous range ``[offset, offset + size)``:
+        required on a ``contiguous`` machine, refused on an ``any`` machine
+        (there a block is a count of processors; see :class:`Machine`).
     label
         Free text: what the block stands for (``"job 1234"``, ``"downtime"``).
     """
@@ -161,7 +162,25 @@ class Machine:
         ``"any"``: a job may use any free processors; ``"contiguous"``: a job
         needs a consecutive range of processor indices (strip packing).
     unavailable
-        Fixed busy blocks. On a contiguous machine each block needs an offset.
+        Fixed busy blocks. On a ``contiguous`` machine each block needs an
+        offset; on an ``any`` machine a block is a processor count and has no
+        offset.
+
+    Notes
+    -----
+    Why blocks on ``any`` machines carry no offset: processors are
+    interchangeable there, so the machine (or the scheduler) picks a block's
+    processors when it starts. Then every start vector that respects the
+    processor *count* (jobs plus blocks use at most ``m`` processors at every
+    instant) admits a non-migrating assignment of processors to jobs and
+    blocks together: greedy colouring of an interval graph in order of start
+    times, blocks being intervals with a fixed start (see
+    :mod:`optsched.packing`). A block pinned to given processors breaks this:
+    a reservation pinned on processor 1 from time 5 defeats a job put on
+    processor 1 at time 0 for 10 seconds although the counts fit, so
+    count-based models and checks would accept schedules that no processor
+    assignment realises. :meth:`with_allocation` changes the allocation and
+    drops or requires offsets accordingly.
     """
 
     processors: int
@@ -196,6 +215,12 @@ class Machine:
             )
         if self.allocation == "contiguous" and block.offset is None:
             raise ValueError(f"{who}: a contiguous machine needs block offsets")
+        if self.allocation == "any" and block.offset is not None:
+            raise ValueError(
+                f"{who}: offset {block.offset} on an 'any' machine: blocks on "
+                "'any' machines are processor counts; drop the offset or use "
+                "allocation 'contiguous'"
+            )
 
     def _validate_block_capacity(self) -> None:
         # Sweep: at equal times, ends (-size) sort before starts (+size).
@@ -239,6 +264,28 @@ class Machine:
     def replace(self, **changes: object) -> Machine:
         """Return a validated copy with some fields changed."""
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+    def with_allocation(self, allocation: str) -> Machine:
+        """This machine with another allocation rule, its busy blocks adapted.
+
+        To ``"any"``: every block keeps its interval, size and label and
+        loses its offset (blocks are processor counts there). Nothing is
+        lost for feasibility: a schedule valid on the contiguous machine
+        stays valid, since the count rule only forgets where the blocks sit.
+        To ``"contiguous"``: every block needs an offset, which blocks on an
+        ``any`` machine never have, so a machine with busy blocks is refused
+        (``ValueError`` naming the first block): choose their processor
+        ranges first. The same allocation returns ``self``.
+        """
+        if allocation == self.allocation:
+            return self
+        blocks = self.unavailable
+        if allocation == "any":
+            blocks = tuple(
+                dataclasses.replace(b, offset=None) if b.offset is not None else b
+                for b in blocks
+            )
+        return dataclasses.replace(self, allocation=allocation, unavailable=blocks)
 
 
 @dataclass(frozen=True, slots=True)

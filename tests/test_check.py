@@ -37,13 +37,13 @@ BLOCKED = _instance(
     Job(2, 2, 2, 4),
     Job(3, 0, 1, 3),
     Job(4, 5, 4, 1),
-    blocks=[BusyBlock(0, 5, 1, 3, "down")],
+    blocks=[BusyBlock(0, 5, 1, label="down")],
 )
 BLOCKED_VALID = Schedule(
     {
         1: Placement(0, 10, (0, 1)),
         3: Placement(0, 3, (2,)),
-        2: Placement(5, 9, (2, 3)),  # processor 3 is down until 5
+        2: Placement(5, 9, (2, 3)),  # one processor is down until 5
         4: Placement(10, 11, (0, 1, 2, 3)),
     }
 )
@@ -164,7 +164,12 @@ def test_shared_processors() -> None:
 
 
 def test_job_on_a_busy_block_processor() -> None:
-    instance = _instance(4, Job(1, 0, 2, 2), blocks=[BusyBlock(0, 5, 1, 3, "down")])
+    instance = _instance(
+        4,
+        Job(1, 0, 2, 2),
+        allocation="contiguous",
+        blocks=[BusyBlock(0, 5, 1, 3, "down")],
+    )
     assert check_schedule(instance, Schedule({1: Placement(2, 4, (2, 3))})) == [
         Violation(
             "processor-overlap",
@@ -283,7 +288,10 @@ def valid_pairs(draw: st.DrawFn) -> tuple[Instance, Schedule]:
         if all(_free(busy, p, start, end) for p in procs):
             for p in procs:
                 busy.setdefault(p, []).append((start, end))
-            blocks.append(BusyBlock(start, end, size, offset, "block"))
+            # Blocks are counts on "any" machines: the processors reserved
+            # for them in `busy` only make the jobs respect the count.
+            pinned = offset if contiguous else None
+            blocks.append(BusyBlock(start, end, size, pinned, "block"))
     jobs, placements, killed = [], {}, set()
     for job_id in range(1, draw(st.integers(1, 7)) + 1):
         runtime = draw(st.integers(0, 6))
@@ -415,7 +423,7 @@ def test_capacity_overrun_is_flagged(
     instance, schedule = pair
     # Count-only placements on an "any" machine leave only the capacity rule
     # to catch the move.
-    instance = instance.replace(machine=instance.machine.replace(allocation="any"))
+    instance = instance.replace(machine=instance.machine.with_allocation("any"))
     counted = Schedule(
         {k: Placement(p.start, p.end) for k, p in schedule.placements.items()},
         killed=schedule.killed,
@@ -451,8 +459,8 @@ def arbitrary_pairs(draw: st.DrawFn) -> tuple[Instance, Schedule]:
     if draw(st.booleans()):
         size = draw(st.integers(1, m))
         start = draw(st.integers(0, 8))
-        offset = draw(st.none() | st.integers(0, m - size))
-        blocks.append(BusyBlock(start, start + draw(st.integers(0, 6)), size, offset))
+        # A count: blocks on "any" machines have no offset.
+        blocks.append(BusyBlock(start, start + draw(st.integers(0, 6)), size))
     jobs, placements = [], {}
     for job_id in range(1, draw(st.integers(1, 6)) + 1):
         job = Job(
@@ -567,6 +575,59 @@ def test_cli_window_options_cut_the_instance_first(tmp_path: Path) -> None:
     result = _run(DATA / "instance.json", schedule)
     assert result.exit_code == 1
     assert "missing: job 1 is not placed" in result.stdout
+
+
+def test_cli_caps_the_list_and_points_at_the_window(tmp_path: Path) -> None:
+    # 100 jobs released every 10 s; the schedule of the window of positions
+    # 40..44 (rebased to 0) checked against the whole instance: 95 missing
+    # jobs and 5 early starts.
+    whole = _instance(1, *(Job(k + 1, 10 * k, 1, 1) for k in range(100)))
+    write_native(whole, tmp_path / "whole.json")
+    schedule = tmp_path / "window.csv"
+    write_schedule(
+        Schedule({41 + i: Placement(10 * i, 10 * i + 1, (0,)) for i in range(5)}),
+        schedule,
+    )
+    result = _run(tmp_path / "whole.json", schedule)
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert len(lines) == 22
+    assert lines[:2] == ["missing: job 1 is not placed", "missing: job 2 is not placed"]
+    assert lines[20:] == [
+        "... and 80 more violations (2 kinds in all: missing 95, early-start 5; "
+        "--all lists every one)",
+        "INVALID: 100 violations (100 jobs)",
+    ]
+    assert result.stderr == (
+        "hint: the schedule places only 5 of the 100 jobs, positions 40..44: "
+        "check it against that window with --first-job 40 --jobs 5 "
+        "(and --initial-state as when it was cut)\n"
+    )
+    window = _run(tmp_path / "whole.json", schedule, "--first-job", "40", "--jobs", "5")
+    assert window.exit_code == 0, window.output
+    for flag in (["--all"], ["--max-violations", "0"]):
+        every = _run(tmp_path / "whole.json", schedule, *flag)
+        assert every.exit_code == 1
+        assert len(every.stdout.splitlines()) == 101
+        assert "more violation" not in every.stdout
+    three = _run(tmp_path / "whole.json", schedule, "--max-violations", "3")
+    assert three.exit_code == 1
+    assert three.stdout.splitlines()[3].startswith("... and 97 more violations")
+
+
+def test_cli_hint_without_positions_inside_a_window(tmp_path: Path) -> None:
+    whole = _instance(1, *(Job(k + 1, 10 * k, 1, 1) for k in range(10)))
+    write_native(whole, tmp_path / "whole.json")
+    schedule = tmp_path / "one.csv"
+    write_schedule(Schedule({3: Placement(0, 1, (0,))}), schedule)
+    result = _run(tmp_path / "whole.json", schedule, "--first-job", "2", "--jobs", "5")
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[-1] == "INVALID: 4 violations (5 jobs)"
+    assert result.stderr == (
+        "hint: the schedule places only 1 of the 5 jobs: check it against its "
+        "window (--first-job/--jobs or --start/--end, and --initial-state as "
+        "when it was cut)\n"
+    )
 
 
 def test_cli_bad_input_exits_2_with_one_line(tmp_path: Path) -> None:

@@ -10,15 +10,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from optsched.gap import (
-    InvalidScheduleError,
-    PolicyOutcome,
+    Candidate,
+    LowerBound,
     Reference,
     aggregate,
-    gap_rows,
+    gap_row,
     ratio_interval,
     rows_frame,
+    window_reference,
 )
-from optsched.schedule import Schedule
 
 
 def test_exact_ratio_when_optimum_proven() -> None:
@@ -55,31 +55,54 @@ def test_interval_brackets_every_possible_optimum(
         assert low <= value / optimum <= high
 
 
-def _outcome(policy: str, value: float) -> PolicyOutcome:
-    return PolicyOutcome(policy, "cmax", value, {}, Schedule({}), 0.0)
+def _reference(
+    lower: float | None, policies: dict[str, float], solver: float | None = None
+) -> Reference:
+    bounds = [LowerBound(lower, "area")] if lower is not None else []
+    candidates = [Candidate(solver, "cpsat")] if solver is not None else []
+    candidates += [Candidate(v, f"policy:{p}") for p, v in policies.items()]
+    return window_reference("cmax", bounds, candidates)
 
 
 def test_policies_improve_the_upper_bound() -> None:
-    reference = Reference("cmax", 90.0, "energy", 120.0, "cpsat", "FEASIBLE", 1.0)
-    rows = gap_rows("w0", [_outcome("fcfs", 130.0), _outcome("easy", 100.0)], reference)
-    assert [r.upper for r in rows] == [100.0, 100.0]
-    assert rows[1].upper_source == "policy:easy"
-    assert (rows[0].ratio_low, rows[0].ratio_high) == pytest.approx((1.3, 130 / 90))
-    assert rows[1].ratio_low == 1.0
-    assert not rows[0].optimal
+    reference = _reference(90.0, {"fcfs": 130.0, "easy": 100.0}, solver=120.0)
+    assert (reference.upper, reference.upper_source) == (100.0, "policy:easy")
+    fcfs = gap_row("w0", "fcfs", 130.0, reference)
+    assert (fcfs.ratio_low, fcfs.ratio_high) == pytest.approx((1.3, 130 / 90))
+    assert gap_row("w0", "easy", 100.0, reference).ratio_low == 1.0
+    assert not fcfs.optimal
+
+
+def test_solver_names_the_bound_on_a_tie() -> None:
+    reference = _reference(90.0, {"easy": 100.0}, solver=100.0)
+    assert reference.upper_source == "cpsat"
 
 
 def test_policy_reaching_lower_bound_proves_optimum() -> None:
-    reference = Reference("cmax", 100.0, "area", 120.0, "cpsat", "FEASIBLE", 1.0)
-    rows = gap_rows("w0", [_outcome("fcfs", 100.0), _outcome("lpt", 110.0)], reference)
+    reference = _reference(100.0, {"fcfs": 100.0, "lpt": 110.0}, solver=120.0)
+    rows = [
+        gap_row("w0", p, v, reference) for p, v in (("fcfs", 100.0), ("lpt", 110.0))
+    ]
     assert all(r.optimal for r in rows)
     assert [(r.ratio_low, r.ratio_high) for r in rows] == [(1.0, 1.0), (1.1, 1.1)]
 
 
-def test_value_below_lower_bound_is_a_bug_not_a_ratio() -> None:
-    reference = Reference("cmax", 100.0, "area", 120.0, "cpsat", "FEASIBLE", 1.0)
-    with pytest.raises(InvalidScheduleError, match=r"beats the lower bound 100\.0"):
-        gap_rows("w0", [_outcome("fcfs", 99.0)], reference)
+def test_value_below_lower_bound_is_a_defect_not_a_ratio() -> None:
+    reference = _reference(100.0, {"fcfs": 99.0}, solver=120.0)
+    assert reference.defect == (
+        "cmax: the schedule of policy:fcfs has value 99.0, below the lower bound "
+        "100.0 (area): one of them is wrong"
+    )
+    row = gap_row("w0", "fcfs", 99.0, reference)
+    assert not row.comparable and not row.optimal
+    assert math.isnan(row.ratio_low) and math.isnan(row.ratio_high)
+
+
+def test_killed_schedule_is_reported_but_not_comparable() -> None:
+    reference = _reference(100.0, {}, solver=120.0)
+    row = gap_row("w0", "easy", 80.0, reference, killed=2, lost=40)
+    assert (row.value, row.killed, row.lost_work) == (80.0, 2, 40)
+    assert not row.comparable and math.isnan(row.ratio_low)
 
 
 def test_aggregate_statistics_and_worst_window() -> None:
@@ -89,12 +112,13 @@ def test_aggregate_statistics_and_worst_window() -> None:
         "b": (150.0, 100.0, 120.0),
         "c": (100.0, 100.0, 100.0),
     }.items():
-        reference = Reference("cmax", lower, "area", upper, "cpsat", "X", 0.0)
-        rows += gap_rows(window, [_outcome("fcfs", value)], reference)
+        rows.append(gap_row(window, "fcfs", value, _reference(lower, {}, upper)))
+    rows.append(gap_row("d", "fcfs", 10.0, _reference(100.0, {}, 120.0), killed=1))
     table = aggregate(rows_frame(rows))
     assert len(table) == 1
     row = table.iloc[0]
     assert row["windows"] == 3
+    assert row["not_comparable"] == 1
     assert row["optimal_share"] == pytest.approx(2 / 3)
     assert row["mean_low"] == pytest.approx((1.2 + 1.25 + 1.0) / 3)
     assert row["mean_high"] == pytest.approx((1.2 + 1.5 + 1.0) / 3)

@@ -27,7 +27,7 @@ DATA = Path(__file__).parent / "data" / "json"
 EXAMPLES = sorted(DATA.glob("*.json"))
 
 TINY = Instance(
-    Machine(4, "any", (BusyBlock(0, 30, 2, 2, "job 7"),)),
+    Machine(4, "any", (BusyBlock(0, 30, 2, label="job 7"),)),
     (Job(1, 0, 2, 10, 20), Job(2, 5, 4, 3, weight=2.0, user=12)),
     "tiny",
     Source(
@@ -144,7 +144,8 @@ def machines(draw: st.DrawFn) -> Machine:
             break
         start = draw(st.integers(0, 1000))
         end = start + draw(st.integers(0, 1000))
-        keep_offset = allocation == "contiguous" or draw(st.booleans())
+        # Offsets on contiguous machines only: blocks are counts on "any" ones.
+        keep_offset = allocation == "contiguous"
         label = draw(st.text(max_size=8))
         blocks.append(
             BusyBlock(start, end, size, offset if keep_offset else None, label)
@@ -479,7 +480,8 @@ def test_machine_and_busy_block_errors(tmp_path: Path) -> None:
         ":2: machine: allocation: expected one of any, contiguous, got 'packed'"
     )
     path = machine_file(
-        '{"processors": 4, "unavailable": [\n{"start": 0, "end": 5, "size": 2},\n'
+        '{"processors": 4, "allocation": "contiguous", "unavailable": [\n'
+        '{"start": 0, "end": 5, "size": 2, "offset": 0},\n'
         '{"start": 0, "end": 5, "size": 3, "offset": 2}]}'
     )
     assert _error(path).endswith(
@@ -500,7 +502,7 @@ def test_machine_and_busy_block_errors(tmp_path: Path) -> None:
         ":2: machine: busy blocks use 5 processors at time 4, more than 4"
     )
     path = machine_file(
-        '{"processors": 4, "unavailable": [\n'
+        '{"processors": 4, "allocation": "contiguous", "unavailable": [\n'
         '{"start": 0, "end": 5, "size": 2, "offset": 0, "label": "job: 1"},\n'
         '{"start": 3, "end": 9, "size": 2, "offset": 1, "label": "job 2"}]}'
     )
@@ -521,6 +523,33 @@ def test_machine_and_busy_block_errors(tmp_path: Path) -> None:
     assert _error(path).endswith(
         ":3: machine.unavailable[0]: interval [9, 5) is invalid"
     )
+
+
+def test_pinned_block_on_an_any_machine_is_refused_with_file_and_line(
+    tmp_path: Path,
+) -> None:
+    # Blocks on "any" machines are processor counts: an offset there would pin
+    # processors that a count-feasible schedule may need (the old unsound case).
+    path = tmp_path / "pinned.json"
+    path.write_text(
+        '{"version": 1,\n "machine": {"processors": 4, "unavailable": [\n'
+        '  {"start": 0, "end": 5, "size": 1},\n'
+        '  {"start": 5, "end": 9, "size": 1,\n'
+        '   "offset": 1, "label": "job 7"}]},\n'
+        ' "jobs": []}'
+    )
+    assert _error(path) == (
+        f"{path}:5: machine.unavailable[1]: offset 1 on an 'any' machine: blocks "
+        "on 'any' machines are processor counts; drop the offset or use "
+        "allocation 'contiguous'"
+    )
+    contiguous = tmp_path / "contiguous.json"
+    contiguous.write_text(
+        path.read_text()
+        .replace('"processors": 4,', '"processors": 4, "allocation": "contiguous",')
+        .replace('"size": 1},', '"size": 1, "offset": 0},')
+    )
+    assert read_native(contiguous).instance.machine.unavailable[1].offset == 1
 
 
 def test_window_errors(tmp_path: Path) -> None:

@@ -56,8 +56,9 @@ def test_simulate_prints_the_metrics_and_writes_the_schedule(
     summary = summarize(instance, schedule)
     rows = dict(re.findall(r"│ ([a-z][^│]*?) +│ +([^ │]+) │", result.output))
     assert rows["makespan (s)"] == "24" == f"{summary.makespan}"
-    # completions 10, 15, 4, 24, 22, weights 1
-    assert rows["sum of weighted completion (s)"] == "75"
+    # completions 10, 15, 4, 24, 22, weights 1; releases 0, 0, 1, 2, 2
+    assert rows["sum of completions (s)"] == "75"
+    assert rows["mean response (s)"] == "14.00"  # (10+15+3+22+20) / 5
     assert rows["mean wait (s)"] == "6.00"  # waits 0, 10, 0, 20, 0
     assert rows["max wait (s)"] == "20"
     assert rows["jobs"] == "5"
@@ -144,6 +145,58 @@ def test_compare_one_row_per_policy(
     assert float(rows[0]["mean_wait"]) == pytest.approx(9.4)
     for name in ("fcfs", "easy", "conservative", "spt:oracle"):
         assert name in result.output
+    # EASY: completions 10, 15, 4, 24, 22 (sum 75), responses sum 70
+    assert rows[1]["weighted_completion"] == "75.0"
+    assert float(rows[1]["mean_response"]) == pytest.approx(14.0)
+
+
+def _header_cells(output: str) -> list[str]:
+    header = next(line for line in output.splitlines() if line.startswith("┃"))
+    return [cell.strip() for cell in header.strip("┃").split("┃")]
+
+
+def test_compare_headers_name_their_units(
+    instance_file: tuple[Path, Instance],
+) -> None:
+    path, _ = instance_file
+    args = ["compare", str(path), "--policies", "fcfs,easy"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert _header_cells(result.stdout) == [
+        "policy",
+        "makespan (s)",
+        "sum C_j (s)",
+        "mean response (s)",
+        "mean wait (s)",
+        "max wait (s)",
+        "mean bsld",
+        "utilisation",
+        "killed (jobs)",
+        "sim time (s)",
+    ]
+    easy = next(line for line in result.stdout.splitlines() if "│ easy" in line)
+    cells = [cell.strip() for cell in easy.strip("│").split("│")]
+    assert cells[1:4] == ["24", "75", "14.00"]
+
+
+def test_weighted_completion_units(tmp_path: Path) -> None:
+    # Weights equal to the sizes: sum q_j C_j is in processor-seconds.
+    jobs = (Job(1, 0, 2, 10, weight=2.0), Job(2, 0, 1, 5, weight=1.0))
+    path = tmp_path / "sized.json"
+    write_native(Instance(Machine(4), jobs, name="sized"), path)
+    runner = CliRunner()
+    result = runner.invoke(main, ["compare", str(path), "--policies", "fcfs"])
+    assert result.exit_code == 0, result.output
+    assert "sum w_j C_j (processor-s)" in _header_cells(result.stdout)
+    result = runner.invoke(main, ["simulate", str(path), "-p", "fcfs"])
+    assert result.exit_code == 0, result.output
+    rows = dict(re.findall(r"│ ([a-z][^│]*?) +│ +([^ │]+) │", result.stdout))
+    assert rows["sum of weighted completions (processor-s)"] == "25"  # 2*10 + 5
+    # Other weights: weight-seconds.
+    jobs = (Job(1, 0, 2, 10, weight=0.5), Job(2, 0, 1, 5, weight=1.0))
+    write_native(Instance(Machine(4), jobs, name="weighted"), path)
+    result = runner.invoke(main, ["compare", str(path), "--policies", "fcfs"])
+    assert "sum w_j C_j (weight-s)" in _header_cells(result.stdout)
 
 
 def test_compare_rejects_a_bad_spec_before_simulating(

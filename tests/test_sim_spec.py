@@ -15,7 +15,7 @@ from optsched.heuristics import (
 )
 from optsched.heuristics.orders import order_ranks
 from optsched.heuristics.policies import best_package
-from optsched.heuristics.profile import Profile
+from optsched.packing import Profile
 
 
 @pytest.mark.parametrize(

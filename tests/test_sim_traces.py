@@ -65,7 +65,7 @@ def test_every_policy_on_every_trace(
 ) -> None:
     instance = _window(name, *WINDOWS[name])
     if allocation != instance.machine.allocation:
-        machine = instance.machine.replace(allocation=allocation)
+        machine = instance.machine.with_allocation(allocation)
         instance = instance.replace(machine=machine)
     for spec in POLICY_NAMES:
         result = simulate(instance, spec, allocation_rule=rule, migration=migration)

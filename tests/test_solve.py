@@ -59,9 +59,7 @@ def assert_valid(instance: Instance, result, optimum: float) -> None:  # type: i
     assert result.schedule is not None
     assert check_schedule(instance, result.schedule) == []
     assert all(p.processors is not None for p in result.schedule.placements.values())
-    assert "rejected" not in result.params or not any(
-        r.startswith(("cpsat", "milp")) for r in result.params["rejected"]
-    )
+    assert not any(r.startswith(("cpsat", "milp")) for r in result.rejected)
     for bound in result.bounds:
         assert bound.value <= optimum + 1e-9, bound
     assert result.lower_bound is not None and result.lower_bound <= optimum + 1e-9
@@ -176,7 +174,7 @@ def test_infeasible_hint_is_rejected_not_used() -> None:
     instance = golden_instance()
     bad = Schedule({1: Placement(0, 3), 2: Placement(0, 2), 3: Placement(2, 6)})
     result = solve(instance, "wct", backend="bounds-only", hint=bad)
-    assert any(r.startswith("hint: capacity") for r in result.params["rejected"])
+    assert any(r.startswith("hint: capacity") for r in result.rejected)
     assert result.upper_bound_source != "hint"
     assert check_schedule(instance, result.schedule) == []
 
@@ -209,7 +207,7 @@ def test_a_bound_above_a_checked_schedule_is_an_error() -> None:
         started=time.perf_counter(), params={},
     )  # fmt: skip
     assert result.status is SolveStatus.ERROR
-    assert "bogus = 16.0" in result.params["error"]
+    assert result.error is not None and "bogus = 16.0" in result.error
 
 
 @pytest.mark.parametrize("seed", range(30))

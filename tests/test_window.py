@@ -176,7 +176,7 @@ def test_hpc2n_recorded_windows_are_consistent(first: int) -> None:
 
 def test_recorded_contiguous_first_fit(trace: Trace) -> None:
     contiguous = trace.instance.replace(
-        machine=trace.instance.machine.replace(allocation="contiguous")
+        machine=trace.instance.machine.with_allocation("contiguous")
     )
     window = cut_window(contiguous, start=55, end=75, initial_state="recorded")
     # Longest-running block lowest: job 1 (45), job 5 (15), job 2 (10), job 3 (5).

@@ -20,23 +20,24 @@ rather than all at once.
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import contextlib
+import dataclasses
 import datetime
 import functools
 import importlib.metadata
-import itertools
 import multiprocessing
 import platform
 import socket
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from optsched.bench.store import ERROR, Store
-from optsched.bench.tasks import RESULT_FIELDS, Task, to_json
+from optsched.bench.tasks import OPTIONAL_FIELDS, RESULT_FIELDS, Task, to_json
 from optsched.instance import Instance
 
 TaskFunction = Callable[[Task, Instance], dict[str, Any]]
@@ -72,7 +73,7 @@ def _now() -> str:
 
 def _failed(error: str) -> dict[str, Any]:
     result: dict[str, Any] = dict.fromkeys(RESULT_FIELDS)
-    return {**result, "status": ERROR, "error": error}
+    return {**result, **OPTIONAL_FIELDS, "status": ERROR, "error": error}
 
 
 def _error_text(error: BaseException) -> str:
@@ -89,12 +90,13 @@ def run_safely(
     started = _now()
     try:
         result = function(task, instance)
-        if set(result) != set(RESULT_FIELDS):
+        keys = set(result)
+        if not set(RESULT_FIELDS) <= keys <= set(RESULT_FIELDS) | set(OPTIONAL_FIELDS):
             raise ValueError(
-                f"task function returned keys {sorted(result)}, "
-                f"expected {sorted(RESULT_FIELDS)}"
+                f"task function returned keys {sorted(result)}, expected "
+                f"{sorted(RESULT_FIELDS)} and optionally {sorted(OPTIONAL_FIELDS)}"
             )
-        result = {**result, "error": None}
+        result = {**OPTIONAL_FIELDS, **result, "error": None}
         if result["status"] == ERROR:
             result["error"] = f"{task.name} reported status {ERROR}"
     except Exception as error:
@@ -311,7 +313,9 @@ def _dask_outcome(future: Any, result: Any) -> Outcome:
 def _dask_backend(address: str | None, local_workers: int | None) -> Iterator[_Dask]:
     import logging
 
-    import distributed
+    from optsched.extras import require
+
+    distributed = require("distributed", "dask", "bench --dask")
 
     if address is not None:
         with distributed.Client(address) as client:
@@ -345,11 +349,11 @@ def _pool_backend(workers: int) -> Iterator[_LocalPool]:
 class Progress(Protocol):
     """What the executor tells about every finished task."""
 
-    def advance(self, failed: bool) -> None: ...
+    def advance(self, failed: bool, row: dict[str, Any] | None = None) -> None: ...
 
 
 class _Silent:
-    def advance(self, failed: bool) -> None:
+    def advance(self, failed: bool, row: dict[str, Any] | None = None) -> None:
         pass
 
 
@@ -407,7 +411,7 @@ class ProgressBar:
         if self._bar is not None:
             self._bar.stop()
 
-    def advance(self, failed: bool) -> None:
+    def advance(self, failed: bool, row: dict[str, Any] | None = None) -> None:
         """Count one finished task."""
         self.done += 1
         self.failed += failed
@@ -420,8 +424,83 @@ class ProgressBar:
             )
 
 
+class InstanceSource(Protocol):
+    """Cuts the instance of a task's window (``ValueError`` when it cannot)."""
+
+    def instance(self, task: Task) -> Instance: ...
+
+
+class _Ready:
+    """Tasks in plan order, released once the tasks they come after are stored.
+
+    A solver task waits for its window's policy tasks; when it becomes ready
+    it receives their complete schedules from the store as incumbents. Tasks
+    whose window cannot be cut are recorded as failed without running.
+    """
+
+    LOOKAHEAD = 256
+    """Blocked tasks looked past for a ready one (tasks come window by
+    window, so a blocked solver task is passed by the next window's policy
+    tasks only)."""
+
+    def __init__(
+        self,
+        tasks: Iterable[Task],
+        source: InstanceSource,
+        store: Store,
+        record: Callable[[dict[str, Any], str | None], None],
+    ) -> None:
+        self.waiting: collections.deque[Task] = collections.deque(tasks)
+        self.source = source
+        self.store = store
+        self.record = record
+        self.stored = store.done_ids()
+        self.shas: dict[tuple[str, str], str] = {}
+
+    def stored_now(self, task_id: str) -> None:
+        self.stored.add(task_id)
+
+    def __bool__(self) -> bool:
+        return bool(self.waiting)
+
+    def take(self, limit: int) -> list[tuple[Task, Instance, str | None]]:
+        """Up to ``limit`` ready tasks with their instances (plan order)."""
+        out: list[tuple[Task, Instance, str | None]] = []
+        skipped: list[Task] = []
+        looked = 0
+        while self.waiting and len(out) < limit and looked < self.LOOKAHEAD:
+            task = self.waiting.popleft()
+            if not all(dep in self.stored for dep in task.after):
+                skipped.append(task)
+                looked += 1
+                continue
+            ready = self._prepare(task)
+            if ready is not None:
+                out.append(ready)
+        self.waiting.extendleft(reversed(skipped))
+        return out
+
+    def _prepare(self, task: Task) -> tuple[Task, Instance, str | None] | None:
+        try:
+            instance = self.source.instance(task)
+        except ValueError as error:
+            self.record(
+                failed_row(task, f"cannot cut the window: {_error_text(error)}"), None
+            )
+            return None
+        key = (task.trace_sha256, task.window)
+        if key not in self.shas:
+            self.shas[key] = self.store.add_instance(instance)
+        if task.after:
+            task = dataclasses.replace(
+                task, incumbents=tuple(self.store.incumbents(task.after))
+            )
+        return task, instance, self.shas[key]
+
+
 def run_tasks(
-    work: Iterator[tuple[Task, Instance | Exception]],
+    tasks: Iterable[Task],
+    source: InstanceSource,
     store: Store,
     *,
     workers: int = 1,
@@ -430,14 +509,18 @@ def run_tasks(
     task_function: TaskFunction | None = None,
     progress: Progress | None = None,
 ) -> Counts:
-    """Run every (task, instance) of ``work``; store each row as it finishes.
+    """Run every task; store each row as it finishes.
 
     Parameters
     ----------
-    work
-        Tasks with their instances, in the order to submit them; a task
-        whose window could not be cut comes with the exception, and is
-        stored as failed without running.
+    tasks
+        Tasks in plan order. A task runs once every task of its
+        :attr:`~optsched.bench.tasks.Task.after` is in the store, with their
+        complete schedules as incumbents.
+    source
+        Cuts each task's instance (:class:`optsched.bench.tasks.Plan`); a
+        window that cannot be cut fails its tasks, not the run. Each
+        window's instance is kept in the store.
     store
         Where rows go, written by this (parent) process only.
     workers
@@ -464,59 +547,65 @@ def run_tasks(
     counts = Counts()
     reporter = progress or _Silent()
 
-    def record(row: dict[str, Any]) -> None:
-        store.insert(row)
+    def record(row: dict[str, Any], sha256: str | None) -> None:
+        store.insert({**row, "instance_sha256": sha256})
+        ready.stored_now(row["task_id"])
         failed = row["status"] == ERROR
         counts.done += 1
         counts.failed += failed
-        reporter.advance(failed)
+        reporter.advance(failed, row)
 
-    def runnable() -> Iterator[Work]:
-        for task, instance in work:
-            if isinstance(instance, Exception):
-                error = _error_text(instance)
-                record(failed_row(task, f"cannot cut the window: {error}"))
-            else:
-                yield task, instance
-
-    ready = runnable()
-    first = next(ready, None)
-    if first is None:
+    ready = _Ready(tasks, source, store, record)
+    if not ready:
         return counts  # nothing to run: do not start a pool or a cluster
-    ready = itertools.chain([first], ready)
-
     if dask_address is not None or dask_local is not None:
         with _dask_backend(dask_address, dask_local) as dask:
             _run_bounded(dask, task_function, ready, record)
     elif workers == 1:
-        for task, instance in ready:
-            record(run_safely(task_function, task, instance))
+        while ready:
+            batch = ready.take(1)
+            for task, instance, sha256 in batch:
+                record(run_safely(task_function, task, instance), sha256)
+            if not batch and ready:
+                _stuck(ready)
     else:
         with _pool_backend(workers) as pool:
             _run_bounded(pool, task_function, ready, record)
     return counts
 
 
+def _stuck(ready: _Ready) -> None:
+    task = ready.waiting[0]
+    missing = [dep for dep in task.after if dep not in ready.stored]
+    raise RuntimeError(
+        f"task {task.task_id} waits for tasks {missing[:3]} that are not planned "
+        "(a bug in the task graph)"
+    )
+
+
 def _run_bounded(
     backend: _Backend,
     function: TaskFunction,
-    work: Iterator[tuple[Task, Instance]],
-    record: Callable[[dict[str, Any]], None],
+    ready: _Ready,
+    record: Callable[[dict[str, Any], str | None], None],
 ) -> None:
     """Keep ``backend.capacity`` tasks in flight; record each as it completes."""
-    pending: dict[Any, Work] = {}
+    pending: dict[Any, tuple[Task, Instance, str | None]] = {}
     try:
         while True:
-            batch = list(itertools.islice(work, backend.capacity - len(pending)))
+            batch = ready.take(backend.capacity - len(pending))
             if batch:
-                pending.update(zip(backend.submit(function, batch), batch, strict=True))
+                work = [(task, instance) for task, instance, _ in batch]
+                pending.update(zip(backend.submit(function, work), batch, strict=True))
             if not pending:
+                if ready:
+                    _stuck(ready)
                 return
             for handle, outcome in backend.wait_first(list(pending)):
-                task, instance = pending.pop(handle)
+                task, instance, sha256 = pending.pop(handle)
                 if isinstance(outcome, Exception):
                     outcome = backend.recover(function, task, instance, outcome)
-                record(outcome)
+                record(outcome, sha256)
     except BaseException:
         backend.cancel(list(pending))
         raise

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from optsched.bench.executor import ProgressBar, TaskFunction, run_tasks
+from optsched.bench.executor import Progress, ProgressBar, TaskFunction, run_tasks
 from optsched.bench.store import Store
-from optsched.bench.suite import load_suite
-from optsched.bench.tasks import expand
+from optsched.bench.suite import Suite, load_suite
+from optsched.bench.tasks import Plan, expand
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +66,7 @@ def run_suite(
     workers: int = 1,
     dask_address: str | None = None,
     dask_local: int | None = None,
-    progress: bool = False,
+    progress: bool | Progress = False,
     retry_failed: bool = False,
     task_function: TaskFunction | None = None,
 ) -> RunSummary:
@@ -81,7 +84,8 @@ def run_suite(
         Run on a Dask scheduler (``tcp://host:8786``) or on a new
         ``distributed.LocalCluster`` of that many workers instead.
     progress
-        Draw a progress bar on stderr (only when it is a terminal).
+        Draw a progress bar on stderr (only when it is a terminal), or a
+        :class:`~optsched.bench.executor.Progress` told of every row.
     retry_failed
         Run again the suite's tasks stored with status ``ERROR``.
     task_function
@@ -94,27 +98,67 @@ def run_suite(
     """
     began = time.perf_counter()
     suite = load_suite(suite_path)
-    plan = expand(suite)
-    ids = {task.task_id for task in plan.tasks}
     with Store(store_path) as store:
-        if retry_failed:
-            store.delete_failed(ids)
-        done = store.done_ids(suite.name) & ids
-        pending = [task for task in plan.tasks if task.task_id not in done]
-        with ProgressBar(len(pending), label=suite.name, enabled=progress) as bar:
-            counts = run_tasks(
-                plan.with_instances(pending),
-                store,
-                workers=workers,
-                dask_address=dask_address,
-                dask_local=dask_local,
-                task_function=task_function,
-                progress=bar,
-            )
-        failed_total = len(store.failed_ids(suite.name) & ids)
+        summary = run_plan(
+            suite,
+            store,
+            workers=workers,
+            dask_address=dask_address,
+            dask_local=dask_local,
+            progress=progress,
+            retry_failed=retry_failed,
+            task_function=task_function,
+        )
+    return dataclasses.replace(summary, elapsed=time.perf_counter() - began)
+
+
+def run_plan(
+    suite: Suite,
+    store: Store,
+    *,
+    workers: int = 1,
+    dask_address: str | None = None,
+    dask_local: int | None = None,
+    progress: bool | Progress = False,
+    retry_failed: bool = False,
+    task_function: TaskFunction | None = None,
+    plan: Plan | None = None,
+) -> RunSummary:
+    """Expand ``suite`` and run its pending tasks into an open ``store``.
+
+    The one path from windows to rows: ``optsched bench`` runs it into a
+    results file, ``optsched gap`` into an in-memory store (see
+    :func:`run_suite` for the parameters; ``plan`` is ``expand(suite)`` when
+    the caller has it already).
+    """
+    began = time.perf_counter()
+    plan = plan if plan is not None else expand(suite)
+    ids = {task.task_id for task in plan.tasks}
+    if retry_failed:
+        store.delete_failed(ids)
+    done = store.done_ids(suite.name) & ids
+    pending = [task for task in plan.tasks if task.task_id not in done]
+    if isinstance(progress, bool):
+        bar: contextlib.AbstractContextManager[Any] = ProgressBar(
+            len(pending), label=suite.name, enabled=progress
+        )
+    else:
+        bar = contextlib.nullcontext(progress)
+    with bar as reporter:
+        counts = run_tasks(
+            pending,
+            plan,
+            store,
+            workers=workers,
+            dask_address=dask_address,
+            dask_local=dask_local,
+            task_function=task_function,
+            progress=reporter,
+        )
+    failed_total = len(store.failed_ids(suite.name) & ids)
     return RunSummary(
         suite=suite.name,
-        store=Path(store_path),
+        store=store.path,
         total=len(plan.tasks),
         skipped=len(done),
         ran=counts.done,

@@ -22,16 +22,31 @@ on failure), ``value`` (REAL: policy objective or solver best upper bound),
 the ``json`` schedule format of :mod:`optsched.io.schedules`, or NULL),
 ``error`` (NULL unless failed), ``runtime`` (REAL, seconds of simulation or
 solving), ``versions`` (JSON), ``started``, ``finished`` (ISO 8601 UTC),
-``host``.
+``host``, ``instance_sha256`` (the window's instance in table ``instances``),
+``values`` (JSON ``{objective: value}`` of a policy row, whose ``objective``
+is empty: a policy is simulated once per window), ``killed`` (INTEGER, jobs
+a policy stopped at their estimate), ``lost_work`` (REAL, processor-seconds
+those jobs did not run), ``interrupted`` (INTEGER 0/1, a solve stopped
+early), ``rejected`` (JSON list of incumbents a back-end could not use).
 
-Table ``schema_version`` holds one integer, :data:`SCHEMA_VERSION`.
+Table ``instances`` keeps each window's instance as native JSON
+(:func:`optsched.io.native.instance_to_json`) keyed by its sha256, so a
+report needs nothing but the store. Table ``schema_version`` holds one
+integer, :data:`SCHEMA_VERSION`.
+
+:class:`TaskRow` is a row decoded once into types; :func:`gap_frame` turns
+rows into ratios through :func:`optsched.gap.window_reference`, the one
+function that combines the bounds of a window.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -39,8 +54,11 @@ from typing import Any
 import pandas as pd
 
 from optsched.errors import InputError
+from optsched.gap import Reference
+from optsched.instance import Instance
+from optsched.models.result import Incumbent
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Version of the table layout; a store of another version is refused."""
 
 COLUMNS: tuple[tuple[str, str], ...] = (
@@ -69,11 +87,20 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("started", "TEXT"),
     ("finished", "TEXT"),
     ("host", "TEXT"),
+    ("instance_sha256", "TEXT"),
+    ("values", "TEXT"),
+    ("killed", "INTEGER NOT NULL DEFAULT 0"),
+    ("lost_work", "REAL NOT NULL DEFAULT 0"),
+    ("interrupted", "INTEGER NOT NULL DEFAULT 0"),
+    ("rejected", "TEXT"),
 )
 COLUMN_NAMES: tuple[str, ...] = tuple(name for name, _ in COLUMNS)
 _DTYPES = {"value": "float64", "lower": "float64", "upper": "float64"} | {
     "runtime": "float64",
     "window_index": "int64",
+    "killed": "int64",
+    "lost_work": "float64",
+    "interrupted": "int64",
 }
 
 ERROR = "ERROR"
@@ -82,6 +109,11 @@ ERROR = "ERROR"
 WINDOW_KEY = ["suite", "trace_sha256", "window", "objective"]
 """The rows that describe one instance and objective: their bounds combine."""
 
+_CREATE_INSTANCES = (
+    "CREATE TABLE IF NOT EXISTS instances ("
+    '"sha256" TEXT PRIMARY KEY, "instance" TEXT NOT NULL)'
+)
+
 
 def _quoted(names: Iterable[str]) -> str:
     # ``window`` is an SQL keyword (window functions): every name is quoted.
@@ -89,6 +121,15 @@ def _quoted(names: Iterable[str]) -> str:
 
 
 _QUOTED = _quoted(COLUMN_NAMES)
+_DEFAULTS = {
+    "instance_sha256": None,
+    "values": None,
+    "killed": 0,
+    "lost_work": 0.0,
+    "interrupted": 0,
+    "rejected": None,
+}
+"""Values of the columns a row may leave out."""
 _INSERT = (
     f"INSERT INTO tasks ({_QUOTED}) VALUES ({', '.join('?' * len(COLUMN_NAMES))}) "
     "ON CONFLICT (task_id) DO NOTHING"
@@ -169,6 +210,7 @@ class Store:
             self._db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
             self._db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
             self._db.execute(_CREATE)
+            self._db.execute(_CREATE_INSTANCES)
             self._db.execute('CREATE INDEX tasks_suite ON tasks ("suite")')
 
     def _transaction(self) -> sqlite3.Connection:
@@ -192,12 +234,67 @@ class Store:
     ) -> None:
         self.close()
 
+    def add_instance(self, instance: Instance) -> str:
+        """Keep a window's instance (once per content); return its sha256."""
+        from optsched.io.native import instance_to_json
+
+        text = instance_to_json(instance)
+        sha256 = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        with self._transaction():
+            self._db.execute(
+                "INSERT INTO instances VALUES (?, ?) ON CONFLICT (sha256) DO NOTHING",
+                (sha256, text),
+            )
+        return sha256
+
+    def instance(self, sha256: str) -> Instance:
+        """The instance stored under ``sha256`` (``KeyError`` if absent)."""
+        from optsched.io.native import instance_from_dict
+
+        found = self._db.execute(
+            'SELECT "instance" FROM instances WHERE "sha256" = ?', (sha256,)
+        ).fetchone()
+        if found is None:
+            raise KeyError(f"no instance {sha256[:12]}... in {self.path}")
+        return instance_from_dict(json.loads(found[0]))
+
+    def incumbents(self, task_ids: Iterable[str]) -> list[Incumbent]:
+        """The complete policy schedules among the rows ``task_ids``.
+
+        Rows that failed, have no schedule, or killed a job are left out: a
+        schedule that did less work than the window never bounds its optimum.
+        """
+        from optsched.io.schedules import schedule_from_json
+
+        ids = list(task_ids)
+        out = []
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            query = (
+                'SELECT "name", "schedule", "task_id" FROM tasks WHERE "kind" = ? '
+                'AND "status" != ? AND "killed" = 0 AND "schedule" IS NOT NULL '
+                f'AND "task_id" IN ({", ".join("?" * len(chunk))}) ORDER BY "name"'
+            )
+            for name, text, task_id in self._db.execute(
+                query, ["policy", ERROR, *chunk]
+            ):
+                out.append(
+                    Incumbent(
+                        f"policy:{name}", schedule_from_json(text, f"row {task_id}")
+                    )
+                )
+        return out
+
     def insert(self, row: Mapping[str, Any]) -> bool:
         """Store one finished task in its own transaction.
 
         ``row`` has exactly the keys :data:`COLUMN_NAMES`. Returns ``False``
         (and changes nothing) when the task is already stored.
         """
+        row = dict(row)
+        for key, default in _DEFAULTS.items():
+            if row.get(key) is None:
+                row[key] = default
         missing = set(COLUMN_NAMES) - set(row)
         extra = set(row) - set(COLUMN_NAMES)
         if missing or extra:
@@ -271,24 +368,14 @@ class Store:
         found = self._db.execute(query, [*args, limit]).fetchall()
         return [dict(zip(names, row, strict=True)) for row in found]
 
+    def task_rows(self, suite: str | None = None) -> list[TaskRow]:
+        """The rows of one suite (or all), decoded into :class:`TaskRow`."""
+        return decode_rows(self.rows(suite))
+
     def gap_rows(self, suite: str | None = None) -> pd.DataFrame:
-        """Policy rows with the best bounds of their window and their ratio.
+        """Policy rows joined with their window's reference: the ratios.
 
-        For every (suite, trace, window, objective), the best lower bound is
-        the largest ``lower`` of the solver rows; the best upper bound the
-        smallest of the solver rows' ``upper`` and every policy row's
-        ``value``. Each successful policy row then gets ``lower``,
-        ``lower_method``, ``upper``, ``upper_source`` replaced by those, the
-        ratio interval ``[value / UB, value / LB]``
-        (:func:`optsched.gap.ratio_interval`) as ``ratio_low``,
-        ``ratio_high``, and ``optimal`` (``LB = UB``). Failed rows are left
-        out (see :meth:`rows`).
-
-        Raises
-        ------
-        optsched.gap.InvalidScheduleError
-            A stored schedule value beats a stored lower bound: one of them
-            is wrong, and no ratio is printed below 1.
+        See :func:`gap_frame`.
         """
         return gap_frame(self.rows(suite))
 
@@ -305,64 +392,199 @@ def _where(
     return f"{query} WHERE {where}", list(given.values())
 
 
-def gap_frame(rows: pd.DataFrame) -> pd.DataFrame:
-    """:meth:`Store.gap_rows` on a frame of task rows (see there)."""
-    from optsched.gap import (
-        OPTIMAL_TOLERANCE,
-        InvalidScheduleError,
-        is_optimal,
-        ratio_interval,
+@dataclass(frozen=True, slots=True)
+class TaskRow:
+    """One stored task, decoded once into types (JSON columns parsed).
+
+    ``values`` holds a policy row's objective values (a solver row's one
+    value under its objective); ``schedule_json`` stays text until asked
+    for, since most consumers never draw it.
+    """
+
+    task_id: str
+    suite: str
+    trace: str
+    trace_sha256: str
+    window: str
+    window_index: int
+    kind: str
+    name: str
+    objective: str
+    status: str
+    values: Mapping[str, float]
+    lower: float | None
+    lower_method: str | None
+    upper: float | None
+    upper_source: str | None
+    bounds: Mapping[str, float]
+    killed: int
+    lost_work: float
+    interrupted: bool
+    instance_sha256: str | None
+    schedule_json: str | None
+    error: str | None
+
+    @property
+    def failed(self) -> bool:
+        """The task failed (status ``ERROR``)."""
+        return self.status == ERROR
+
+    @property
+    def window_id(self) -> tuple[str, str, str]:
+        """(suite, trace sha256, window key): the rows of one window."""
+        return (self.suite, self.trace_sha256, self.window)
+
+
+def _float(x: object) -> float | None:
+    if x is None or x is pd.NA or (isinstance(x, float) and math.isnan(x)):
+        return None
+    return float(x)  # type: ignore[arg-type]
+
+
+def _text(x: object) -> str | None:
+    return (
+        None
+        if x is None or x is pd.NA or (isinstance(x, float) and math.isnan(x))
+        else str(x)
     )
 
-    ok = rows[rows["status"] != ERROR]
-    policies = ok[ok["kind"] == "policy"].drop(
-        columns=["lower", "lower_method", "upper", "upper_source"]
-    )
-    best = _best_bounds(ok)
-    out = policies.merge(best, on=WINDOW_KEY, how="left", validate="many_to_one")
-    out = out.astype({"lower": float, "upper": float}).reset_index(drop=True)
-    lowers = [None if math.isnan(v) else float(v) for v in out["lower"]]
-    uppers = [None if math.isnan(v) else float(v) for v in out["upper"]]
-    for lower, upper, row in zip(lowers, uppers, out.itertuples(), strict=True):
-        slack = OPTIMAL_TOLERANCE * max(1.0, abs(lower or 0.0))
-        if lower is not None and upper is not None and upper < lower - slack:
-            raise InvalidScheduleError(
-                f"window {row.window} of {row.trace}, {row.objective}: a "
-                f"schedule of value {upper} ({row.upper_source}) beats the "
-                f"lower bound {lower} ({row.lower_method})"
+
+def _object(x: object) -> dict[str, Any]:
+    text = _text(x)
+    return dict(json.loads(text)) if text else {}
+
+
+def decode_rows(rows: pd.DataFrame) -> list[TaskRow]:
+    """Store rows (:meth:`Store.rows`) as :class:`TaskRow` objects."""
+    out = []
+    for r in rows.to_dict("records"):
+        values = {k: float(v) for k, v in _object(r["values"]).items()}
+        value = _float(r["value"])
+        if r["kind"] == "solver" and value is not None:
+            values = {str(r["objective"]): value}
+        out.append(
+            TaskRow(
+                task_id=str(r["task_id"]),
+                suite=str(r["suite"]),
+                trace=str(r["trace"]),
+                trace_sha256=str(r["trace_sha256"]),
+                window=str(r["window"]),
+                window_index=int(r["window_index"]),
+                kind=str(r["kind"]),
+                name=str(r["name"]),
+                objective=str(r["objective"]),
+                status=str(r["status"]),
+                values=values,
+                lower=_float(r["lower"]),
+                lower_method=_text(r["lower_method"]),
+                upper=_float(r["upper"]),
+                upper_source=_text(r["upper_source"]),
+                bounds={k: float(v) for k, v in _object(r["bounds"]).items()},
+                killed=int(r["killed"]),
+                lost_work=float(r["lost_work"]),
+                interrupted=bool(r["interrupted"]),
+                instance_sha256=_text(r["instance_sha256"]),
+                schedule_json=_text(r["schedule"]),
+                error=_text(r["error"]),
             )
-    ratios = [
-        ratio_interval(float(v), lo, up)
-        for v, lo, up in zip(out["value"], lowers, uppers, strict=True)
-    ]
-    out["ratio_low"] = [low for low, _ in ratios]
-    out["ratio_high"] = [high for _, high in ratios]
-    out["optimal"] = [is_optimal(lo, up) for lo, up in zip(lowers, uppers, strict=True)]
-    # The policy spec under the name optsched.gap.aggregate groups by.
-    out["policy"] = out["name"]
+        )
     return out
 
 
-def _best_bounds(ok: pd.DataFrame) -> pd.DataFrame:
-    """Best ``lower`` / ``upper`` (and where each comes from) per window key."""
-    solvers = ok[(ok["kind"] == "solver") & ok["lower"].notna()]
-    lower = solvers.sort_values("lower", ascending=False, kind="stable")
-    lower = lower.drop_duplicates(WINDOW_KEY)[[*WINDOW_KEY, "lower", "lower_method"]]
-    solver_upper = ok[(ok["kind"] == "solver") & ok["upper"].notna()]
-    solver_upper = solver_upper[[*WINDOW_KEY, "upper", "upper_source"]]
-    policy_upper = ok[(ok["kind"] == "policy") & ok["value"].notna()]
-    policy_upper = pd.DataFrame(
-        {
-            **{key: policy_upper[key] for key in WINDOW_KEY},
-            "upper": policy_upper["value"],
-            "upper_source": "policy:" + policy_upper["name"],
-        }
+def references(rows: Sequence[TaskRow]) -> dict[tuple[str, str, str, str], Reference]:
+    """The reference of every (suite, trace, window, objective) of ``rows``.
+
+    Lower bounds: each successful solver row's ``lower`` (named by its
+    binding method) and every bound it lists. Upper-bound candidates: each
+    successful solver row's ``upper``, then each successful policy row's
+    value under the objective, complete schedules only (a row that killed
+    jobs is never a candidate). :func:`optsched.gap.window_reference`
+    combines them.
+    """
+    from optsched.gap import Candidate, LowerBound, window_reference
+
+    lowers: dict[tuple[str, str, str, str], list[LowerBound]] = {}
+    solver_uppers: dict[tuple[str, str, str, str], list[Candidate]] = {}
+    policy_uppers: dict[tuple[str, str, str, str], list[Candidate]] = {}
+    for row in rows:
+        if row.failed:
+            continue
+        if row.kind == "solver":
+            key = (*row.window_id, row.objective)
+            found = lowers.setdefault(key, [])
+            found += [LowerBound(v, m) for m, v in row.bounds.items()]
+            if row.lower is not None:
+                found.append(LowerBound(row.lower, row.lower_method or row.name))
+            if row.upper is not None:
+                solver_uppers.setdefault(key, []).append(
+                    Candidate(row.upper, row.upper_source or row.name, row.task_id)
+                )
+        elif row.killed == 0:
+            for objective, value in row.values.items():
+                key = (*row.window_id, objective)
+                lowers.setdefault(key, [])
+                policy_uppers.setdefault(key, []).append(
+                    Candidate(value, f"policy:{row.name}", row.task_id)
+                )
+        else:
+            for objective in row.values:
+                lowers.setdefault((*row.window_id, objective), [])
+    return {
+        key: window_reference(
+            key[3], found, [*solver_uppers.get(key, []), *policy_uppers.get(key, [])]
+        )
+        for key, found in lowers.items()
+    }
+
+
+GAP_COLUMNS = (
+    "suite", "trace", "trace_sha256", "window", "window_index", "policy",
+    "objective", "value", "lower", "lower_method", "upper", "upper_source",
+    "optimal", "ratio_low", "ratio_high", "comparable", "killed", "lost_work",
+    "defect", "task_id", "instance_sha256", "upper_row",
+)  # fmt: skip
+
+
+def gap_frame(rows: pd.DataFrame | Sequence[TaskRow]) -> pd.DataFrame:
+    """One row per (window, policy, objective): value, reference, ratio.
+
+    Each successful policy row is expanded into one row per objective it
+    measured and joined with the reference of its window and objective
+    (:func:`references`); ``ratio_low``, ``ratio_high`` are ``[v / UB,
+    v / LB]`` (:func:`optsched.gap.ratio_interval`), ``NaN`` when not
+    ``comparable`` (the policy killed jobs, or the window has a ``defect``:
+    a schedule beats a lower bound, which the commands report as a defect of
+    optsched instead of printing a ratio below 1). Failed rows are left out.
+    Rows come window by window, policies in the stored order.
+    """
+    from optsched.gap import gap_row
+
+    decoded = decode_rows(rows) if isinstance(rows, pd.DataFrame) else list(rows)
+    known = references(decoded)
+    out = []
+    for row in decoded:
+        if row.kind != "policy" or row.failed:
+            continue
+        for objective, value in row.values.items():
+            reference = known[(*row.window_id, objective)]
+            gap = gap_row(
+                row.window, row.name, value, reference,
+                killed=row.killed, lost=int(row.lost_work),
+            )  # fmt: skip
+            out.append(
+                [
+                    row.suite, row.trace, row.trace_sha256, row.window,
+                    row.window_index, row.name, objective, value, gap.lower,
+                    gap.lower_method, gap.upper, gap.upper_source, gap.optimal,
+                    gap.ratio_low, gap.ratio_high, gap.comparable, gap.killed,
+                    gap.lost_work, gap.defect, row.task_id, row.instance_sha256,
+                    reference.upper_row,
+                ]
+            )  # fmt: skip
+    frame = pd.DataFrame(out, columns=list(GAP_COLUMNS))
+    return frame.astype(
+        {"lower": float, "upper": float, "ratio_low": float, "ratio_high": float}
     )
-    # Solver rows first: on a tie the solver's proof-carrying schedule names
-    # the upper bound.
-    candidates = pd.concat([solver_upper, policy_upper], ignore_index=True)
-    upper = candidates.sort_values("upper", kind="stable").drop_duplicates(WINDOW_KEY)
-    return lower.merge(upper, on=WINDOW_KEY, how="outer")
 
 
 EXPORT_FORMATS = {".csv": "csv", ".parquet": "parquet"}

@@ -32,18 +32,23 @@ table.
 ``[[traces]]``
     ``path`` (relative to the suite file), ``sha256`` (optional: when given
     the file must match it; when absent it is computed, recorded in every
-    result row and reported).
+    result row and reported), and the read options of ``optsched gap``:
+    ``format`` (``swf``, ``json``, ``strip``), ``processors`` (machine size
+    override) and ``allocation`` (``any`` or ``contiguous``, applied before
+    windows are cut).
 ``[windows]``
     A :class:`~optsched.selection.WindowRule` (``kind``, ``jobs``, ``count``,
     ``seed``, ``first``, ``start``, ``end``, ``step``, ``initial_state``);
     absent means ``kind = "whole"``.
 ``policies``
-    Policy specs, as ``optsched simulate`` takes them.
+    Policy specs, as ``optsched simulate`` takes them; each is stored under
+    its canonical spec (``sjf`` is ``spt``), and two specs naming one policy
+    are an error.
 ``objectives``
     Objective labels (``cmax``, ``wct``, ``wct:size``, ...).
 ``[[solvers]]``
-    ``backend``, ``time_limit`` (seconds, default 10), ``workers`` (default
-    1).
+    ``backend``, ``time_limit`` (seconds, default 10), ``workers`` (solver
+    threads, default 2), as ``optsched gap`` takes them.
 ``seeds``
     Seeds of the random window draws (``windows.kind = "random"`` only): the
     windows of every seed are pooled, and a window drawn by two seeds runs
@@ -70,9 +75,15 @@ from optsched.selection import WindowRule
 
 TOP_KEYS = ("suite", "traces", "windows", "policies", "objectives", "solvers", "seeds")
 SUITE_KEYS = ("name", "description")
-TRACE_KEYS = ("path", "sha256")
+TRACE_KEYS = ("path", "sha256", "format", "processors", "allocation")
 SOLVER_KEYS = ("backend", "time_limit", "workers")
 DEFAULT_TIME_LIMIT = 10.0
+"""Seconds per solve, ``optsched gap --time-limit`` and ``[[solvers]]`` alike."""
+DEFAULT_SOLVER_WORKERS = 2
+"""Solver threads per solve (``gap --workers``, ``[[solvers]] workers``): the
+bound-raising CP-SAT sub-solvers need a second worker."""
+DEFAULT_OBJECTIVES = ("cmax", "wct")
+DEFAULT_POLICIES = ("fcfs", "firstfit", "easy", "conservative", "best-package")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -89,6 +100,18 @@ class TraceRef:
     file: Path
     sha256: str
     pinned: bool
+    format: str | None = None
+    processors: int | None = None
+    allocation: str | None = None
+
+    def read_options(self) -> dict[str, Any]:
+        """The read options that differ from the file's own (part of task ids)."""
+        given = {
+            "format": self.format,
+            "processors": self.processors,
+            "allocation": self.allocation,
+        }
+        return {key: value for key, value in given.items() if value is not None}
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +120,7 @@ class SolverSpec:
 
     backend: str
     time_limit: float = DEFAULT_TIME_LIMIT
-    workers: int = 1
+    workers: int = DEFAULT_SOLVER_WORKERS
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,12 +312,19 @@ def _policies(data: Mapping[str, Any], where: _Located) -> tuple[str, ...]:
     from optsched.heuristics import parse_policy
 
     specs = _strings(data, "policies", where)
+    canonical: dict[str, str] = {}
     for spec in specs:
         try:
-            parse_policy(spec)
+            name = parse_policy(spec).spec
         except ValueError as error:
             raise where.error(f"policies: {error}", "policies") from None
-    return specs
+        if name in canonical:
+            raise where.error(
+                f"policies: {canonical[name]!r} and {spec!r} are one policy ({name})",
+                "policies",
+            )
+        canonical[name] = spec
+    return tuple(canonical)
 
 
 def _objectives(data: Mapping[str, Any], where: _Located) -> tuple[str, ...]:
@@ -395,8 +425,9 @@ def _trace(table: dict[str, Any], index: int, where: _Located) -> TraceRef:
     if not file.is_file():
         raise where.error(f"trace not found: {given} ({file})", "path", "traces", index)
     actual = sha256_of(file)
+    options = _read_options(table, index, where)
     if "sha256" not in table:
-        return TraceRef(given, file, actual, pinned=False)
+        return TraceRef(given, file, actual, False, **options)
     pinned = _string(table, "sha256", where, "traces", index).strip().lower()
     if not _SHA256.fullmatch(pinned):
         raise where.error(
@@ -413,7 +444,36 @@ def _trace(table: dict[str, Any], index: int, where: _Located) -> TraceRef:
             "traces",
             index,
         )
-    return TraceRef(given, file, actual, pinned=True)
+    return TraceRef(given, file, actual, True, **options)
+
+
+def _read_options(table: dict[str, Any], index: int, where: _Located) -> dict[str, Any]:
+    from optsched.instance import ALLOCATIONS
+    from optsched.io import INSTANCE_FORMATS
+
+    options: dict[str, Any] = {}
+    for key, choices in (("format", INSTANCE_FORMATS), ("allocation", ALLOCATIONS)):
+        if key in table:
+            value = _string(table, key, where, "traces", index)
+            if value not in choices:
+                raise where.error(
+                    f"[[traces]] {key} {value!r} is not one of {', '.join(choices)}",
+                    key,
+                    "traces",
+                    index,
+                )
+            options[key] = value
+    if "processors" in table:
+        value = table["processors"]
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise where.error(
+                f"[[traces]] processors must be an integer >= 1, got {value!r}",
+                "processors",
+                "traces",
+                index,
+            )
+        options["processors"] = value
+    return options
 
 
 def _solvers(data: Mapping[str, Any], where: _Located) -> tuple[SolverSpec, ...]:
@@ -434,7 +494,7 @@ def _solvers(data: Mapping[str, Any], where: _Located) -> tuple[SolverSpec, ...]
                 "solvers",
                 index,
             )
-        workers = table.get("workers", 1)
+        workers = table.get("workers", DEFAULT_SOLVER_WORKERS)
         if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
             raise where.error(
                 f"[[solvers]] workers must be an integer >= 1, got {workers!r}",

@@ -2,8 +2,10 @@
 
 Every command lives in its own module of this package and is registered in
 :data:`COMMANDS`. Bad input (:class:`optsched.errors.InputError`, a
-``ValueError`` from validation, or an ``OSError`` on a file) prints one line
-and exits with status 2; the traceback is shown only with ``--debug``.
+``ValueError`` from validation, or an ``OSError`` on a file) and a missing
+optional dependency (:class:`optsched.extras.MissingExtra`, naming the pip
+command) print one line and exit with status 2; the traceback is shown only
+with ``--debug``.
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ from typing import Any
 import click
 
 from optsched.errors import InputError
+from optsched.extras import MissingExtra
 
 
 class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except (InputError, ValueError) as error:
+        except (InputError, ValueError, MissingExtra) as error:
             if ctx.params.get("debug"):
                 raise
             click.echo(f"optsched: error: {error}", err=True)

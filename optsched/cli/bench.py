@@ -7,6 +7,7 @@ import sys
 import click
 
 from optsched.bench import Store, run_suite
+from optsched.extras import require
 
 
 @click.command(name="bench")
@@ -76,6 +77,9 @@ def command(
     ]
     if len(given) > 1:
         raise click.UsageError(f"give at most one of {', '.join(given)}")
+    if dask_address is not None or dask_local is not None:
+        option = "--dask" if dask_address is not None else "--dask-local"
+        require("distributed", "dask", f"bench {option}")
     summary = run_suite(
         suite,
         store,

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.table import Table
 
+from optsched.cli.console import wide_console
 from optsched.cli.options import input_options, load_instance
 from optsched.instance import Instance
 from optsched.io.atomic import atomic_write
@@ -119,12 +119,17 @@ def command(
     objective = _objective(kind, weights, relative)
     options = _backend_options(backend, lp_only=lp_only, grid=grid, solver=solver)
     instance = load_instance(file, **input_kwargs)
+    from optsched.gap import heuristic_incumbents
+
+    # The pipeline's offline incumbents (best list/shelf heuristic, oracle
+    # policies): back-ends never simulate policies themselves.
     result = solve(
         instance,
         objective,
         backend=backend,
         time_limit=time_limit,
         workers=workers,
+        incumbents=heuristic_incumbents(instance, objective),
         log=log,
         **options,
     )
@@ -185,6 +190,9 @@ def result_record(
             for b in result.bounds
         ],
         "params": _jsonable(dict(result.params)),
+        "error": result.error,
+        "interrupted": result.interrupted,
+        "rejected": list(result.rejected),
     }
 
 
@@ -209,7 +217,7 @@ def _number(value: float | None) -> str:
 
 
 def _print(instance: Instance, objective: Objective, result: Result) -> None:
-    console = Console(width=None if Console().is_terminal else 160)
+    console = wide_console()
     table = Table(
         title=f"lower bounds: {instance.name or 'instance'}, {objective.label}"
     )
@@ -229,9 +237,9 @@ def _print(instance: Instance, objective: Objective, result: Result) -> None:
         ("relative gap", "-" if result.gap is None else f"{result.gap:.4%}"),
         ("runtime (s)", f"{result.runtime:.2f}"),
     ]  # fmt: skip
-    if "error" in result.params:
-        lines.append(("error", str(result.params["error"])))
-    if result.params.get("interrupted"):
+    if result.error is not None:
+        lines.append(("error", result.error))
+    if result.interrupted:
         lines.append(("interrupted", "yes: best result so far"))
     for name, value in lines:
         console.print(f"{name:<17} {value}", highlight=False)

@@ -1,19 +1,62 @@
 """``optsched check INSTANCE SCHEDULE``: judge a schedule with the checker.
 
-Exit status: 0 when the schedule is valid, 1 when it has violations (each
-printed on its own line), 2 on bad input.
+Exit status: 0 when the schedule is valid, 1 when it has violations (the
+first :data:`MAX_VIOLATIONS` printed one per line, then a count by kind), 2
+on bad input.
 """
 
 from __future__ import annotations
 
+import operator
 import sys
+from collections import Counter
 from typing import Any
 
 import click
 
-from optsched.check import check_schedule
+from optsched.check import Violation, check_schedule
 from optsched.cli.options import input_options, load_instance
+from optsched.instance import Instance
 from optsched.io.schedules import SCHEDULE_FORMATS, read_schedule
+from optsched.schedule import Schedule
+
+MAX_VIOLATIONS = 20
+"""Violations listed by default; the rest are counted by kind."""
+
+
+def _more_line(violations: list[Violation], shown: int) -> str:
+    """``... and N more violations (K kinds: kind count, ...)``."""
+    kinds = Counter(v.kind for v in violations).most_common()
+    counts = ", ".join(f"{kind} {count}" for kind, count in kinds)
+    plural = "s" if len(kinds) != 1 else ""
+    rest = len(violations) - shown
+    return (
+        f"... and {rest} more violation{'s' if rest != 1 else ''} "
+        f"({len(kinds)} kind{plural} in all: {counts}; --all lists every one)"
+    )
+
+
+def _window_hint(instance: Instance, schedule: Schedule, windowed: bool) -> str:
+    """The window options that would cut the part ``schedule`` covers.
+
+    Positions are only named when ``instance`` is the whole file (not
+    ``windowed``), so that they are those ``--first-job`` counts.
+    """
+    ordered = sorted(instance.jobs, key=operator.attrgetter("release"))
+    positions = [k for k, job in enumerate(ordered) if job.id in schedule.placements]
+    placed = f"the schedule places only {len(positions)} of the {len(ordered)} jobs"
+    state = "and --initial-state as when it was cut"
+    consecutive = bool(positions) and positions[-1] - positions[0] + 1 == len(positions)
+    if consecutive and not windowed:
+        return (
+            f"hint: {placed}, positions {positions[0]}..{positions[-1]}: check it "
+            f"against that window with --first-job {positions[0]} --jobs "
+            f"{len(positions)} ({state})"
+        )
+    return (
+        f"hint: {placed}: check it against its window (--first-job/--jobs or "
+        f"--start/--end, {state})"
+    )
 
 
 @click.command("check")
@@ -25,11 +68,22 @@ from optsched.io.schedules import SCHEDULE_FORMATS, read_schedule
     default=None,
     help="Force the schedule's format (default: recognised from the content).",
 )
+@click.option(
+    "--max-violations",
+    type=click.IntRange(min=0),
+    default=MAX_VIOLATIONS,
+    show_default=True,
+    help="List at most this many violations, then count the rest by kind "
+    "(0: list all).",
+)
+@click.option("--all", "show_all", is_flag=True, help="List every violation.")
 @input_options
 def command(
     instance_file: str,
     schedule_file: str,
     schedule_format: str | None,
+    max_violations: int,
+    show_all: bool,
     **input_kwargs: Any,
 ) -> None:
     """Check SCHEDULE against INSTANCE: every job placed once, start >= release,
@@ -38,6 +92,10 @@ def command(
 
     The window options cut INSTANCE first, so a schedule of a window can be
     checked against the trace it came from.
+
+    The first --max-violations violations are listed, then one line counts
+    the rest by kind; when most are missing jobs (a window's schedule checked
+    against the whole trace), a hint on stderr names the window options.
 
     Exit status: 0 when valid, 1 with violations, 2 on bad input.
     """
@@ -48,8 +106,18 @@ def command(
     if not violations:
         click.echo(f"OK: {n} jobs, schedule valid")
         return
-    for violation in violations:
+    limit = len(violations) if show_all or max_violations == 0 else max_violations
+    for violation in violations[:limit]:
         click.echo(str(violation))
+    if len(violations) > limit:
+        click.echo(_more_line(violations, limit))
     plural = "s" if len(violations) != 1 else ""
     click.echo(f"INVALID: {len(violations)} violation{plural} ({n} jobs)")
+    missing = sum(v.kind == "missing" for v in violations)
+    if 2 * missing > len(violations):
+        windowed = any(
+            input_kwargs.get(name) is not None
+            for name in ("first_job", "n_jobs", "window_start", "window_end")
+        )
+        click.echo(_window_hint(instance, schedule, windowed), err=True)
     sys.exit(1)

@@ -15,13 +15,14 @@ import click
 from rich.table import Table
 
 from optsched.check import check_schedule
+from optsched.cli.console import wide_console
 from optsched.cli.options import input_options, load_instance
 from optsched.cli.simulate import (
     POLICY_HELP,
+    completion_unit,
     exact,
     policy_for,
     simulation_options,
-    wide_console,
 )
 from optsched.heuristics import Policy, parse_policy, simulate
 from optsched.instance import Instance
@@ -33,6 +34,7 @@ COLUMNS = (
     "policy",
     "makespan",
     "weighted_completion",
+    "mean_response",
     "mean_wait",
     "max_wait",
     "mean_bsld",
@@ -40,6 +42,25 @@ COLUMNS = (
     "killed",
     "seconds",
 )
+"""Columns of the CSV (``-o``); times in seconds."""
+
+
+def headers(instance: Instance) -> tuple[str, ...]:
+    """Headers of the printed table, one per :data:`COLUMNS`, units named."""
+    unit = completion_unit(instance)
+    completions = "sum C_j" if unit == "s" else "sum w_j C_j"
+    return (
+        "policy",
+        "makespan (s)",
+        f"{completions} ({unit})",
+        "mean response (s)",
+        "mean wait (s)",
+        "max wait (s)",
+        "mean bsld",
+        "utilisation",
+        "killed (jobs)",
+        "sim time (s)",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +70,7 @@ class Row:
     policy: str
     makespan: int
     weighted_completion: float
+    mean_response: float
     mean_wait: float
     max_wait: int
     mean_bsld: float
@@ -79,6 +101,7 @@ def compare_policies(
                 policy=result.schedule.producer,
                 makespan=summary.makespan,
                 weighted_completion=summary.weighted_completion,
+                mean_response=summary.mean_response,
                 mean_wait=summary.mean_wait,
                 max_wait=summary.max_wait,
                 mean_bsld=summary.mean_bounded_slowdown,
@@ -100,30 +123,21 @@ def _specs(text: str) -> list[str]:
 
 
 def _split_specs(text: str) -> list[str]:
-    # Policies are separated by commas, but a spec's own parameters are
-    # comma-separated too ("easy:order=spt,oracle"): a piece without ':'
-    # that looks like a parameter (has '=' or is 'oracle') continues the
-    # previous spec.
-    out: list[str] = []
-    for piece in text.split(","):
-        bare = piece.strip()
-        is_param = ("=" in bare and ":" not in bare) or bare.lower() == "oracle"
-        if out and is_param and ":" in out[-1]:
-            out[-1] += "," + bare
-        else:
-            out.append(bare)
-    return out
+    from optsched.heuristics import split_policy_specs
+
+    return split_policy_specs(text)
 
 
-def _table(rows: list[Row], title: str) -> Table:
+def _table(rows: list[Row], title: str, instance: Instance) -> Table:
     table = Table(title=title)
-    for name in COLUMNS:
+    for name in headers(instance):
         table.add_column(name, justify="left" if name == "policy" else "right")
     for row in rows:
         table.add_row(
             row.policy,
             f"{row.makespan}",
             exact(row.weighted_completion),
+            f"{row.mean_response:.2f}",
             f"{row.mean_wait:.2f}",
             f"{row.max_wait}",
             f"{row.mean_bsld:.3f}",
@@ -144,6 +158,7 @@ def _csv_text(rows: list[Row]) -> str:
                 row.policy,
                 row.makespan,
                 repr(row.weighted_completion),
+                repr(row.mean_response),
                 repr(row.mean_wait),
                 row.max_wait,
                 repr(row.mean_bsld),
@@ -185,9 +200,10 @@ def command(
 ) -> None:
     """Simulate FILE under several policies and print one row per policy.
 
-    Columns: makespan, sum of weighted completion times, mean and max wait,
-    mean bounded slowdown (10 s), utilisation, jobs killed at their
-    estimate, and the simulation's wall time in seconds.
+    Columns: makespan (s), sum of completion times (s; weighted when the
+    jobs have weights), mean response time (s), mean and max wait (s), mean
+    bounded slowdown (10 s), utilisation (share of the processor-seconds),
+    jobs killed at their estimate, and the simulation's wall time (s).
     """
     chosen: list[str | Policy] = [policy_for(s, oracle) for s in _specs(policies)]
     instance = load_instance(file, **input_kwargs)
@@ -201,7 +217,7 @@ def command(
         progress=True,
     )
     title = f"{instance.name or file}: {len(instance.jobs)} jobs"
-    wide_console().print(_table(rows, title))
+    wide_console().print(_table(rows, title, instance))
     if output is not None:
         with atomic_write(output, "w", encoding="utf-8", newline="") as handle:
             handle.write(_csv_text(rows))

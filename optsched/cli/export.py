@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from optsched.bench.store import TABLES, export_store
+from optsched.extras import require
 
 
 @click.command(name="export")
@@ -27,6 +30,8 @@ from optsched.bench.store import TABLES, export_store
 )
 def command(store: str, output: str, suite: str | None, table: str) -> None:
     """Write the rows of a results STORE to a CSV or Parquet file (atomically)."""
+    if Path(output).suffix.lower() == ".parquet":
+        require("pyarrow", "parquet", "export to .parquet")
     try:
         count = export_store(store, output, suite=suite, table=table)
     except ImportError as error:

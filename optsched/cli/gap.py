@@ -1,8 +1,14 @@
-"""``optsched gap``: competitive gap of policies, window by window."""
+"""``optsched gap``: competitive gap of policies, window by window.
+
+A thin command over :func:`optsched.bench.analysis.analyse`: the windows,
+policies, objectives and back-end given on the command line become a suite
+run in memory through the same task graph as ``optsched bench``.
+"""
 
 from __future__ import annotations
 
 import math
+import sys
 from pathlib import Path
 
 import click
@@ -10,15 +16,26 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from optsched.bench.suite import (
+    DEFAULT_OBJECTIVES,
+    DEFAULT_POLICIES,
+    DEFAULT_SOLVER_WORKERS,
+    DEFAULT_TIME_LIMIT,
+    SolverSpec,
+    Suite,
+    TraceRef,
+    sha256_of,
+)
 from optsched.cli.options import file_options
-from optsched.gap import GapRow, aggregate, analyse_window, rows_frame
-from optsched.selection import WindowRule, select_windows
+from optsched.gap import aggregate
+from optsched.selection import WindowRule
 
 DEFAULT_INSTANCE = Path(__file__).resolve().parents[2] / "instances" / "default.json"
 """The bundled window ``optsched gap`` analyses when given no file."""
 
-DEFAULT_POLICIES = "fcfs,firstfit,easy,conservative,best-package"
 PER_WINDOW_LIMIT = 5
+EXIT_DEFECT = 3
+"""Exit status when a schedule beats a lower bound (a defect of optsched)."""
 
 
 def _rule(
@@ -59,61 +76,80 @@ def _fmt(value: float | None) -> str:
         return "?"
     if math.isinf(value):
         return "inf"
-    return f"{value:.4f}" if abs(value) < 100 else f"{value:,.0f}"
+    if float(value).is_integer() or abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.4f}"
+
+
+def _ratio_end(value: float) -> str:
+    if math.isnan(value):
+        return "?"
+    return "inf" if math.isinf(value) else f"{value:.4f}"
 
 
 def _ratio(low: float, high: float) -> str:
-    return _fmt(low) if low == high else f"[{_fmt(low)}, {_fmt(high)}]"
+    if low == high:
+        return _ratio_end(low)
+    return f"[{_ratio_end(low)}, {_ratio_end(high)}]"
 
 
-def _window_table(rows: list[GapRow]) -> Table:
-    table = Table(title=f"window {rows[0].window}")
+def _unit(objective: str) -> str:
+    return "s" if objective == "cmax" else "job-s"
+
+
+def _window_table(rows: pd.DataFrame) -> Table:
+    first = rows.iloc[0]
+    table = Table(title=f"window {first['window']}")
     for name in ("policy", "objective", "value", "optimum or [LB, UB]", "ratio"):
         table.add_column(
             name, justify="left" if name in ("policy", "objective") else "right"
         )
-    for r in rows:
-        known = _fmt(r.upper) if r.optimal else f"[{_fmt(r.lower)}, {_fmt(r.upper)}]"
+    for r in rows.to_dict("records"):
+        lower = None if pd.isna(r["lower"]) else float(r["lower"])
+        upper = None if pd.isna(r["upper"]) else float(r["upper"])
+        known = _fmt(upper) if r["optimal"] else f"[{_fmt(lower)}, {_fmt(upper)}]"
+        if r["comparable"]:
+            ratio = _ratio(r["ratio_low"], r["ratio_high"])
+        elif r["killed"]:
+            ratio = f"not comparable: {r['killed']} killed"
+        else:
+            ratio = "withheld (defect)"
         table.add_row(
-            r.policy,
-            r.objective,
-            _fmt(r.value),
+            str(r["policy"]),
+            f"{r['objective']} ({_unit(str(r['objective']))})",
+            _fmt(float(r["value"])),
             known,
-            _ratio(r.ratio_low, r.ratio_high),
+            ratio,
         )
     return table
 
 
 def _aggregate_table(frame: pd.DataFrame) -> Table:
     table = Table(title="competitive ratio over windows (policy value / optimum)")
-    for name in (
-        "policy",
-        "objective",
-        "windows",
-        "proven",
-        "mean",
-        "median",
-        "max",
-        "worst window",
-    ):
-        table.add_column(
-            name,
-            justify="left"
-            if name in ("policy", "objective", "worst window")
-            else "right",
-        )
+    names = ("policy", "objective", "windows", "not comparable", "proven",
+             "mean", "median", "max", "worst window")  # fmt: skip
+    for name in names:
+        left = name in ("policy", "objective", "worst window")
+        table.add_column(name, justify="left" if left else "right")
     for r in frame.to_dict("records"):
         table.add_row(
             str(r["policy"]),
             str(r["objective"]),
             str(r["windows"]),
-            f"{r['optimal_share']:.0%}",
+            str(r["not_comparable"]),
+            "?" if pd.isna(r["optimal_share"]) else f"{r['optimal_share']:.0%}",
             _ratio(r["mean_low"], r["mean_high"]),
             _ratio(r["median_low"], r["median_high"]),
             _ratio(r["max_low"], r["max_high"]),
             str(r["worst_window"]),
         )
     return table
+
+
+def _console(stderr: bool = False) -> Console:
+    from optsched.cli.console import wide_console
+
+    return wide_console(stderr=stderr)
 
 
 @click.command(name="gap")
@@ -174,14 +210,15 @@ def _aggregate_table(frame: pd.DataFrame) -> Table:
 )
 @click.option(
     "--policies",
-    default=DEFAULT_POLICIES,
+    default=",".join(DEFAULT_POLICIES),
     show_default=True,
-    help="Comma-separated policy specs (see 'optsched simulate --help').",
+    help="Comma-separated policy specs (see 'optsched simulate --help'); a "
+    "spec's own parameters stay with it: 'easy:order=spt,oracle,fcfs'.",
 )
 @click.option(
     "--objective",
     "objectives",
-    default="cmax,wct",
+    default=",".join(DEFAULT_OBJECTIVES),
     show_default=True,
     help="Comma-separated objectives: cmax, wct, wct:size, wct:area, ...",
 )
@@ -193,12 +230,31 @@ def _aggregate_table(frame: pd.DataFrame) -> Table:
 )
 @click.option(
     "--time-limit",
-    type=click.FloatRange(min=0),
-    default=10.0,
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_TIME_LIMIT,
     show_default=True,
     help="Seconds per window and objective.",
 )
-@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=DEFAULT_SOLVER_WORKERS,
+    show_default=True,
+    help="Solver threads per solve.",
+)
+@click.option(
+    "--store",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Keep every task row in this SQLite results store (as 'optsched "
+    "bench' writes it; a re-run resumes).",
+)
+@click.option(
+    "--progress/--no-progress",
+    default=True,
+    show_default=True,
+    help="A progress bar on a terminal, a line per finished window otherwise.",
+)
 @click.option(
     "-o",
     "--output",
@@ -225,59 +281,57 @@ def command(
     backend: str,
     time_limit: float,
     workers: int,
+    store: str | None,
+    progress: bool,
     output: str | None,
 ) -> None:
     """Competitive gap of policies against the optimum, window by window.
 
-    For each window: simulate each policy, bound and solve the offline
-    problem, and print each policy's ratio value / optimum — exact when the
-    optimum is proven, else the interval [value / UB, value / LB]. Without
-    FILE, runs on the bundled default instance.
+    For each window: simulate each policy once, bound and solve the offline
+    problem (starting from the policies' complete schedules), and print each
+    policy's ratio value / optimum — exact when the optimum is proven, else
+    the interval [value / UB, value / LB]. A policy that killed jobs (stopped
+    at their estimate) did less work than the window: its ratio is not
+    comparable. Without FILE, runs on the bundled default instance. Ctrl-C
+    stops the run and keeps the finished windows (exit status 130).
     """
-    from optsched.io import read_trace
+    from optsched.bench.analysis import MEMORY, WindowLines, analyse
 
-    path = Path(file) if file else DEFAULT_INSTANCE
-    trace = read_trace(path, input_format, processors=processors)
-    rule = _rule(
-        window_jobs,
-        windows,
-        first_job,
-        sample,
-        seed,
-        window_start,
-        window_end,
-        step,
-        initial_state,
+    suite = gap_suite(
+        Path(file) if file else DEFAULT_INSTANCE,
+        input_format=input_format,
+        processors=processors,
+        allocation=allocation,
+        rule=_rule(
+            window_jobs,
+            windows,
+            first_job,
+            sample,
+            seed,
+            window_start,
+            window_end,
+            step,
+            initial_state,
+        ),
+        policies=policies,
+        objectives=objectives,
+        solver=SolverSpec(backend, time_limit, workers),
     )
-    specs = select_windows(trace, rule)
-    policy_list = [p.strip() for p in policies.split(",") if p.strip()]
-    objective_list = [o.strip() for o in objectives.split(",") if o.strip()]
-    console = Console()
+    console = _console()
     console.print(
-        f"{path}: {len(specs)} window(s), policies {', '.join(policy_list)}, "
-        f"back-end {backend}, {time_limit:g} s per solve"
+        f"{suite.traces[0].path}: policies {', '.join(suite.policies)}, back-end "
+        f"{backend}, {time_limit:g} s and {workers} worker(s) per solve"
     )
-    all_rows = []
-    for spec in specs:
-        instance = spec.cut(trace)
-        if allocation is not None:
-            instance = instance.replace(
-                machine=instance.machine.replace(allocation=allocation)
-            )
-        rows, _, _ = analyse_window(
-            instance,
-            spec.key,
-            policy_list,
-            objective_list,
-            backend=backend,
-            time_limit=time_limit,
-            workers=workers,
-        )
-        if len(specs) <= PER_WINDOW_LIMIT:
+    reporter: bool | WindowLines = False
+    if progress:
+        per_window = len(suite.policies) + len(suite.objectives)
+        reporter = True if _console(True).is_terminal else WindowLines(per_window)
+    found = analyse(suite, store=store or MEMORY, progress=reporter)
+    frame = found.rows
+    if found.finished <= PER_WINDOW_LIMIT:
+        for _, rows in frame.groupby(["window_index", "window"], sort=True):
             console.print(_window_table(rows))
-        all_rows += rows
-    frame = rows_frame(all_rows)
-    if len(specs) > 1:
+    if found.finished > 1:
         console.print(_aggregate_table(aggregate(frame)))
     if output:
         from optsched.io.atomic import atomic_write
@@ -285,3 +339,88 @@ def command(
         with atomic_write(output, newline="") as handle:
             frame.to_csv(handle, index=False)
         console.print(f"wrote {len(frame)} rows to {output}")
+    _finish(found)
+
+
+def gap_suite(
+    path: Path,
+    *,
+    input_format: str | None,
+    processors: int | None,
+    allocation: str | None,
+    rule: WindowRule,
+    policies: str,
+    objectives: str,
+    solver: SolverSpec,
+) -> Suite:
+    """The in-memory suite of one ``optsched gap`` call."""
+    from optsched.errors import InputError
+    from optsched.heuristics import parse_policy, split_policy_specs
+    from optsched.models import BACKENDS
+    from optsched.objective import Objective
+
+    if not path.is_file():
+        raise InputError("no such file", path)
+    specs = split_policy_specs(policies)
+    if not specs:
+        raise click.UsageError("--policies: no policy given")
+    canonical: dict[str, str] = {}
+    for spec in specs:
+        name = parse_policy(spec).spec
+        if name in canonical:
+            raise click.UsageError(
+                f"--policies: {canonical[name]!r} and {spec!r} are one policy ({name})"
+            )
+        canonical[name] = spec
+    labels = list(dict.fromkeys(
+        Objective.parse(o.strip()).label for o in objectives.split(",") if o.strip()
+    ))  # fmt: skip
+    if not labels:
+        raise click.UsageError("--objective: no objective given")
+    if solver.backend not in BACKENDS:
+        raise click.UsageError(
+            f"unknown back-end {solver.backend!r}; valid back-ends: "
+            f"{', '.join(BACKENDS)}"
+        )
+    trace = TraceRef(
+        str(path), path.resolve(), sha256_of(path), False,
+        input_format, processors, allocation,
+    )  # fmt: skip
+    return Suite(
+        name="gap",
+        file=path,
+        traces=(trace,),
+        windows=rule,
+        policies=tuple(canonical),
+        objectives=tuple(labels),
+        solvers=(solver,),
+    )
+
+
+def _finish(found: object) -> None:
+    from optsched.bench.analysis import Analysis
+
+    assert isinstance(found, Analysis)
+    err = _console(True)
+    for message, path in found.defects:
+        saved = f"; window saved to {path}" if path else ""
+        err.print(
+            f"optsched: defect: {message}{saved}. This is a bug in optsched, not in "
+            "your data: please report it with that file."
+        )
+    for failure in found.failures:
+        first = (failure["error"] or "").splitlines()[0] if failure["error"] else ""
+        err.print(
+            f"optsched: failed: window {failure['window']} {failure['kind']} "
+            f"{failure['name']} {failure['objective']}: {first}"
+        )
+    if found.interrupted:
+        err.print(
+            f"optsched: interrupted: {found.finished} of {found.windows} window(s) "
+            "finished; the rows above are theirs"
+        )
+        sys.exit(130)
+    if found.defects:
+        sys.exit(EXIT_DEFECT)
+    if found.failures:
+        sys.exit(1)

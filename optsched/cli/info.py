@@ -36,9 +36,9 @@ from typing import Any
 
 import click
 import numpy as np
-from rich.console import Console
 from rich.table import Table
 
+from optsched.cli.console import console as make_console
 from optsched.cli.options import input_options, load_trace_and_instance
 from optsched.instance import Instance
 from optsched.trace import Trace
@@ -132,7 +132,7 @@ def command(path: str, **input_kwargs: Any) -> None:
     window options describe a window of FILE instead of the whole file.
     """
     trace, instance = load_trace_and_instance(path, **input_kwargs)
-    console = Console(width=max(Console().width, 100))
+    console = make_console(width=max(make_console().width, 100))
     summary = summarize(instance)
     console.print(_overview(path, trace, instance, summary))
     if trace.skipped.total:

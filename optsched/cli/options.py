@@ -135,7 +135,7 @@ def load_trace_and_instance(
     trace = read_trace(path, input_format, processors=processors)
     whole = trace.instance
     if allocation is not None and allocation != whole.machine.allocation:
-        whole = whole.replace(machine=whole.machine.replace(allocation=allocation))
+        whole = whole.replace(machine=whole.machine.with_allocation(allocation))
         trace = dataclasses.replace(trace, instance=whole)
     window_args = dict(
         first_job=first_job,

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.table import Table
 
+from optsched.cli.console import wide_console
 from optsched.cli.options import input_options, load_instance
 from optsched.heuristics import (
     ALLOCATION_RULES,
@@ -108,12 +108,30 @@ def exact(value: float) -> str:
     return f"{value:.6f}".rstrip("0")
 
 
-def metrics_rows(summary: Summary, result: SimulationResult) -> list[tuple[str, str]]:
-    """The metrics table as ``(name, value)`` rows."""
+def completion_unit(instance: Instance) -> str:
+    """Unit of ``sum_j w_j C_j`` on ``instance``.
+
+    ``s`` when every weight is 1 (the sum of completion times),
+    ``processor-s`` when every weight is the job's size, else ``weight-s``.
+    """
+    if all(job.weight == 1 for job in instance.jobs):
+        return "s"
+    if all(job.weight == job.size for job in instance.jobs):
+        return "processor-s"
+    return "weight-s"
+
+
+def metrics_rows(
+    summary: Summary, result: SimulationResult, instance: Instance
+) -> list[tuple[str, str]]:
+    """The metrics table as ``(name, value)`` rows, units in the names."""
+    unit = completion_unit(instance)
+    completions = "completions" if unit == "s" else "weighted completions"
     rows = [
         ("jobs", f"{summary.jobs}"),
         ("makespan (s)", f"{summary.makespan}"),
-        ("sum of weighted completion (s)", exact(summary.weighted_completion)),
+        (f"sum of {completions} ({unit})", exact(summary.weighted_completion)),
+        ("mean response (s)", f"{summary.mean_response:.2f}"),
         ("mean wait (s)", f"{summary.mean_wait:.2f}"),
         ("max wait (s)", f"{summary.max_wait}"),
         ("mean bounded slowdown (10 s)", f"{summary.mean_bounded_slowdown:.3f}"),
@@ -129,13 +147,6 @@ def metrics_rows(summary: Summary, result: SimulationResult) -> list[tuple[str, 
         rows.append(("migrated jobs", f"{stats.migrated_jobs}"))
         rows.append(("migrated processors", f"{stats.migrated_processors}"))
     return rows
-
-
-def wide_console() -> Console:
-    # Piped output gets a wide console so that no number is cut short.
-    import sys
-
-    return Console(width=None if sys.stdout.isatty() else 160)
 
 
 def _output_format(path: str, forced: str | None) -> str:
@@ -211,7 +222,7 @@ def command(
     table = Table(title=f"{result.schedule.producer} on {instance.name or file}")
     table.add_column("metric")
     table.add_column("value", justify="right")
-    for name, value in metrics_rows(summary, result):
+    for name, value in metrics_rows(summary, result, instance):
         table.add_row(name, value)
     wide_console().print(table)
     if output is not None:

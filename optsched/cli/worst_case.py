@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import click
-from rich.console import Console
 from rich.table import Table
 
+from optsched.cli.console import console as make_console
 from optsched.worstcase.measure import ESTIMATE_MODES, MEASURES, Space
 from optsched.worstcase.search import DEFAULT_BUDGET, WorstCase, search_worst_case
 from optsched.worstcase.theory import bound_label
@@ -166,7 +166,7 @@ def command(
     specs = [p.strip() for p in policies.split(",") if p.strip()]
     if not specs:
         raise click.UsageError("--policy needs at least one policy spec")
-    console = Console()
+    console = make_console()
     if versus == "optimum":
         if objective == "maxwait":
             raise click.UsageError(

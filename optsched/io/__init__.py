@@ -79,7 +79,11 @@ def detect_format(path: str | Path) -> str:
 
 
 def read_trace(
-    path: str | Path, format: str | None = None, *, processors: int | None = None
+    path: str | Path,
+    format: str | None = None,
+    *,
+    processors: int | None = None,
+    allocation: str | None = None,
 ) -> Trace:
     """Read a whole instance file.
 
@@ -93,7 +97,26 @@ def read_trace(
     processors
         Machine size override (SWF: used when the header has neither
         ``MaxProcs`` nor ``MaxNodes``, and wins over them when given).
+    allocation
+        Allocation rule override (``any`` or ``contiguous``), applied to the
+        whole file with :meth:`~optsched.instance.Machine.with_allocation`
+        (``any`` drops the offsets of the file's busy blocks), so that windows
+        cut from it afterwards (and the busy blocks of their initial state)
+        follow it.
     """
+    trace = _read_trace(path, format, processors=processors)
+    if allocation is not None and allocation != trace.instance.machine.allocation:
+        instance = trace.instance
+        machine = instance.machine.with_allocation(allocation)
+        trace = Trace(
+            instance.replace(machine=machine), trace.skipped, trace.header, trace.records
+        )
+    return trace
+
+
+def _read_trace(
+    path: str | Path, format: str | None, *, processors: int | None
+) -> Trace:
     path = Path(path)
     if not path.exists():
         raise InputError("no such file", path)

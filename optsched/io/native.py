@@ -14,7 +14,7 @@ Example::
       "version": 1,
       "name": "tiny",
       "machine": {"processors": 4, "allocation": "any", "unavailable": [
-        {"start": 0, "end": 30, "size": 2, "offset": 2, "label": "job 7"}
+        {"start": 0, "end": 30, "size": 2, "label": "job 7"}
       ]},
       "jobs": [
         {"id": 1, "release": 0, "size": 2, "runtime": 10, "estimate": 20,
@@ -39,8 +39,10 @@ Keys (all times are integer seconds, intervals half-open ``[start, end)``):
 ``machine``
     ``processors`` (integer >= 1), ``allocation`` (``"any"``, the default, or
     ``"contiguous"``), ``unavailable`` (optional list of busy blocks: ``start``,
-    ``end``, ``size``, optional ``offset`` of the first processor, optional
-    ``label``).
+    ``end``, ``size``, ``offset`` of the first processor, optional
+    ``label``). The ``offset`` is required on a ``contiguous`` machine and
+    refused on an ``any`` machine, where a block is a processor count (see
+    :class:`~optsched.instance.Machine`).
 ``jobs``
     List of jobs: ``id``, ``release`` (>= 0), ``size`` (1..processors),
     ``runtime`` (>= 0) are required; ``estimate`` (default: the runtime),

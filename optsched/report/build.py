@@ -6,42 +6,48 @@ figures beside it. Sections:
 
 1. the run: store, suite, traces (path, sha256, windows), tasks by status,
    policies, back-ends, objectives, time span, hosts;
-2. competitive ratios per policy and objective
+2. defects, if any: windows on which a schedule beats a proven lower bound
+   (:attr:`optsched.gap.Reference.defect`), whose ratios are withheld;
+3. competitive ratios per policy and objective
    (:func:`optsched.gap.aggregate`) and their distribution;
-3. per objective, the best bounds of every window with the policies'
-   values and ratio intervals;
-4. how often each lower bound and each upper-bound source is binding;
-5. per policy and objective, the worst window: the policy's schedule beside
+4. per objective, the reference of every window with the policies' values
+   and ratio intervals (a policy that killed jobs has none: its cell gives
+   the jobs killed and the work lost);
+5. how often each lower bound and each upper-bound source is binding;
+6. per policy and objective, the worst window: the policy's schedule beside
    the best known one (Gantt charts) and their utilisation over time;
-6. the version manifest of the run (from the ``versions`` column); several
+7. the version manifest of the run (from the ``versions`` column); several
    manifests in one run are flagged;
-7. failed tasks.
+8. failed tasks.
 
 Competitive ratio of a policy with objective ``v`` on a window whose
 optimum lies in ``[LB, UB]``: the interval ``[v / UB, v / LB]``
 (:func:`optsched.gap.ratio_interval`), exact when ``LB = UB``.
 
-Gantt charts need the window's instance (machine size, busy blocks). The
-store keeps the trace path as written in the suite, its sha256 and the
-window key, so the window is cut again from the trace when a file with that
-sha256 is found (the path as given, relative to the working directory, the
-store's folder, ``benchmarks/suites`` and every ``trace_dirs`` entry, also by
-file name). Otherwise, or when the stored schedules do not fit the re-cut
-window, a minimal instance is rebuilt from the schedules (no busy blocks,
-``m`` = the fewest processors holding them) and the report says so.
+The report reads nothing but the store. Every window's reference comes from
+:func:`optsched.bench.store.references` (through
+:func:`optsched.gap.window_reference`); the Gantt charts draw the window's
+instance kept in the store (:meth:`Store.instance
+<optsched.bench.store.Store.instance>`, machine size and busy blocks
+included), the policy's schedule from its own row and the best known
+schedule from the row the reference names (:attr:`Reference.upper_row
+<optsched.gap.Reference.upper_row>`, a solver or a policy row). A row
+without a stored instance (a store written before instances were kept) gets
+a note instead of charts.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from optsched.errors import InputError
+from optsched.instance import Instance
 from optsched.io.schedules import schedule_from_json
 from optsched.plot.charts import (
     binding_bound_counts,
@@ -52,7 +58,6 @@ from optsched.plot.charts import (
     utilisation,
 )
 from optsched.plot.gantt import gantt
-from optsched.report.recover import WindowFinder, best_known, instances_for
 from optsched.report.render import (
     Block,
     Heading,
@@ -65,12 +70,24 @@ from optsched.report.render import (
     write_markdown,
 )
 
+if TYPE_CHECKING:
+    from optsched.bench.store import TaskRow
+    from optsched.gap import Reference
+
 HTML_SUFFIXES = (".html", ".htm")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 MAX_FAILED_LISTED = 50
 """Failed tasks listed one by one; the rest are counted."""
 
 MISSING = "—"
+
+InstanceLookup = Callable[[str], Instance]
+"""The instance stored under a sha256 (:meth:`optsched.bench.store.Store.instance`),
+``KeyError`` when the store does not hold it."""
+
+ReferenceKey = tuple[str, str, str, str]
+"""(suite, trace sha256, window, objective), as in
+:func:`optsched.bench.store.references`."""
 
 
 # ---------------------------------------------------------------------------

@@ -49,8 +49,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from optsched.gap import evaluate_policy
+from optsched.gap import InvalidScheduleError, evaluate_policy
 from optsched.instance import Instance
+from optsched.objective import Objective
 from optsched.schedule import Schedule
 from optsched.worstcase.measure import (
     BRUTE_FORCE_MAX_JOBS,
@@ -174,6 +175,11 @@ class RatioEvaluator:
     def policy_value(self, instance: Instance) -> float:
         """The policy's objective (simulated with :data:`SIMULATION_SEED`)."""
         result = self._simulate(instance, self.policy, seed=SIMULATION_SEED)
+        if result.schedule.killed:
+            raise InvalidScheduleError(
+                f"policy {self.policy} killed jobs {sorted(result.schedule.killed)}"
+                " of a worst-case genome: its value is not comparable"
+            )
         return self._objective.value(instance, result.schedule)
 
     def optimum_value(self, instance: Instance) -> float:
@@ -355,9 +361,16 @@ def _finalise(
     optimum_time_limit: float,
 ) -> WorstCase:
     instance = to_instance(genome, space.processors)
-    outcome = evaluate_policy(instance, policy, objective, seed=SIMULATION_SEED)
+    outcome = evaluate_policy(instance, policy, [objective], seed=SIMULATION_SEED)
+    if not outcome.complete:
+        # Genomes have exact estimates, so no policy kills a job; a schedule
+        # that did less work would not be comparable with the optimum.
+        raise InvalidScheduleError(
+            f"policy {policy} killed {outcome.killed} job(s) of a worst-case genome"
+        )
+    value = outcome.values[Objective.parse(objective).label]
     optimum = exact_optimum(instance, objective, time_limit=optimum_time_limit)
-    ratio = outcome.value / optimum.value
+    ratio = value / optimum.value
     instance = instance.replace(
         name=worst_case_name(policy, objective, instance, ratio)
     )
@@ -367,7 +380,7 @@ def _finalise(
         space=space,
         instance=instance,
         ratio=ratio,
-        policy_value=outcome.value,
+        policy_value=value,
         optimum_value=optimum.value,
         policy_schedule=outcome.schedule,
         optimum_schedule=optimum.schedule,

@@ -395,8 +395,10 @@ def find_counterexample(
     Counterexample or None
         ``None`` when neither stage separates the policies.
     """
+    from optsched.extras import require
     from optsched.heuristics import parse_policy
 
+    require("hypothesis", "worstcase", "worst-case --vs SPEC")
     parse_policy(policy)
     parse_policy(other)
     compare = Comparator(policy, other, objective)
