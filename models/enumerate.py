@@ -387,9 +387,7 @@ def _heuristic_cutoff(
         )
         for key in _CUTOFF_ORDERS.values()
     ]
-    schedules += [
-        s for s in incumbents if all(j.id in s.placements for j in positive)
-    ]
+    schedules += [s for s in incumbents if all(j.id in s.placements for j in positive)]
     values = []
     for schedule in schedules:
         ends = [schedule[j.id].end for j in positive]

@@ -564,8 +564,8 @@ def list_schedule(
         if job.runtime == 0:
             starts[job.id] = job.release  # occupies nothing
             continue
-        start = profile.earliest_from(job.release, job.size, job.runtime)
-        assert start is not None, "the last segment of the profile is all free"
-        profile.add(start, start + job.runtime, -job.size)
-        starts[job.id] = start
+        found = profile.earliest_from(job.release, job.size, job.runtime)
+        assert found is not None, "the last segment of the profile is all free"
+        profile.add(found, found + job.runtime, -job.size)
+        starts[job.id] = found
     return assign_processors(instance, starts, producer=producer)

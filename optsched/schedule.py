@@ -162,6 +162,12 @@ class Schedule:
         object.__setattr__(self, "placements", MappingProxyType(dict(self.placements)))
         object.__setattr__(self, "killed", frozenset(self.killed))
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # The placements are a read-only mappingproxy, which pickle cannot
+        # copy; schedules cross process borders (solver incumbents sent to
+        # pool workers), so they pickle as a plain dict.
+        return (Schedule, (dict(self.placements), self.producer, self.killed))
+
     def __len__(self) -> int:
         return len(self.placements)
 

@@ -18,14 +18,15 @@ def make(m: int, jobs: list[tuple[int, int, int]], **machine: object) -> Instanc
 @st.composite
 def small_instances(draw: st.DrawFn, max_jobs: int = 6, max_m: int = 6) -> Instance:
     """Random small instances: both allocations, up to two busy blocks
-    (pinned or not on ``any`` machines), releases or not, mixed weights."""
+    (pinned to processors on ``contiguous`` machines, processor counts on
+    ``any`` machines), releases or not, mixed weights."""
     m = draw(st.integers(1, max_m))
     allocation = draw(st.sampled_from(["any", "contiguous"]))
     blocks: list[BusyBlock] = []
     for _ in range(draw(st.integers(0, 2))):
         start, size = draw(st.integers(0, 6)), draw(st.integers(1, m))
         offset = draw(st.integers(0, m - size))
-        pinned = allocation == "contiguous" or draw(st.booleans())
+        pinned = allocation == "contiguous"  # blocks are counts on any machines
         block = BusyBlock(
             start, start + draw(st.integers(1, 5)), size, offset if pinned else None
         )

@@ -8,8 +8,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from optsched.bench.suite import load_suite, sha256_of
-from optsched.bench.tasks import expand, make_task_id
+from optsched.bench.suite import (
+    DEFAULT_SOLVER_WORKERS,
+    SolverSpec,
+    load_suite,
+    sha256_of,
+)
+from optsched.bench.tasks import ALL_OBJECTIVES, expand, make_task_id
 from optsched.cli import main
 from optsched.errors import InputError
 from optsched.selection import WindowRule
@@ -61,34 +66,46 @@ def test_missing_sha256_is_computed_and_reported(tmp_path: Path) -> None:
 def test_windows_default_to_the_whole_file(tmp_path: Path) -> None:
     suite = load_suite(write_suite(tmp_path, HEAD + SUITE + TRACE + SOLVER))
     assert suite.windows == WindowRule("whole")
+    # [[solvers]] without workers: two solver threads (gap --workers alike).
+    assert DEFAULT_SOLVER_WORKERS == 2
+    assert suite.solvers == (SolverSpec("cpsat", 5.0, 2),)
     plan = expand(suite)
     assert {t.window for t in plan.tasks} == {"whole"}
-    assert len(plan.tasks) == 2 * (2 + 1)
+    # 1 window x (2 policies + 2 objectives x 1 back-end).
+    assert len(plan.tasks) == 2 + 2 * 1
+    assert plan.tasks[-1].params == {"time_limit": 5.0, "workers": 2}
 
 
 def test_expansion_order_and_ids() -> None:
     plan = expand(load_suite(SUITES / "tiny.toml"))
-    # 3 windows x 2 objectives x (2 policies + 1 back-end).
-    assert len(plan.tasks) == 18
-    assert len({t.task_id for t in plan.tasks}) == 18
-    first = plan.tasks[:6]
+    # 3 windows x (2 policies, each simulated once + 2 objectives x 1 back-end).
+    assert len(plan.tasks) == 12
+    assert len({t.task_id for t in plan.tasks}) == 12
+    first = plan.tasks[:4]
     assert [(t.window_index, t.objective, t.kind, t.name) for t in first] == [
-        (0, "cmax", "policy", "fcfs"),
-        (0, "cmax", "policy", "easy"),
+        (0, ALL_OBJECTIVES, "policy", "fcfs"),
+        (0, ALL_OBJECTIVES, "policy", "easy"),
         (0, "cmax", "solver", "cpsat"),
-        (0, "wct:one", "policy", "fcfs"),
-        (0, "wct:one", "policy", "easy"),
         (0, "wct:one", "solver", "cpsat"),
     ]
-    assert [t.window for t in plan.tasks[::6]] == [
+    assert ALL_OBJECTIVES == ""
+    assert [t.window for t in plan.tasks[::4]] == [
         "first=0,jobs=6,state=none",
         "first=6,jobs=6,state=none",
         "first=12,jobs=6,state=none",
     ]
-    solver = plan.tasks[2]
+    fcfs, easy, solver, _ = first
     assert solver.params == {"time_limit": 10.0, "workers": 1}
-    assert plan.tasks[0].params == {"seed": 0}
-    # The id is the documented hash, recomputed here from its parts.
+    assert fcfs.params == {"seed": 0, "objectives": ["cmax", "wct:one"]}
+    # Policies come first; each solver task of a window waits for exactly
+    # that window's policy tasks (never for another window's).
+    for index in range(3):
+        tasks = [t for t in plan.tasks if t.window_index == index]
+        policies = tuple(t.task_id for t in tasks if t.kind == "policy")
+        assert [t.kind for t in tasks] == ["policy", "policy", "solver", "solver"]
+        assert [t.after for t in tasks] == [(), (), policies, policies]
+    assert solver.incumbents == ()  # attached by the executor, not the plan
+    # The ids are the documented hash, recomputed here from their parts.
     assert solver.task_id == make_task_id(
         "tiny",
         TINY_SHA,
@@ -97,6 +114,15 @@ def test_expansion_order_and_ids() -> None:
         "cpsat",
         "cmax",
         '{"time_limit":10.0,"workers":1}',
+    )
+    assert easy.task_id == make_task_id(
+        "tiny",
+        TINY_SHA,
+        "first=0,jobs=6,state=none",
+        "policy",
+        "easy",
+        "",
+        '{"objectives":["cmax","wct:one"],"seed":0}',
     )
 
 
@@ -114,7 +140,7 @@ def test_ids_ignore_where_the_trace_lives(tmp_path: Path) -> None:
 
 def test_instances_are_the_windows(tmp_path: Path) -> None:
     plan = expand(load_suite(SUITES / "tiny.toml"))
-    pairs = list(plan.with_instances(plan.tasks))
+    pairs = [(task, plan.instance(task)) for task in plan.tasks]
     by_window = {task.window_index: instance for task, instance in pairs}
     assert [[j.id for j in by_window[i].jobs] for i in range(3)] == [
         [1, 2, 3, 4, 5, 6],
@@ -154,7 +180,9 @@ def test_random_windows_of_several_seeds_are_pooled(tmp_path: Path) -> None:
                 expected.append(spec.key)
     windows_seen = list(dict.fromkeys(t.window for t in plan.tasks))
     assert windows_seen == expected
-    assert len(plan.tasks) == len(expected) * 2 * 2
+    # No [[solvers]]: one task per window and policy (both objectives in it).
+    assert len(plan.tasks) == len(expected) * 2
+    assert {t.kind for t in plan.tasks} == {"policy"}
     assert len({t.task_id for t in plan.tasks}) == len(plan.tasks)
 
 
@@ -173,13 +201,59 @@ def test_unknown_top_level_key(tmp_path: Path) -> None:
 
 
 def test_unknown_key_in_a_trace_table(tmp_path: Path) -> None:
-    trace2 = '[[traces]]\npath = "tiny.swf"\nformat = "swf"\n'
+    trace2 = '[[traces]]\npath = "tiny.swf"\ncolumns = 18\n'
     message = _error(tmp_path, HEAD + SUITE + TRACE + trace2)
-    # Line 13: the second [[traces]] table's 'format' key.
+    # Line 13: the second [[traces]] table's 'columns' key.
     assert message == (
-        f"{tmp_path / 'suite.toml'}:13: unknown key 'format' in [traces]; "
-        "valid keys: path, sha256"
+        f"{tmp_path / 'suite.toml'}:13: unknown key 'columns' in [traces]; "
+        "valid keys: path, sha256, format, processors, allocation"
     )
+
+
+def test_trace_read_options(tmp_path: Path) -> None:
+    options = 'format = "swf"\nprocessors = 16\nallocation = "contiguous"\n\n'
+    trace = TRACE.replace("\n\n", "\n") + options
+    suite = load_suite(write_suite(tmp_path, HEAD + SUITE + trace + WINDOWS + SOLVER))
+    (ref,) = suite.traces
+    assert (ref.format, ref.processors, ref.allocation) == ("swf", 16, "contiguous")
+    assert ref.read_options() == {
+        "format": "swf",
+        "processors": 16,
+        "allocation": "contiguous",
+    }
+    plan = expand(suite)
+    # Applied before the windows are cut (tiny.swf says MaxProcs 8).
+    for task in plan.tasks:
+        machine = plan.instance(task).machine
+        assert (machine.processors, machine.allocation) == (16, "contiguous")
+        assert {"format", "processors", "allocation"} <= set(task.params)
+    assert plan.tasks[0].params == {
+        "seed": 0,
+        "objectives": ["cmax", "wct:one"],
+        "format": "swf",
+        "processors": 16,
+        "allocation": "contiguous",
+    }
+    # The read options are part of the ids: other options, other results.
+    text = HEAD + SUITE + TRACE + WINDOWS + SOLVER
+    plain = expand(load_suite(write_suite(tmp_path, text, "plain.toml")))
+    assert plain.tasks[0].params == {
+        "seed": 0,
+        "objectives": ["cmax", "wct:one"],
+    }
+    assert not {t.task_id for t in plain.tasks} & {t.task_id for t in plan.tasks}
+    assert plain.instance(plain.tasks[0]).machine.processors == 8
+
+
+def test_policies_are_stored_under_their_canonical_spec(tmp_path: Path) -> None:
+    head = 'policies = ["fcfs", "sjf", "easy:order=spt"]\nobjectives = ["cmax"]\n'
+    suite = load_suite(write_suite(tmp_path, head + SUITE + TRACE + WINDOWS))
+    assert suite.policies == ("fcfs", "spt", "easy:order=spt")
+    assert [t.name for t in expand(suite).tasks[:3]] == [
+        "fcfs",
+        "spt",
+        "easy:order=spt",
+    ]
 
 
 def test_unknown_key_in_solvers(tmp_path: Path) -> None:
@@ -240,6 +314,16 @@ def test_same_trace_twice(tmp_path: Path) -> None:
          "objectives must be a list of strings"),
         ('objectives = ["cmax"]\npolicies = ["easy", "fifo-ish"]\n' + SUITE + TRACE,
          ":2: policies: unknown policy 'fifo-ish'; valid names: "),
+        ('objectives = ["cmax"]\npolicies = ["sjf", "fcfs", "spt"]\n' + SUITE + TRACE,
+         ":2: policies: 'sjf' and 'spt' are one policy (spt)"),
+        (HEAD + SUITE + TRACE.replace("\n\n", '\nformat = "csv"\n'),
+         ":10: [[traces]] format 'csv' is not one of swf, json, strip"),
+        (HEAD + SUITE + TRACE.replace("\n\n", "\nprocessors = 0\n"),
+         ":10: [[traces]] processors must be an integer >= 1, got 0"),
+        (HEAD + SUITE + TRACE.replace("\n\n", "\nprocessors = true\n"),
+         ":10: [[traces]] processors must be an integer >= 1, got True"),
+        (HEAD + SUITE + TRACE.replace("\n\n", '\nallocation = "packed"\n'),
+         ":10: [[traces]] allocation 'packed' is not one of any, contiguous"),
         (HEAD + TRACE, "missing [suite] table"),
         (HEAD + '[suite]\nname = ""\n' + TRACE, "name must not be empty"),
         (HEAD + SUITE, "the suite has no [[traces]]"),
@@ -292,11 +376,12 @@ def test_shipped_suites_parse_and_expand(traces_dir: Path) -> None:
     (trace,) = smoke.traces
     assert trace.file == traces_dir / "KTH-SP2-1996-2.1-cln.swf"
     assert trace.pinned
-    assert len(expand(smoke).tasks) == 3 * 2 * (3 + 1)
+    # 3 windows x (3 policies + 2 objectives x 1 back-end).
+    assert len(expand(smoke).tasks) == 3 * (3 + 2 * 1)
     kth = load_suite(REPO / "benchmarks" / "suites" / "kth.toml")
     assert kth.windows.jobs == 100
     assert kth.objectives == ("cmax", "wct:one")
     assert kth.traces[0].sha256 == trace.sha256
     tasks = expand(kth).tasks
     assert len({t.window for t in tasks}) == kth.windows.count
-    assert len(tasks) == kth.windows.count * 2 * (len(kth.policies) + 1)
+    assert len(tasks) == kth.windows.count * (len(kth.policies) + 2 * 1)

@@ -150,8 +150,9 @@ def test_effective_release_contiguous_needs_adjacent_processors() -> None:
     machine = Machine(4, "contiguous", (block,))
     assert earliest_start_alone(Job(1, 0, 2, 4), machine) == 0
     assert earliest_start_alone(Job(2, 0, 3, 4), machine) == 5
-    # On an any machine only the count matters: 3 free processors -> 0.
-    assert earliest_start_alone(Job(2, 0, 3, 4), Machine(4, "any", (block,))) == 0
+    # On an any machine the block is a count: 3 free processors -> 0.
+    counted = Machine(4, "any", (BusyBlock(0, 5, 1),))
+    assert earliest_start_alone(Job(2, 0, 3, 4), counted) == 0
     # A zero-length job never waits.
     assert earliest_start_alone(Job(3, 2, 4, 0), machine) == 2
 

@@ -115,7 +115,7 @@ def test_busy_block_processors() -> None:
             "busy block job 9: size 5 exceeds machine processors 4",
         ),
         (
-            lambda: Machine(4, "any", (BusyBlock(0, 5, 2, 3, "job 9"),)),
+            lambda: Machine(4, "contiguous", (BusyBlock(0, 5, 2, 3, "job 9"),)),
             "busy block job 9: processors [3, 5) exceed machine processors 4",
         ),
         (
@@ -127,9 +127,15 @@ def test_busy_block_processors() -> None:
             "machine: busy blocks use 5 processors at time 4, more than 4",
         ),
         (
+            lambda: Machine(4, "any", (BusyBlock(0, 5, 2, 2, "job 7"),)),
+            "busy block job 7: offset 2 on an 'any' machine: blocks on 'any' "
+            "machines are processor counts; drop the offset or use allocation "
+            "'contiguous'",
+        ),
+        (
             lambda: Machine(
                 4,
-                "any",
+                "contiguous",
                 (BusyBlock(0, 5, 2, 0, "job 1"), BusyBlock(3, 9, 2, 1, "job 2")),
             ),
             "busy block job 2: shares processors with busy block job 1 at time 3",
@@ -150,7 +156,25 @@ def test_machine_accepts_touching_and_disjoint_blocks() -> None:
     )
     assert Machine(4, "contiguous", blocks).unavailable == blocks
     side_by_side = (BusyBlock(0, 9, 2, 0), BusyBlock(3, 5, 2, 2))
-    assert len(Machine(4, "any", side_by_side).unavailable) == 2
+    assert len(Machine(4, "contiguous", side_by_side).unavailable) == 2
+    counts = (BusyBlock(0, 9, 2), BusyBlock(3, 5, 2))
+    assert len(Machine(4, "any", counts).unavailable) == 2
+
+
+def test_with_allocation_drops_or_requires_block_offsets() -> None:
+    blocks = (BusyBlock(0, 9, 2, 0, "job 1"), BusyBlock(3, 5, 2, 2, "down"))
+    contiguous = Machine(4, "contiguous", blocks)
+    counted = contiguous.with_allocation("any")
+    assert counted == Machine(
+        4, "any", (BusyBlock(0, 9, 2, label="job 1"), BusyBlock(3, 5, 2, label="down"))
+    )
+    assert contiguous.with_allocation("contiguous") is contiguous
+    assert Machine(4).with_allocation("contiguous") == Machine(4, "contiguous")
+    # Counts have no place on the strip: the offsets must be chosen first.
+    with pytest.raises(ValueError, match="job 1: a contiguous machine needs block"):
+        counted.with_allocation("contiguous")
+    with pytest.raises(ValueError, match="allocation 'packed' is not one of"):
+        counted.with_allocation("packed")
 
 
 # --------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.io import read
 from optsched.models import cpsat
 from optsched.models.enumerate import solve_exact
-from optsched.models.result import SolveStatus
+from optsched.models.result import Incumbent, SolveStatus
 from optsched.objective import Objective
 from optsched.schedule import Placement, Schedule
 
@@ -144,7 +144,9 @@ def test_better_hint_becomes_the_upper_bound_source() -> None:
     assert optimal.status is SolveStatus.OPTIMAL
     heuristic = cpsat.solve(instance, "wct", time_limit=0)
     assert heuristic.objective > optimal.objective
-    hinted = cpsat.solve(instance, "wct", time_limit=0, hint=optimal.schedule)
+    hinted = cpsat.solve(
+        instance, "wct", time_limit=0, incumbents=[Incumbent("hint", optimal.schedule)]
+    )
     assert hinted.upper_bound_source == "hint"
     assert hinted.params["hint_source"] == "hint"
     assert hinted.objective == optimal.objective
@@ -154,7 +156,9 @@ def test_poor_hint_does_not_constrain_the_search() -> None:
     jobs = [Job(1, 0, 1, 10), Job(2, 1, 3, 2)]
     instance = Instance(Machine(3), jobs)
     poor = Schedule({1: Placement(0, 10, (0,)), 2: Placement(10, 12, (0, 1, 2))})
-    result = cpsat.solve(instance, "wct", time_limit=5, hint=poor)
+    result = cpsat.solve(
+        instance, "wct", time_limit=5, incumbents=[Incumbent("hint", poor)]
+    )
     # Optimum by hand: job 2 on [1, 3), job 1 on [3, 13): 3 + 13.
     assert result.objective == 16
     assert result.status is SolveStatus.OPTIMAL

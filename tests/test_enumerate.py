@@ -15,6 +15,7 @@ from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.models.enumerate import normal_patterns, solve_exact
 from optsched.models.result import SolveStatus
 from optsched.objective import Objective
+from optsched.schedule import Placement, Schedule
 
 CMAX = Objective("cmax")
 WCT = Objective("wct")
@@ -125,14 +126,16 @@ def test_release_instance_weighted_completion(allocation: str) -> None:
 
 def test_contiguity_matters_with_a_busy_block() -> None:
     # m = 3, processor 1 busy during [0, 4): two free processors 0 and 2 are
-    # not adjacent. A size-2 job runs at 0 on an any machine, at 4 otherwise.
+    # not adjacent, so a size-2 job waits until 4. On an any machine the
+    # block is a count of one processor: the job runs at 0 and the block
+    # takes the processor it leaves.
     block = BusyBlock(0, 4, 1, offset=1)
-    any_machine = make(3, [(0, 2, 2)], unavailable=(block,))
+    any_machine = make(3, [(0, 2, 2)], unavailable=(BusyBlock(0, 4, 1),))
     contiguous = make(3, [(0, 2, 2)], allocation="contiguous", unavailable=(block,))
     a, c = solve_exact(any_machine, CMAX), solve_exact(contiguous, CMAX)
     assert (a.objective, c.objective) == (2, 6)
     assert a.schedule is not None and c.schedule is not None
-    assert a.schedule[1].processors == (0, 2)
+    assert a.schedule[1].processors == (0, 1)
     assert c.schedule[1].processors in ((0, 1), (1, 2))
     assert check_schedule(any_machine, a.schedule) == []
     assert check_schedule(contiguous, c.schedule) == []
@@ -174,6 +177,19 @@ def test_result_fields() -> None:
     assert empty.schedule is not None and len(empty.schedule) == 0
 
 
+def test_incumbents_only_prune() -> None:
+    # A good incumbent prunes; an impossible one (every job at 0, better than
+    # any schedule) costs a second search but never changes the optimum.
+    inst = make(2, [(0, 2, 2), (3, 2, 4), (3, 1, 2)])
+    plain = solve_exact(inst, WCT)
+    assert plain.schedule is not None
+    hinted = solve_exact(inst, WCT, incumbents=[plain.schedule])
+    assert hinted.objective == plain.objective == 16
+    assert hinted.params["nodes"] <= plain.params["nodes"]
+    impossible = Schedule({j.id: Placement(0, j.runtime) for j in inst.jobs})
+    assert solve_exact(inst, WCT, incumbents=[impossible]).objective == 16
+
+
 def test_too_many_jobs_is_refused() -> None:
     inst = make(2, [(0, 1, 1)] * 9)
     with pytest.raises(ValueError, match="9 jobs exceed max_jobs=8"):
@@ -205,7 +221,7 @@ def tiny_instances(draw: st.DrawFn, max_jobs: int = 4, max_m: int = 4) -> Instan
     if draw(st.booleans()):
         start, size = draw(st.integers(0, 3)), draw(st.integers(1, m))
         offset = draw(st.integers(0, m - size))
-        pinned = allocation == "contiguous" or draw(st.booleans())
+        pinned = allocation == "contiguous"  # blocks are counts on any machines
         blocks.append(
             BusyBlock(
                 start, start + draw(st.integers(1, 3)), size, offset if pinned else None

@@ -11,9 +11,9 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from optsched.bench.analysis import analyse_instance
 from optsched.check import check_schedule
 from optsched.cli import main
-from optsched.bench.analysis import analyse_instance
 from optsched.gap import evaluate_policy, rows_frame
 from optsched.instance import Instance, Job, Machine
 from optsched.io.native import write_native

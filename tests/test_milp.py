@@ -101,7 +101,7 @@ def test_choose_step_fits_the_cell_budget() -> None:
 
 
 def test_busy_profile_is_a_step_function() -> None:
-    blocks = (BusyBlock(2, 6, 1, offset=0), BusyBlock(4, 8, 2, offset=1))
+    blocks = (BusyBlock(2, 6, 1), BusyBlock(4, 8, 2))
     times, busy = busy_profile(Instance(Machine(3, "any", blocks), ()))
     assert times.tolist() == [0, 2, 4, 6, 8]
     assert busy.tolist() == [0, 1, 3, 2, 0]

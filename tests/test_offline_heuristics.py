@@ -16,13 +16,13 @@ from optsched.heuristics.offline import (
     ffdh,
     heuristic_schedules,
     improve_schedule,
-    list_schedule,
     nfdh,
     order_by,
 )
 from optsched.instance import BusyBlock, Instance, Job
 from optsched.models.enumerate import solve_exact
 from optsched.objective import Objective
+from optsched.packing import list_schedule
 from optsched.schedule import Schedule
 
 CMAX = Objective("cmax")
@@ -85,20 +85,26 @@ def test_list_schedule_respects_busy_blocks() -> None:
     assert check_schedule(inst, schedule) == []
 
 
-def test_pinned_blocks_the_sweep_cannot_avoid_leave_processors_out() -> None:
-    # m = 2: processor 0 busy during [0, 1), processor 1 during [1, 2). By
-    # count a size-1 job of 2 s fits at 0, but no single processor is free
-    # for [0, 2): the placement has no processor set (valid on any machines).
-    blocks = (BusyBlock(0, 1, 1, offset=0), BusyBlock(1, 2, 1, offset=1))
+def test_count_blocks_take_processors_in_the_sweep() -> None:
+    # m = 2: one processor busy during [0, 1), one during [1, 2). By count a
+    # size-1 job of 2 s fits at 0; the sweep (ties by earlier end) gives the
+    # first block processor 0, the job processor 1, then the second block
+    # processor 0. (Pinned to processors 0 then 1, as they
+    # could be before, the blocks would leave no processor free for [0, 2):
+    # such blocks are refused on any machines.)
+    blocks = (BusyBlock(0, 1, 1), BusyBlock(1, 2, 1))
     inst = make(2, [(0, 1, 2)], unavailable=blocks)
     schedule = list_schedule(inst, [1])
     assert starts(schedule) == {1: 0}
-    assert schedule[1].processors is None
+    assert schedule[1].processors == (1,)
     assert check_schedule(inst, schedule) == []
+    pinned = (BusyBlock(0, 1, 1, offset=0), BusyBlock(1, 2, 1, offset=1))
+    with pytest.raises(ValueError, match="offset 0 on an 'any' machine"):
+        make(2, [(0, 1, 2)], unavailable=pinned)
 
 
 def test_contiguous_placement_on_an_any_machine() -> None:
-    inst = make(4, G, unavailable=(BusyBlock(0, 1, 1, offset=3),))
+    inst = make(4, G)
     schedule = list_schedule(inst, [1, 2, 3, 4], allocation="contiguous")
     assert check_schedule(inst, schedule) == []
     assert all(p.processors is not None for p in schedule.placements.values())

@@ -6,6 +6,7 @@ and compared, coordinate by coordinate, with the hand-made schedules below.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import math
 import re
@@ -29,6 +30,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
+from optsched.bench.store import COLUMN_NAMES, decode_rows, references
 from optsched.check import check_schedule
 from optsched.cli import main
 from optsched.instance import BusyBlock, Instance, Job, Machine
@@ -51,12 +53,12 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 def tiny() -> tuple[Instance, Schedule]:
-    """8 processors, a busy block on 6-7 and one without offset; job 3 runs
+    """8 processors, two busy blocks (counts: an ``any`` machine); job 3 runs
     on processors {4, 5, 7}: two rectangles."""
     machine = Machine(
         8,
         unavailable=(
-            BusyBlock(0, 30, 2, offset=6, label="job 900"),
+            BusyBlock(0, 30, 2, label="job 900"),
             BusyBlock(0, 50, 1, label="job 901"),
         ),
     )
@@ -138,16 +140,26 @@ def test_gantt_draws_one_rectangle_per_processor_run(ax: Axes) -> None:
         ]
     )
     busy = {p.get_gid(): box(p) for p in rectangles(ax, "busy ")}
-    # The block with an offset sits on its processors; the other one in the
-    # band above the machine (gap of 1 above m = 8).
-    assert busy == {"busy job 900": (0, 6, 30, 2), "busy job 901": (0, 9, 50, 1)}
-    assert ax.get_ylim() == (0, 10)
+    # Blocks without offsets are stacked in the band above the machine (gap
+    # of 1 above m = 8, height 3 = their peak total size).
+    assert busy == {"busy job 900": (0, 9, 30, 2), "busy job 901": (0, 11, 50, 1)}
+    assert ax.get_ylim() == (0, 12)
     assert ax.get_xlabel() == "time (s)"
     assert ax.get_ylabel() == "processor (m = 8)"
     assert ax.get_title() == "tiny — hand (5 jobs, C_max = 95 s)"
     labels = legend_texts(ax)
     assert labels[:3] == ["C_max = 95 s", "busy block", "job (colour by id)"]
     assert "without a" in labels[3]
+
+
+def test_block_with_an_offset_sits_on_its_processors(ax: Axes) -> None:
+    # Contiguous machine: blocks have offsets and no band is drawn.
+    machine = Machine(4, "contiguous", (BusyBlock(0, 10, 2, 2, "down"),))
+    instance = Instance(machine, (Job(1, 0, 2, 5),))
+    gantt(instance, Schedule({1: Placement(0, 5, (0, 1))}), ax=ax)
+    busy = {p.get_gid(): box(p) for p in rectangles(ax, "busy ")}
+    assert busy == {"busy down": (0, 2, 10, 2)}
+    assert ax.get_ylim() == (0, 4)
 
 
 def test_busy_patches_are_hatched_grey(ax: Axes) -> None:
@@ -374,23 +386,39 @@ def test_objective_axis_labels() -> None:
     )
 
 
+def store_rows(rows: list[dict[str, object]]) -> pd.DataFrame:
+    """Store rows (:meth:`Store.rows`) with every column: the given ones, and
+    the defaults of a suite ``s`` on one trace for the others."""
+    full = []
+    for i, fields in enumerate(rows):
+        row: dict[str, object] = dict.fromkeys(COLUMN_NAMES)
+        row.update(suite="s", trace="t.swf", trace_sha256="ab", killed=0)
+        row.update(task_id=f"task{i}", params="{}", lost_work=0.0, interrupted=0)
+        row.update(fields)
+        full.append(row)
+    return pd.DataFrame(full, columns=list(COLUMN_NAMES))
+
+
 def task_rows() -> pd.DataFrame:
     """Two windows: on w0 the area bound and cpsat tie for the best LB; on w1
-    the solver's own bound wins. UB: cpsat on w0, policy easy ties on w1."""
-    columns = ["window", "objective", "kind", "name", "status", "value", "lower",
-               "lower_method", "upper", "upper_source", "bounds"]  # fmt: skip
+    the solver's own bound wins. UB: cpsat on w0, policy easy ties on w1.
+    Policy rows measure every objective (``values``, ``objective`` empty)."""
+    columns = ["window", "window_index", "objective", "kind", "name", "status",
+               "value", "values", "lower", "lower_method", "upper", "upper_source",
+               "bounds"]  # fmt: skip
     rows = [
-        ("w0", "cmax", "solver", "cpsat", "FEASIBLE", 105.0, 100.0, "area", 105.0,
-         "cpsat", '{"area": 100.0, "release-runtime": 90.0}'),
-        ("w0", "cmax", "solver", "milp", "ERROR", None, 104.0, "lp", None, None, None),
-        ("w0", "cmax", "policy", "easy", "OK", 120.0, None, None, 120.0,
-         "policy:easy", "{}"),
-        ("w1", "cmax", "solver", "cpsat", "OPTIMAL", 50.0, 50.0, "cpsat", 50.0,
-         "cpsat", '{"area": 40.0, "cpsat": 50.0}'),
-        ("w1", "cmax", "policy", "easy", "OK", 50.0, None, None, 50.0,
-         "policy:easy", "{}"),
+        ("w0", 0, "cmax", "solver", "cpsat", "FEASIBLE", 105.0, None, 100.0, "area",
+         105.0, "cpsat", '{"area": 100.0, "release-runtime": 90.0}'),
+        ("w0", 0, "cmax", "solver", "milp", "ERROR", None, None, 104.0, "lp", None,
+         None, None),
+        ("w0", 0, "", "policy", "easy", "OK", None, '{"cmax": 120.0}', None, None,
+         None, None, "{}"),
+        ("w1", 1, "cmax", "solver", "cpsat", "OPTIMAL", 50.0, None, 50.0, "cpsat",
+         50.0, "cpsat", '{"area": 40.0, "cpsat": 50.0}'),
+        ("w1", 1, "", "policy", "easy", "OK", None, '{"cmax": 50.0}', None, None,
+         None, None, "{}"),
     ]  # fmt: skip
-    return pd.DataFrame(rows, columns=columns)
+    return store_rows([dict(zip(columns, row, strict=True)) for row in rows])
 
 
 def test_binding_bound_counts() -> None:
@@ -400,6 +428,38 @@ def test_binding_bound_counts() -> None:
         ("cmax", "lower", "cpsat", 1, 0.5),
         ("cmax", "upper", "cpsat", 2, 1.0),
         ("cmax", "upper", "policy:easy", 1, 0.5),
+    ]
+
+
+def test_binding_bound_counts_use_the_store_references() -> None:
+    rows = task_rows()
+    known = references(decode_rows(rows))
+    assert binding_bound_counts(known).equals(binding_bound_counts(rows))
+    assert binding_bound_counts(decode_rows(rows)).equals(binding_bound_counts(rows))
+    # The counts follow the references, whatever the rows: a reference whose
+    # best upper bound comes from another source is counted under it.
+    key = ("s", "ab", "w0", "cmax")
+    known[key] = dataclasses.replace(
+        known[key], upper=90.0, upper_source="x", candidates={"x": 90.0}
+    )
+    upper = binding_bound_counts(known).query("kind == 'upper'")
+    assert sorted(upper["method"]) == ["cpsat", "policy:easy", "x"]
+
+
+def test_a_policy_that_killed_jobs_is_never_a_binding_upper_bound() -> None:
+    rows = task_rows()
+    rows.loc[2, "values"] = '{"cmax": 101.0}'  # better than cpsat's 105 on w0...
+    rows.loc[2, "killed"] = 1  # ...but it did less work than the window asks
+    rows.loc[2, "lost_work"] = 20.0
+    upper = binding_bound_counts(rows).query("kind == 'upper'")
+    assert [tuple(r) for r in upper.itertuples(index=False)] == [
+        ("cmax", "upper", "cpsat", 2, 1.0),
+        ("cmax", "upper", "policy:easy", 1, 0.5),
+    ]
+    rows.loc[2, "killed"] = 0
+    upper = binding_bound_counts(rows).query("kind == 'upper'")
+    assert ("cmax", "upper", "policy:easy", 2, 1.0) in [
+        tuple(r) for r in upper.itertuples(index=False)
     ]
 
 

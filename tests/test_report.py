@@ -1,10 +1,13 @@
 """The HTML and Markdown reports of a results store, and ``optsched report``.
 
 The store is a real :class:`optsched.bench.store.Store` filled with rows
-built here: a small native JSON trace (with recorded wait times, so that one
-window starts with busy blocks), three windows cut from it, two list
-schedules per window playing the policies and one playing the solver, every
-schedule checked, every objective recomputed by :mod:`optsched.metrics`.
+built here in its layout: a small native JSON trace (with recorded wait
+times, so that one window starts with busy blocks), three windows cut from
+it and kept in the store's ``instances`` table, two list schedules per
+window playing the policies (one row each, measured on every objective) and
+one playing the solver (one row per objective), every schedule checked,
+every objective recomputed by :mod:`optsched.metrics`. Other tests run the
+real pipeline (:func:`optsched.bench.run_suite`) into a store.
 """
 
 from __future__ import annotations
@@ -18,13 +21,20 @@ import re
 import stat
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import matplotlib.image as mpimg
 import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from optsched.bench.store import COLUMN_NAMES, Store, gap_frame
+from optsched.bench.store import (
+    COLUMN_NAMES,
+    Store,
+    decode_rows,
+    gap_frame,
+    references,
+)
 from optsched.bench.suite import sha256_of
 from optsched.bench.tasks import make_task_id, to_json
 from optsched.check import check_schedule
@@ -45,7 +55,6 @@ from optsched.report.build import (
     window_table,
     worst_window_blocks,
 )
-from optsched.report.recover import WindowFinder
 from optsched.report.render import Image, Paragraph
 from optsched.schedule import Placement, Schedule
 from optsched.selection import WindowSpec
@@ -170,10 +179,13 @@ def window_rows(
     key: str,
     instance: Instance,
     small: bool = False,
+    instance_sha256: str | None = None,
 ) -> list[dict[str, object]]:
-    """Policy rows (fcfs, sjf) and one solver row per objective; ``small``:
+    """Rows of one window in the store's layout: one policy row per policy
+    (fcfs, sjf), measured on every objective (``objective`` empty, the values
+    in ``values``), then one solver row (cpsat) per objective; ``small``:
     fcfs and the solver, cmax only."""
-    out = []
+    labels = OBJECTIVES[:1] if small else OBJECTIVES
     common = {
         "suite": suite,
         "trace": trace,
@@ -185,53 +197,55 @@ def window_rows(
         "finished": f"2026-01-01T00:01:0{index}Z",
         "host": "testhost",
         "runtime": 0.5,
+        "instance_sha256": instance_sha256,
     }
-    for label in OBJECTIVES[:1] if small else OBJECTIVES:
-        objective = Objective.parse(label)
-        for name, order in _orders(instance).items():
-            if small and name == "sjf":
-                continue
-            schedule = list_schedule(instance, order, name)
-            value = objective.value(instance, schedule)
-            payload = {
-                "schedule": to_json(schedule_to_dict(schedule)),
-                "metrics": to_json(summarize(instance, schedule).as_dict()),
-                "objective": label,
-                "name": name,
-            }
-            if name == "cpsat":
-                bounds = lower_bounds(instance, label)
-                best = max(bounds, key=lambda k: bounds[k])
-                out.append(
-                    _row(
-                        **common,
-                        **payload,
-                        kind="solver",
-                        status="FEASIBLE",
-                        params=to_json({"time_limit": 1.0, "workers": 1}),
-                        value=value,
-                        lower=bounds[best],
-                        lower_method=best,
-                        upper=value,
-                        upper_source="cpsat",
-                        bounds=to_json(bounds),
-                    )
+    policies, solvers = [], []
+    for name, order in _orders(instance).items():
+        if small and name == "sjf":
+            continue
+        schedule = list_schedule(instance, order, name)
+        values = {
+            label: Objective.parse(label).value(instance, schedule) for label in labels
+        }
+        payload = {
+            "schedule": to_json(schedule_to_dict(schedule)),
+            "metrics": to_json(summarize(instance, schedule).as_dict()),
+            "name": name,
+        }
+        if name != "cpsat":
+            policies.append(
+                _row(
+                    **common,
+                    **payload,
+                    kind="policy",
+                    objective="",
+                    status="OK",
+                    params=to_json({"seed": 0, "objectives": list(labels)}),
+                    values=to_json(values),
+                    bounds=to_json({}),
                 )
-            else:
-                out.append(
-                    _row(
-                        **common,
-                        **payload,
-                        kind="policy",
-                        status="OK",
-                        params=to_json({"seed": 0}),
-                        value=value,
-                        upper=value,
-                        upper_source=f"policy:{name}",
-                        bounds=to_json({}),
-                    )
+            )
+            continue
+        for label in labels:
+            bounds = lower_bounds(instance, label)
+            best = max(bounds, key=lambda k: bounds[k])
+            solvers.append(
+                _row(
+                    **common,
+                    **payload,
+                    kind="solver",
+                    objective=label,
+                    status="FEASIBLE",
+                    params=to_json({"time_limit": 1.0, "workers": 1}),
+                    value=values[label],
+                    lower=bounds[best],
+                    lower_method=best,
+                    upper=values[label],
+                    upper_source="cpsat",
+                    bounds=to_json(bounds),
                 )
-    return out
+            )
+    return policies + solvers
 
 
 @pytest.fixture
@@ -249,10 +263,13 @@ def fill_store(
     *,
     failed: bool = True,
     small: bool = False,
+    instances: bool = True,
 ) -> Store:
     """A store with three windows, two objectives, two policies, a solver;
     ``small``: the window with busy blocks, cmax, fcfs and the solver (the
-    report draws fewer figures, the tests run faster)."""
+    report draws fewer figures, the tests run faster). ``instances``: keep
+    each window's instance in the store, as ``optsched bench`` does (without:
+    a store of rows that name no instance)."""
     trace = read_trace(trace_file)
     sha = sha256_of(trace_file)
     store = Store(store_path)
@@ -260,7 +277,10 @@ def fill_store(
         if small and index != 1:
             continue
         instance = WindowSpec.from_key(key).cut(trace)
-        rows = window_rows(suite, str(trace_file), sha, index, key, instance, small)
+        kept = store.add_instance(instance) if instances else None
+        rows = window_rows(
+            suite, str(trace_file), sha, index, key, instance, small, kept
+        )
         for row in rows:
             store.insert(row)
     if failed:
@@ -403,22 +423,25 @@ def test_aggregate_table_equals_gap_aggregate(
 ) -> None:
     store, _, page = html_report
     with Store(store, create=False) as s:
-        gap = gap_frame(s.rows()).assign(policy=lambda f: f["name"])
+        gap = gap_frame(s.rows())
     expected = aggregate(gap)
     table = page.tables["aggregate"]
-    assert table["columns"][:4] == ["policy", "objective", "windows", "optimum proven"]
+    assert table["columns"][:5] == [
+        "policy", "objective", "windows", "not comparable", "optimum proven",
+    ]  # fmt: skip
     assert len(table["rows"]) == len(expected) == 2 * 2  # (fcfs, sjf) x 2 objectives
     for row, want in zip(table["rows"], expected.itertuples(index=False), strict=True):
         assert row[0] == want.policy and row[1] == want.objective
         assert int(row[2]) == want.windows == 3
-        assert row[3] == fmt_share(want.optimal_share)
+        assert int(row[3]) == want.not_comparable == 0
+        assert row[4] == fmt_share(want.optimal_share)
         wanted = [
             want.mean_low, want.mean_high, want.median_low,
             want.median_high, want.max_low, want.max_high,
         ]  # fmt: skip
-        assert row[4:10] == [fmt_ratio(x) for x in wanted]
-        assert [as_float(c) for c in row[4:10]] == pytest.approx(wanted, abs=1e-4)
-        assert row[10] == want.worst_window
+        assert row[5:11] == [fmt_ratio(x) for x in wanted]
+        assert [as_float(c) for c in row[5:11]] == pytest.approx(wanted, abs=1e-4)
+        assert row[11] == want.worst_window
 
 
 def test_window_tables_have_one_row_per_window(
@@ -426,7 +449,7 @@ def test_window_tables_have_one_row_per_window(
 ) -> None:
     store, _, page = html_report
     with Store(store, create=False) as s:
-        rows = s.rows()
+        tasks = s.task_rows()
     for objective in OBJECTIVES:
         table = page.tables[f"windows-{objective.replace(':', '-')}"]
         assert [r[1] for r in table["rows"]] == list(WINDOWS)
@@ -434,16 +457,14 @@ def test_window_tables_have_one_row_per_window(
             "fcfs value", "fcfs ratio", "sjf value", "sjf ratio",
         ]  # fmt: skip
         for index, row in enumerate(table["rows"]):
-            mine = rows[
-                (rows["window_index"] == index) & (rows["objective"] == objective)
-            ]
-            solver = mine[(mine["kind"] == "solver") & (mine["status"] != "ERROR")]
-            policies = mine[mine["kind"] == "policy"].set_index("name")
-            best_ub = min(mine["value"].dropna())
-            assert row[2] == fmt_value(solver["lower"].max())
+            mine = [t for t in tasks if t.window_index == index and not t.failed]
+            solver = [t for t in mine if t.objective == objective]
+            policies = {t.name: t.values[objective] for t in mine if t.kind == "policy"}
+            best_ub = min([*(t.upper for t in solver), *policies.values()])
+            assert row[2] == fmt_value(max(t.lower for t in solver))
             assert row[4] == fmt_value(best_ub)
-            assert row[7] == fmt_value(policies.loc["fcfs", "value"])
-            assert row[9] == fmt_value(policies.loc["sjf", "value"])
+            assert row[7] == fmt_value(policies["fcfs"])
+            assert row[9] == fmt_value(policies["sjf"])
 
 
 def test_window_ratio_cells_are_value_over_bounds(
@@ -470,6 +491,7 @@ def test_binding_and_version_and_failure_tables(
     with Store(store, create=False) as s:
         rows = s.rows()
     counts = binding_bound_counts(rows)
+    assert counts.equals(binding_bound_counts(references(decode_rows(rows))))
     table = page.tables["binding"]["rows"]
     assert [(r[0], r[1], r[2], int(r[3])) for r in table] == [
         (o, k, m, n) for o, k, m, n, _ in counts.itertuples(index=False)
@@ -486,17 +508,22 @@ def test_binding_and_version_and_failure_tables(
         [WINDOWS[0], "solver", "milp", "cmax", "RuntimeError: solver crashed"]
     ]
     run = dict(page.tables["run"]["rows"])
-    assert run["tasks"] == str(len(rows)) == str(3 * 2 * 3 + 1)
-    assert run["tasks by status"] == "ERROR: 1, FEASIBLE: 6, OK: 12"
+    # per window: 2 policy rows (every objective) and 2 solver rows (one each)
+    assert run["tasks"] == str(len(rows)) == str(3 * (2 + 2) + 1)
+    assert run["tasks by status"] == "ERROR: 1, FEASIBLE: 6, OK: 6"
+    assert run["objectives"] == ", ".join(sorted(OBJECTIVES))
+    assert run["policy runs that killed jobs"] == "0"
+    assert "defects" not in page.tables
+    assert "Defects" not in page.headings
 
 
-def test_worst_windows_are_drawn_from_the_recut_trace(
+def test_worst_windows_are_drawn_from_the_stored_instances(
     html_report: tuple[Path, Path, Page],
 ) -> None:
     _, out, page = html_report
     text = out.read_text()
-    # The trace is found beside the store: no reconstruction note.
     assert "Instance rebuilt" not in text
+    assert "no Gantt chart" not in text
     worst = [h for h in page.headings if h.startswith(("fcfs,", "sjf,"))]
     assert len(worst) == 4
 
@@ -527,7 +554,7 @@ def test_cli_markdown_writes_and_links_its_figures(
     for link in links:
         assert link.startswith("report_figures/")
         assert_png((tmp_path / "out" / link).read_bytes())
-    assert "| policy | objective | windows |" in text
+    assert "| policy | objective | windows | not comparable |" in text
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "report.md",
         "report_figures",
@@ -535,6 +562,18 @@ def test_cli_markdown_writes_and_links_its_figures(
     # Shared files despite the private temporary files behind atomic writes.
     assert stat.S_IMODE(out.stat().st_mode) == 0o644
     assert stat.S_IMODE(folder.stat().st_mode) == 0o755
+
+
+def test_cli_trace_dir_is_a_deprecated_no_op(store_path: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    result = CliRunner().invoke(
+        main,
+        ["report", str(store_path), "-o", str(out), "--trace-dir", str(tmp_path)],
+    )
+    assert result.exit_code == 0, result.output
+    assert "--trace-dir is deprecated and ignored" in result.stderr
+    assert result.stdout == f"report -> {out}\n"
+    assert len(parse_page(out).images) == 6
 
 
 def test_suite_choice(tmp_path: Path, trace_file: Path) -> None:
@@ -550,38 +589,77 @@ def test_suite_choice(tmp_path: Path, trace_file: Path) -> None:
     assert not (tmp_path / "r.html").exists()
 
 
-def test_missing_trace_falls_back_to_rebuilt_instances(
+def test_report_needs_no_trace_file(tmp_path: Path, trace_file: Path) -> None:
+    path = tmp_path / "results.sqlite"
+    fill_store(path, trace_file, failed=False, small=True).close()
+    trace_file.unlink()
+    out = build_report(path, tmp_path / "report.html")
+    page = parse_page(out)
+    assert len(page.images) == 6
+    assert "note" not in out.read_text().split("Worst windows")[1]
+
+
+def test_store_keeps_the_window_instance_with_its_busy_blocks(
     tmp_path: Path, trace_file: Path
 ) -> None:
     path = tmp_path / "results.sqlite"
-    fill_store(path, trace_file, failed=False, small=True).close()
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    trace_file.rename(elsewhere / trace_file.name)
-    out = build_report(path, tmp_path / "report.html")
-    page = parse_page(out)
-    assert "Instance rebuilt from the schedules" in out.read_text()
-    assert len(page.images) == 6
-    # --trace-dir finds it again, by file name and sha256
-    finder = WindowFinder(tmp_path, [elsewhere])
-    found, why = finder.locate(str(trace_file), sha256_of(elsewhere / trace_file.name))
-    assert (found, why) == ((elsewhere / trace_file.name).resolve(), "")
-
-
-def test_window_finder_checks_the_sha256(tmp_path: Path, trace_file: Path) -> None:
-    finder = WindowFinder(tmp_path, ())
-    sha = sha256_of(trace_file)
-    instance, why = finder.instance(str(trace_file), sha, WINDOWS[1])
-    assert why == ""
-    assert instance is not None
+    with fill_store(path, trace_file, failed=False, small=True) as store:
+        (sha,) = {t.instance_sha256 for t in store.task_rows()}
+        assert sha is not None
+        instance = store.instance(sha)
+    assert instance == WindowSpec.from_key(WINDOWS[1]).cut(read_trace(trace_file))
     assert [j.id for j in instance.jobs] == [5, 6, 7, 8]
     # jobs 3 (started 50, ends 90) and 4 (started 50, ends 150) run at t = 60
     assert instance.machine.unavailable == (
         BusyBlock(0, 30, 6, label="job 3"),
         BusyBlock(0, 90, 2, label="job 4"),
     )
-    instance, why = finder.instance(str(trace_file), "0" * 64, WINDOWS[1])
-    assert instance is None and "another sha256" in why
+
+
+def test_rows_without_a_stored_instance_get_a_note(
+    tmp_path: Path, trace_file: Path
+) -> None:
+    path = tmp_path / "old.sqlite"
+    fill_store(path, trace_file, failed=False, small=True, instances=False).close()
+    out = build_report(path, tmp_path / "report.html")
+    page = parse_page(out)
+    text = out.read_text()
+    assert "The store holds no instance for window" in text
+    assert '<p class="note">The store holds no instance' in text
+    # ratios, bounds, 2 binding charts; no Gantt, no utilisation
+    assert len(page.images) == 4
+    assert not [i for i in page.images if "best known" in i["alt"]]
+    assert "Instance rebuilt" not in text
+
+
+def test_defects_are_listed_and_their_ratios_withheld(
+    tmp_path: Path, trace_file: Path
+) -> None:
+    path = tmp_path / "defect.sqlite"
+    with fill_store(path, trace_file, failed=False, small=True) as store:
+        (fcfs,) = [t for t in store.task_rows() if t.kind == "policy"]
+        # A lower bound above the policy's schedule: one of them is wrong.
+        store.insert(
+            _row(
+                suite="tiny", trace=fcfs.trace, trace_sha256=fcfs.trace_sha256,
+                window=fcfs.window, window_index=fcfs.window_index, kind="solver",
+                name="milp", objective="cmax", status="FEASIBLE",
+                params=to_json({"time_limit": 1.0, "workers": 1}),
+                lower=fcfs.values["cmax"] + 100, lower_method="milp",
+                bounds=to_json({}), instance_sha256=fcfs.instance_sha256,
+            )
+        )  # fmt: skip
+    page = parse_page(build_report(path, tmp_path / "report.html"))
+    assert "Defects" in page.headings
+    (defect,) = page.tables["defects"]["rows"]
+    assert defect[:3] == ["1", WINDOWS[1], "cmax"]
+    assert "below the lower bound" in defect[3]
+    (window,) = page.tables["windows-cmax"]["rows"]
+    assert window[6] == "defect"
+    assert window[-1] == "withheld (defect)"
+    (aggregate_row,) = page.tables["aggregate"]["rows"]
+    assert aggregate_row[2:4] == ["0", "1"]
+    assert aggregate_row[-1] == "—"
 
 
 @pytest.mark.parametrize(
@@ -621,17 +699,15 @@ def test_empty_gap_still_reports(tmp_path: Path, trace_file: Path) -> None:
                 window_index=0,
                 kind="policy",
                 name="fcfs",
-                objective="cmax",
-                params="{}",
+                objective="",
+                params=to_json({"seed": 0, "objectives": ["cmax"]}),
                 status="ERROR",
                 error="boom",
             )
         )
     page = parse_page(build_report(path, tmp_path / "r.html"))
     assert "aggregate" not in page.tables
-    assert page.tables["failed"]["rows"] == [
-        [WINDOWS[0], "policy", "fcfs", "cmax", "boom"]
-    ]
+    assert page.tables["failed"]["rows"] == [[WINDOWS[0], "policy", "fcfs", "", "boom"]]
     assert page.tables["versions"]["rows"] == []
 
 
@@ -645,15 +721,42 @@ def test_frames_are_consistent_with_the_store(store_path: Path) -> None:
 
 def test_no_chart_for_a_policy_optimal_on_every_window(store_path: Path) -> None:
     with Store(store_path, create=False) as s:
-        rows = s.rows()
-    gap = gap_frame(rows).assign(policy=lambda f: f["name"])
-    row = gap.iloc[0].copy()
-    row["ratio_low"] = row["ratio_high"] = 1.0
-    blocks = worst_window_blocks(rows, row, WindowFinder(store_path.parent, ()), {})
+        tasks = s.task_rows()
+        gap = gap_frame(tasks)
+        row = gap.iloc[0].copy()
+        row["ratio_low"] = row["ratio_high"] = 1.0
+        blocks = worst_window_blocks({t.task_id: t for t in tasks}, row, s.instance, {})
     assert not [b for b in blocks if isinstance(b, Image)]
     last = blocks[-1]
     assert isinstance(last, Paragraph)
     assert "proven optimal (cmax) on every window" in last.text
+
+
+def test_worst_window_draws_the_row_the_reference_names(store_path: Path) -> None:
+    with Store(store_path, create=False) as s:
+        tasks = s.task_rows()
+        (row,) = gap_frame(tasks).itertuples(index=False)
+        (solver,) = [t for t in tasks if t.kind == "solver" and not t.failed]
+        assert row.upper_row == solver.task_id
+        blocks = worst_window_blocks(
+            {t.task_id: t for t in tasks}, gap_frame(tasks).iloc[0], s.instance, {}
+        )
+    (gantt_image,) = [b for b in blocks if isinstance(b, Image) and "gantt" in b.name]
+    assert "best known schedule, cpsat (right)" in gantt_image.caption
+
+
+def write_suite(folder: Path, name: str, trace: str, policies: list[str]) -> Path:
+    """A suite of 4-job windows of ``trace`` with recorded initial state."""
+    path = folder / f"{name}.toml"
+    path.write_text(
+        f'policies = {json.dumps(policies)}\nobjectives = ["cmax"]\n'
+        f'[suite]\nname = "{name}"\n'
+        f'[[traces]]\npath = "{trace}"\n'
+        '[windows]\nkind = "consecutive"\njobs = 4\ncount = 3\n'
+        'initial_state = "recorded"\n'
+        '[[solvers]]\nbackend = "cpsat"\ntime_limit = 5\nworkers = 1\n'
+    )
+    return path
 
 
 def test_report_of_a_real_bench_run(tmp_path: Path) -> None:
@@ -661,38 +764,128 @@ def test_report_of_a_real_bench_run(tmp_path: Path) -> None:
     from optsched.bench import run_suite
 
     write_native(trace_instance(), tmp_path / "tiny.json")
-    (tmp_path / "suite.toml").write_text(
-        'policies = ["fcfs", "easy", "conservative"]\nobjectives = ["cmax"]\n'
-        '[suite]\nname = "real"\n'
-        '[[traces]]\npath = "tiny.json"\n'
-        '[windows]\nkind = "consecutive"\njobs = 4\ncount = 3\n'
-        'initial_state = "recorded"\n'
-        '[[solvers]]\nbackend = "cpsat"\ntime_limit = 5\nworkers = 1\n'
-    )
-    summary = run_suite(tmp_path / "suite.toml", tmp_path / "results.sqlite")
+    suite = write_suite(tmp_path, "real", "tiny.json", ["fcfs", "easy", "conservative"])
+    summary = run_suite(suite, tmp_path / "results.sqlite")
     assert summary.ran == 3 * (3 + 1)
     out = build_report(tmp_path / "results.sqlite", tmp_path / "report.html")
     page = parse_page(out)
     with Store(tmp_path / "results.sqlite", create=False) as s:
         rows = s.rows()
-    gap = gap_frame(rows).assign(policy=lambda f: f["name"])
-    expected = aggregate(gap)
+    expected = aggregate(gap_frame(rows))
     table = page.tables["aggregate"]["rows"]
-    assert [r[:3] for r in table] == [
-        [p, o, str(n)]
-        for p, o, n in expected[["policy", "objective", "windows"]].values
+    assert [r[:4] for r in table] == [
+        [p, o, str(n), str(k)]
+        for p, o, n, k in expected[
+            ["policy", "objective", "windows", "not_comparable"]
+        ].values
     ]
-    assert [r[4:10] for r in table] == [
-        [fmt_ratio(x) for x in r[4:10]] for r in expected.itertuples(index=False)
+    assert [r[5:11] for r in table] == [
+        [fmt_ratio(x) for x in r[5:11]] for r in expected.itertuples(index=False)
     ]
     assert len(page.tables["windows-cmax"]["rows"]) == 3
     failed = rows[rows["status"] == "ERROR"]
     listed = page.tables["failed"]["rows"] if "failed" in page.tables else []
     assert [r[:3] for r in listed] == failed[["window", "kind", "name"]].values.tolist()
-    # Every stored schedule fits its re-cut window: no rebuilt instance.
     assert "Instance rebuilt" not in out.read_text()
     for image in page.images:
         assert_png(base64.b64decode(image["src"].partition(",")[2]))
+
+
+def test_report_from_elsewhere_draws_the_stored_instances(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: the worst windows are drawn on the instances the store
+    keeps (machine size, busy blocks), whatever the working directory and
+    even with the trace gone; no trace is searched, no instance rebuilt."""
+    import optsched.report.build as build
+    from optsched.bench import run_suite
+
+    run = tmp_path / "run"
+    run.mkdir()
+    write_native(trace_instance(), run / "tiny.json")
+    suite = write_suite(run, "moved", "tiny.json", ["fcfs", "easy"])
+    run_suite(suite, run / "results.sqlite")
+    trace = read_trace(run / "tiny.json")
+    (run / "tiny.json").unlink()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+
+    drawn: list[tuple[str, Instance]] = []
+
+    def recording(name: str, draw: Any) -> Any:
+        def wrapper(instance: Instance, *args: Any, **kwargs: Any) -> Any:
+            drawn.append((name, instance))
+            return draw(instance, *args, **kwargs)
+
+        return wrapper
+
+    monkeypatch.setattr(build, "gantt", recording("gantt", build.gantt))
+    monkeypatch.setattr(build, "utilisation", recording("util", build.utilisation))
+    out = build_report(run / "results.sqlite", Path("report.html"))
+    text = (elsewhere / "report.html").read_text()
+    assert out == Path("report.html")
+    assert "Instance rebuilt" not in text
+    assert "not found" not in text and "--trace-dir" not in text
+    assert "no Gantt chart" not in text
+
+    with Store(run / "results.sqlite", create=False) as store:
+        tasks = store.task_rows()
+        gap = gap_frame(tasks)
+        stored = {
+            t.instance_sha256: store.instance(t.instance_sha256)
+            for t in tasks
+            if t.instance_sha256
+        }
+    worst = aggregate(gap)
+    charts = sum(1 for r in worst.itertuples(index=False) if r.max_high != 1.0)
+    assert charts > 0
+    # each chart: 2 Gantt charts and 2 utilisation curves
+    assert len(drawn) == 4 * charts
+    for _, instance in drawn:
+        assert any(instance == kept for kept in stored.values())
+        assert instance.processors == 8
+    # The stored instances are the windows as cut from the trace, with the
+    # busy blocks of the recorded state.
+    for t in tasks:
+        assert t.instance_sha256 is not None
+        cut = WindowSpec.from_key(t.window).cut(trace)
+        assert stored[t.instance_sha256] == cut
+    assert any(kept.machine.unavailable for kept in stored.values())
+    # The worst window drawn is the one that starts with busy blocks (a
+    # rebuilt instance would have none).
+    assert all(instance.machine.unavailable for _, instance in drawn)
+
+
+def test_policies_that_killed_jobs_are_not_comparable(tmp_path: Path) -> None:
+    """A reservation the under-estimated job 2 runs into: the policies kill it;
+    the window table says so instead of giving a ratio."""
+    from optsched.bench import run_suite
+
+    machine = Machine(4, unavailable=(BusyBlock(20, 60, 4, label="reservation"),))
+    jobs = (Job(1, 0, 2, 15), Job(2, 0, 2, 30, estimate=10), Job(3, 5, 1, 10))
+    write_native(Instance(machine, jobs, name="kill"), tmp_path / "kill.json")
+    (tmp_path / "kill.toml").write_text(
+        'policies = ["fcfs", "easy"]\nobjectives = ["cmax"]\n'
+        '[suite]\nname = "kill"\n[[traces]]\npath = "kill.json"\n'
+        '[windows]\nkind = "whole"\n'
+        '[[solvers]]\nbackend = "cpsat"\ntime_limit = 5\nworkers = 1\n'
+    )
+    run_suite(tmp_path / "kill.toml", tmp_path / "kill.sqlite")
+    with Store(tmp_path / "kill.sqlite", create=False) as store:
+        gap = store.gap_rows()
+    assert (gap["killed"] == 1).all() and (gap["lost_work"] == 40).all()
+    page = parse_page(build_report(tmp_path / "kill.sqlite", tmp_path / "r.html"))
+    (window,) = page.tables["windows-cmax"]["rows"]
+    assert window[-4:] == [
+        "20", "1 killed, 40 processor-s lost", "20", "1 killed, 40 processor-s lost",
+    ]  # fmt: skip
+    assert [r[2:4] for r in page.tables["aggregate"]["rows"]] == [["0", "1"]] * 2
+    run = dict(page.tables["run"]["rows"])
+    assert run["policy runs that killed jobs"] == "2"
+    # Killed schedules never bound the optimum: the upper bound is the solver's.
+    binding = page.tables["binding"]["rows"]
+    assert not [r for r in binding if r[1] == "upper" and r[2].startswith("policy:")]
 
 
 def test_window_table_of_two_traces_names_the_trace() -> None:

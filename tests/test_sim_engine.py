@@ -140,11 +140,12 @@ def test_oracle_sees_the_killed_duration() -> None:
     }
 
 
-# m = 4. Block A: 2 processors (no offset) until 5, e.g. jobs running when
+# m = 4, contiguous (blocks pin processors only there; on "any" machines
+# they are counts). Block A: processors 0-1 until 5, e.g. jobs running when
 # the window starts. Block B: processors 1-3 during [20, 30), e.g. an
 # advance reservation.
 BLOCKS = (
-    BusyBlock(0, 5, 2, label="running"),
+    BusyBlock(0, 5, 2, offset=0, label="running"),
     BusyBlock(20, 30, 3, offset=1, label="reservation"),
 )
 BLOCKED = make(
@@ -156,16 +157,17 @@ BLOCKED = make(
         (4, 3, 1, 25, 25),
     ],
     BLOCKS,
+    "contiguous",
 )
 
 
 def test_fcfs_respects_busy_blocks() -> None:
-    # t0: 1 on the 2 free processors. t10: 2 ([10, 18) ends before B).
+    # t0: 1 on the 2 free processors (2-3). t10: 2 ([10, 18) ends before B).
     # t18: 3 would overlap B, which leaves 1 processor: it waits for B's
     # end at 30; 4 then starts beside it.
     result = run(BLOCKED, "fcfs")
     assert placements(result.schedule) == {
-        1: (0, 10, (0, 1)),
+        1: (0, 10, (2, 3)),
         2: (10, 18, (0, 1, 2)),
         3: (30, 35, (0, 1)),
         4: (30, 55, (2,)),
@@ -174,16 +176,16 @@ def test_fcfs_respects_busy_blocks() -> None:
 
 @pytest.mark.parametrize("spec", ["firstfit", "best-package"])
 def test_firstfit_avoids_the_processors_of_a_future_block(spec: str) -> None:
-    # t5: A ends; 3 takes processors 2-3 until 10. t10: 2 starts on 0-2;
+    # t5: A ends; 3 takes processors 0-1 until 10. t10: 2 starts on 0-2;
     # 4 (25 s, overlapping B) may only use processor 0, which 2 holds.
     # t18: 4 starts on processor 0, beside B. (Best Package at t10 picks
     # 2 and 4, 3 + 1 = 4 processors, but 4 then finds no processor outside
     # B's range and stays.)
     result = run(BLOCKED, spec)
     assert placements(result.schedule) == {
-        1: (0, 10, (0, 1)),
+        1: (0, 10, (2, 3)),
         2: (10, 18, (0, 1, 2)),
-        3: (5, 10, (2, 3)),
+        3: (5, 10, (0, 1)),
         4: (18, 43, (0,)),
     }
 
@@ -192,7 +194,7 @@ def test_firstfit_avoids_the_processors_of_a_future_block(spec: str) -> None:
 def test_backfilling_plans_around_busy_blocks(spec: str) -> None:
     # EASY through the profile: t1 head 2 reserved at 10. t2: 3 cannot
     # start (0 free). t3: 4 (1 proc, 25 s) does not fit now. t5: 3 ends by
-    # 10 on 2-3. t10: 2 on 0-2; 4 again only on processor 0, held. t18: 4.
+    # 10 on 0-1. t10: 2 on 0-2; 4 again only on processor 0, held. t18: 4.
     # Conservative reaches the same schedule (3's reservation is at 5, 4's
     # at 18, the first slot that avoids B's processors by count).
     result = run(BLOCKED, spec)
@@ -212,7 +214,7 @@ def test_overrun_into_a_busy_block_is_killed_at_the_estimate() -> None:
     instance = make(
         2,
         [(1, 0, 1, 15, 5), (2, 0, 1, 3, 12), (3, 0, 1, 3, 3)],
-        (BusyBlock(10, 20, 2, offset=0, label="downtime"),),
+        (BusyBlock(10, 20, 2, label="downtime"),),
     )
     result = run(instance, "firstfit")
     assert placements(result.schedule) == {
@@ -225,15 +227,27 @@ def test_overrun_into_a_busy_block_is_killed_at_the_estimate() -> None:
 
 
 def test_overrun_beside_a_block_keeps_running() -> None:
-    # The block holds only processor 1; job 1 overruns on processor 0.
+    # Contiguous: the block holds only processor 1; job 1 overruns on
+    # processor 0.
     instance = make(
         2,
         [(1, 0, 1, 15, 5)],
         (BusyBlock(10, 20, 1, offset=1, label="half"),),
+        "contiguous",
     )
     result = run(instance, "fcfs")
     assert placements(result.schedule) == {1: (0, 15, (0,))}
     assert result.stats.killed == 0
+
+
+def test_overrun_into_a_counted_block_is_killed() -> None:
+    # The same on an "any" machine: the block is a count of one processor,
+    # which the machine picks when it starts, so it may be processor 0 and
+    # the overrun collides with it.
+    instance = make(2, [(1, 0, 1, 15, 5)], (BusyBlock(10, 20, 1, label="half"),))
+    result = run(instance, "fcfs")
+    assert placements(result.schedule) == {1: (0, 5, (0,))}
+    assert result.schedule.killed == frozenset({1})
 
 
 def test_bad_options() -> None:

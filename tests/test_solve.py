@@ -48,10 +48,10 @@ def random_instance(seed: int, allocation: str) -> Instance:
     ]
     blocks = ()
     if rng.random() < 0.4:
-        start = rng.randint(0, 3)
-        blocks = (
-            BusyBlock(start, start + rng.randint(1, 4), 1, offset=rng.randrange(m)),
-        )
+        start, end = rng.randint(0, 3), rng.randint(1, 4)
+        offset = rng.randrange(m)  # drawn either way: same instances as before
+        pinned = offset if allocation == "contiguous" else None
+        blocks = (BusyBlock(start, start + end, 1, offset=pinned),)
     return Instance(Machine(m, allocation, blocks), jobs, name=f"random-{seed}")
 
 
@@ -183,9 +183,8 @@ def test_busy_blocks_are_fixed_occupancy() -> None:
     # Two processors, one busy on [0, 10): a 2-wide job must wait until 10.
     blocks = (BusyBlock(0, 10, 1, offset=1),)
     for allocation in ("any", "contiguous"):
-        instance = Instance(
-            Machine(2, allocation, blocks), [Job(1, 0, 2, 3), Job(2, 0, 1, 4)]
-        )
+        machine = Machine(2, "contiguous", blocks).with_allocation(allocation)
+        instance = Instance(machine, [Job(1, 0, 2, 3), Job(2, 0, 1, 4)])
         for backend in ("cpsat", "milp"):
             result = solve(instance, "cmax", backend=backend, time_limit=10)
             assert result.objective == 13

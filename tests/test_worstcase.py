@@ -13,9 +13,9 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from optsched.bench.analysis import analyse_instance
 from optsched.check import check_schedule
 from optsched.cli import main
-from optsched.gap import analyse_window
 from optsched.instance import Instance, Job, Machine
 from optsched.schedule import Placement, Schedule
 from optsched.worstcase.measure import (
@@ -268,11 +268,11 @@ def test_search_is_deterministic_per_seed() -> None:
 def test_found_ratio_replays_through_gap(fcfs_worst: WorstCase, tmp_path: Path) -> None:
     result = fcfs_worst
     # The library function 'optsched gap' calls gives the same ratio, exactly.
-    rows, references, _ = analyse_window(
-        result.instance, "w", ["fcfs"], ["cmax"], time_limit=10.0, workers=1
+    found = analyse_instance(
+        result.instance, ["fcfs"], ["cmax"], time_limit=10.0, workers=1
     )
-    assert references["cmax"].optimal
-    (row,) = rows
+    assert found.references["cmax"].optimal
+    (row,) = found.rows
     assert row.ratio_low == row.ratio_high == result.ratio
     # And the command prints it.
     from optsched.io.native import write_native

@@ -122,7 +122,7 @@ def analyse(
     interrupted = False
     summary = None
     plan = expand(suite)
-    plan_ids = {task.task_id: task.window for task in plan.tasks}
+    plan_ids = {t.task_id: (t.trace_sha256, t.window) for t in plan.tasks}
     with Store(store) as results:
         try:
             summary = run_plan(suite, results, progress=progress, plan=plan)
@@ -131,7 +131,8 @@ def analyse(
         rows = results.rows(suite.name)
         rows = rows[rows["task_id"].isin(plan_ids)]
         complete = _complete_windows(rows, plan_ids)
-        rows = rows[[w in complete for w in rows["window"]]]
+        keys = zip(rows["trace_sha256"], rows["window"], strict=True)
+        rows = rows[[key in complete for key in keys]]
         frame = _in_plan_order(gap_frame(rows), suite)
         failures = results.failures(suite.name)
         defects = _save_defects(results, frame, rows, defect_dir or Path.cwd())
@@ -159,11 +160,16 @@ def _in_plan_order(frame: pd.DataFrame, suite: Suite) -> pd.DataFrame:
     return order.drop(columns=["_o", "_p"]).reset_index(drop=True)
 
 
-def _complete_windows(rows: pd.DataFrame, planned: dict[str, str]) -> set[str]:
-    expected: dict[str, int] = {}
+def _complete_windows(
+    rows: pd.DataFrame, planned: dict[str, tuple[str, str]]
+) -> set[tuple[str, str]]:
+    """(trace sha256, window) of the windows whose every planned task is stored."""
+    expected: dict[tuple[str, str], int] = {}
     for window in planned.values():
         expected[window] = expected.get(window, 0) + 1
-    stored = rows["window"].value_counts().to_dict()
+    stored: dict[tuple[str, str], int] = {}
+    for key in zip(rows["trace_sha256"], rows["window"], strict=True):
+        stored[key] = stored.get(key, 0) + 1
     return {w for w, n in expected.items() if stored.get(w, 0) == n}
 
 

@@ -548,7 +548,8 @@ def run_tasks(
     reporter = progress or _Silent()
 
     def record(row: dict[str, Any], sha256: str | None) -> None:
-        store.insert({**row, "instance_sha256": sha256})
+        row = {**row, "instance_sha256": sha256}
+        store.insert(row)
         ready.stored_now(row["task_id"])
         failed = row["status"] == ERROR
         counts.done += 1

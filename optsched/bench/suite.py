@@ -105,7 +105,7 @@ class TraceRef:
     allocation: str | None = None
 
     def read_options(self) -> dict[str, Any]:
-        """The read options that differ from the file's own (part of task ids)."""
+        """The read options given in the suite (part of every task id)."""
         given = {
             "format": self.format,
             "processors": self.processors,

@@ -111,7 +111,8 @@ def command(
         for f in failures:
             first_line = (f["error"] or "").splitlines()[0] if f["error"] else ""
             click.echo(
-                f"  {f['window']} {f['kind']} {f['name']} {f['objective']}: "
+                f"  {f['window']} {f['kind']} "
+                f"{' '.join(filter(None, [f['name'], f['objective']]))}: "
                 f"{first_line}",
                 err=True,
             )

@@ -319,7 +319,8 @@ def command(
     )
     console = _console()
     console.print(
-        f"{suite.traces[0].path}: policies {', '.join(suite.policies)}, back-end "
+        f"{file or 'instances/default.json (bundled)'}: policies "
+        f"{', '.join(suite.policies)}, back-end "
         f"{backend}, {time_limit:g} s and {workers} worker(s) per solve"
     )
     reporter: bool | WindowLines = False
@@ -412,7 +413,8 @@ def _finish(found: object) -> None:
         first = (failure["error"] or "").splitlines()[0] if failure["error"] else ""
         err.print(
             f"optsched: failed: window {failure['window']} {failure['kind']} "
-            f"{failure['name']} {failure['objective']}: {first}"
+            f"{' '.join(filter(None, [failure['name'], failure['objective']]))}: "
+            f"{first}"
         )
     if found.interrupted:
         err.print(

@@ -25,14 +25,23 @@ import click
     "trace_dirs",
     multiple=True,
     type=click.Path(file_okay=False),
-    help="Folder to look for the suite's traces in, to draw the worst windows "
-    "with their busy blocks (repeatable).",
+    help="Deprecated, ignored: the report reads the windows' instances from the store.",
 )
 def command(
     store: str, output: str, suite: str | None, trace_dirs: tuple[str, ...]
 ) -> None:
-    """Write the report of the benchmark run in the results STORE."""
+    """Write the report of the benchmark run in the results STORE.
+
+    The report reads nothing but STORE: window instances (machine size, busy
+    blocks) and schedules are kept there.
+    """
     from optsched.report import build_report
 
-    path = build_report(store, output, suite=suite, trace_dirs=trace_dirs)
+    if trace_dirs:
+        click.echo(
+            "warning: --trace-dir is deprecated and ignored: the report reads the "
+            "windows' instances from the store",
+            err=True,
+        )
+    path = build_report(store, output, suite=suite)
     click.echo(f"report -> {path}")

@@ -109,7 +109,10 @@ def read_trace(
         instance = trace.instance
         machine = instance.machine.with_allocation(allocation)
         trace = Trace(
-            instance.replace(machine=machine), trace.skipped, trace.header, trace.records
+            instance.replace(machine=machine),
+            trace.skipped,
+            trace.header,
+            trace.records,
         )
     return trace
 

@@ -5,7 +5,11 @@ The DataFrames are those of :class:`optsched.bench.store.Store`:
 ``window``, ``window_index``, ``policy`` (or ``name``), ``objective``,
 ``value``, ``lower`` and ``upper`` (best bounds of the window), ``ratio_low``,
 ``ratio_high`` and ``optimal``; ``rows`` is the whole task table (policy
-and solver rows, see ``docs`` of the store).
+and solver rows, see ``docs`` of the store). No chart combines the bounds
+of a window on its own: they come from the window's reference
+(:func:`optsched.bench.store.references`, through
+:func:`optsched.gap.window_reference`), either directly or as the ``lower``
+and ``upper`` columns :func:`~optsched.bench.store.gap_frame` copies from it.
 
 Competitive ratio of a policy with objective value ``v`` on a window whose
 optimum lies in ``[LB, UB]``: ``v / OPT`` in ``[v / UB, v / LB]``
@@ -14,10 +18,8 @@ optimum lies in ``[LB, UB]``: ``v / OPT`` in ``[v / UB, v / LB]``
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 import numpy as np
@@ -32,6 +34,10 @@ from optsched.instance import Instance
 from optsched.metrics import utilisation as mean_utilisation
 from optsched.plot.gantt import BUSY_EDGE, BUSY_FACE, BUSY_HATCH
 from optsched.schedule import Schedule
+
+if TYPE_CHECKING:
+    from optsched.bench.store import TaskRow
+    from optsched.gap import Reference
 
 _TAB10 = matplotlib.colormaps["tab10"]
 _MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "*")
@@ -328,8 +334,12 @@ def window_positions(rows: pd.DataFrame) -> pd.Series:
 
 
 def _window_bounds(rows: pd.DataFrame) -> pd.DataFrame:
-    """One row per window: position, best LB and best UB (from the first of
-    its policy rows: every policy row of a window carries the same bounds)."""
+    """One row per window: position, best LB and best UB.
+
+    Nothing is combined here: ``lower`` and ``upper`` of a
+    :func:`~optsched.bench.store.gap_frame` row are its window's reference
+    (:func:`optsched.bench.store.references`), the same on every policy row
+    of the window, so the first row's are taken."""
     columns = ["x", "lower", "upper"]
     if rows.empty:
         return pd.DataFrame(columns=columns, dtype=float)
@@ -349,60 +359,68 @@ def _maybe_log(ax: Axes, rows: pd.DataFrame, per_window: pd.DataFrame) -> None:
 # binding bounds
 
 
-def _loads(text: object) -> dict[str, float]:
-    if text is None or (isinstance(text, float) and math.isnan(text)):
-        return {}
-    if isinstance(text, dict):
-        return {str(k): float(v) for k, v in text.items()}
-    data = json.loads(str(text))
-    return {str(k): float(v) for k, v in (data or {}).items() if v is not None}
+ReferenceKey = tuple[str, str, str, str]
+"""(suite, trace sha256, window, objective): a key of
+:func:`optsched.bench.store.references`."""
+
+
+def window_references(
+    rows: pd.DataFrame | Sequence[TaskRow] | Mapping[ReferenceKey, Reference],
+) -> Mapping[ReferenceKey, Reference]:
+    """The reference of every window and objective of ``rows``.
+
+    ``rows`` are store rows (:meth:`Store.rows
+    <optsched.bench.store.Store.rows>`, or decoded
+    :class:`~optsched.bench.store.TaskRow`), whose references
+    :func:`optsched.bench.store.references` computes, or those references
+    already. No chart combines bounds on its own.
+    """
+    from optsched.bench.store import decode_rows, references
+
+    if isinstance(rows, Mapping):
+        return rows
+    if isinstance(rows, pd.DataFrame):
+        return references(decode_rows(rows))
+    return references(rows)
 
 
 def _ties(value: float, best: float) -> bool:
     return abs(value - best) <= OPTIMAL_TOLERANCE * max(1.0, abs(best))
 
 
-def _binding_lower(solvers: pd.DataFrame) -> list[str]:
-    found: dict[str, float] = {}
-    for _, row in solvers.iterrows():
-        for method, value in _loads(row.get("bounds")).items():
-            found[method] = max(value, found.get(method, -math.inf))
-        if pd.notna(row.get("lower")):
-            named = pd.notna(row.get("lower_method")) and row.get("lower_method")
-            method = str(row["lower_method"]) if named else str(row["name"])
-            found[method] = max(float(row["lower"]), found.get(method, -math.inf))
-    best = max(found.values(), default=None)
+def _binding_lower(reference: Reference) -> list[str]:
+    """The methods of ``reference.bounds`` attaining its best lower bound."""
+    best = reference.lower
     if best is None:
         return ["(no lower bound)"]
-    return sorted(method for method, value in found.items() if _ties(value, best))
+    return sorted(m for m, value in reference.bounds.items() if _ties(value, best))
 
 
-def _binding_upper(solvers: pd.DataFrame, policies: pd.DataFrame) -> list[str]:
-    candidates: list[tuple[str, float]] = []
-    for _, row in solvers.iterrows():
-        if pd.notna(row.get("upper")):
-            source = row.get("upper_source")
-            name = str(source) if pd.notna(source) and source else str(row["name"])
-            candidates.append((name, float(row["upper"])))
-    for _, row in policies.iterrows():
-        if pd.notna(row.get("value")):
-            candidates.append((f"policy:{row['name']}", float(row["value"])))
-    if not candidates:
+def _binding_upper(reference: Reference) -> list[str]:
+    """The sources of ``reference.candidates`` attaining its best upper bound."""
+    best = reference.upper
+    if best is None:
         return ["(no upper bound)"]
-    best = min(value for _, value in candidates)
-    return sorted({name for name, value in candidates if _ties(value, best)})
+    return sorted(s for s, value in reference.candidates.items() if _ties(value, best))
 
 
-def binding_bound_counts(rows: pd.DataFrame) -> pd.DataFrame:
+def binding_bound_counts(
+    rows: pd.DataFrame | Sequence[TaskRow] | Mapping[ReferenceKey, Reference],
+) -> pd.DataFrame:
     """How often each bound is the best one, per objective.
 
-    For every (window, objective) the best lower bound is the largest of the
-    solver rows' ``lower`` and of every method in their ``bounds``; the best
-    upper bound is the smallest of the solver rows' ``upper`` and the policy
-    rows' ``value``. A method or source is *binding* on a window when it
-    attains the best value (relative tolerance
-    :data:`optsched.gap.OPTIMAL_TOLERANCE`); ties count for all of them.
-    Rows with status ``ERROR`` are ignored.
+    The reference of every (window, objective) comes from
+    :func:`optsched.bench.store.references` (see :func:`window_references`;
+    ``rows`` may be those references already): its best lower bound is
+    :attr:`~optsched.gap.Reference.lower` among the methods of
+    :attr:`~optsched.gap.Reference.bounds` (each successful solver row's
+    ``lower`` and every method in its ``bounds``), its best upper bound
+    :attr:`~optsched.gap.Reference.upper` among the sources of
+    :attr:`~optsched.gap.Reference.candidates` (the solver rows' ``upper``
+    and the values of the policies that killed no job). A method or source
+    is *binding* on a window when it attains the best value (relative
+    tolerance :data:`optsched.gap.OPTIMAL_TOLERANCE`); ties count for all of
+    them. Rows with status ``ERROR`` are ignored.
 
     Returns
     -------
@@ -412,22 +430,18 @@ def binding_bound_counts(rows: pd.DataFrame) -> pd.DataFrame:
         objective), sorted by objective, kind, count descending, method.
     """
     columns = ["objective", "kind", "method", "windows", "share"]
-    usable = rows[rows["status"] != "ERROR"] if "status" in rows else rows
     counts: dict[tuple[str, str, str], int] = {}
     totals: dict[str, int] = {}
-    keys = [*window_columns(usable), "objective"]
-    for key, group in usable.groupby(keys, sort=False):
-        objective = str(key[-1])
-        solvers = group[group["kind"] == "solver"]
-        policies = group[group["kind"] == "policy"]
+    for key, reference in window_references(rows).items():
+        objective = key[3]
         totals[objective] = totals.get(objective, 0) + 1
         for kind, methods in (
-            ("lower", _binding_lower(solvers)),
-            ("upper", _binding_upper(solvers, policies)),
+            ("lower", _binding_lower(reference)),
+            ("upper", _binding_upper(reference)),
         ):
             for method in methods:
-                key = (objective, kind, method)
-                counts[key] = counts.get(key, 0) + 1
+                counted = (objective, kind, method)
+                counts[counted] = counts.get(counted, 0) + 1
     table = pd.DataFrame(
         [
             [objective, kind, method, n, n / totals[objective]]

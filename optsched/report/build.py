@@ -153,22 +153,19 @@ def build_report(
     out_path: str | Path,
     *,
     suite: str | None = None,
-    trace_dirs: Sequence[str | Path] = (),
 ) -> Path:
     """Write the report of ``suite`` in the store ``store_path``.
 
     Parameters
     ----------
     store_path
-        A results store written by ``optsched bench``.
+        A results store written by ``optsched bench``. The report reads
+        nothing else: window instances and schedules come from the store.
     out_path
         ``.html``: one self-contained page (images as base64 PNG data URIs).
         ``.md``: Markdown, figures in ``<stem>_figures/`` beside it.
     suite
         The suite to report; may be omitted when the store holds one suite.
-    trace_dirs
-        Extra folders to look for the traces in (to draw Gantt charts of the
-        real windows, with their busy blocks).
 
     Returns
     -------
@@ -183,7 +180,7 @@ def build_report(
         Unknown suite, several suites and none chosen, empty store, an output
         name that is neither ``.html`` nor ``.md``.
     """
-    from optsched.bench.store import Store, gap_frame
+    from optsched.bench.store import Store
 
     out = Path(out_path)
     suffix = out.suffix.lower()
@@ -194,10 +191,10 @@ def build_report(
     with Store(store_path, create=False) as store:
         name = _pick_suite(store.suites(), suite, Path(store_path))
         rows = store.rows(name)
-    gap = gap_frame(rows)
-    finder = WindowFinder(Path(store_path).resolve().parent, trace_dirs)
-    title = f"optsched report — suite {name}"
-    blocks = report_blocks(rows, gap, suite=name, store=str(store_path), finder=finder)
+        title = f"optsched report — suite {name}"
+        blocks = report_blocks(
+            rows, suite=name, store=str(store_path), instance_of=store.instance
+        )
     if suffix in HTML_SUFFIXES:
         return write_html(out, title, [Heading(title, 1), *blocks])
     return write_markdown(out, title, blocks)
@@ -221,26 +218,40 @@ def _pick_suite(suites: list[str], wanted: str | None, store: Path) -> str:
     return suites[0]
 
 
+def _no_instance(sha256: str) -> Instance:
+    raise KeyError(sha256)
+
+
 def report_blocks(
     rows: pd.DataFrame,
-    gap: pd.DataFrame,
     *,
     suite: str,
     store: str,
-    finder: WindowFinder | None = None,
+    instance_of: InstanceLookup | None = None,
 ) -> list[Block]:
-    """Every section of the report of one suite's task rows (see module doc)."""
+    """Every section of the report of one suite's task rows (see module doc).
+
+    ``rows`` are :meth:`Store.rows <optsched.bench.store.Store.rows>`;
+    ``instance_of`` gives a window's instance by sha256 (normally
+    :meth:`Store.instance <optsched.bench.store.Store.instance>`); without
+    it no Gantt chart is drawn.
+    """
+    from optsched.bench.store import decode_rows, gap_frame, references
     from optsched.gap import aggregate
 
-    finder = finder or WindowFinder(Path.cwd(), ())
+    tasks = decode_rows(rows)
+    known = references(tasks)
+    gap = gap_frame(tasks)
     summary = aggregate(gap)
+    by_id = {t.task_id: t for t in tasks}
     blocks: list[Block] = []
-    blocks += run_section(rows, suite=suite, store=store)
+    blocks += run_section(rows, tasks, suite=suite, store=store)
+    blocks += defect_section(tasks, known)
     blocks += ratio_section(gap, summary)
     for objective in sorted(gap["objective"].unique()) if len(gap) else []:
         blocks += window_section(gap, objective)
-    blocks += binding_section(rows)
-    blocks += worst_section(rows, gap, summary, finder)
+    blocks += binding_section(known)
+    blocks += worst_section(by_id, gap, summary, instance_of or _no_instance)
     blocks += versions_section(rows)
     blocks += failed_section(rows)
     return blocks
@@ -263,11 +274,22 @@ def _several_traces(frame: pd.DataFrame) -> bool:
     return "trace_sha256" in frame and frame["trace_sha256"].nunique() > 1
 
 
-def run_section(rows: pd.DataFrame, *, suite: str, store: str) -> list[Block]:
+def _objectives(tasks: Sequence[TaskRow]) -> list[str]:
+    """Objectives of the run: solver rows' and those policy rows measured
+    (a policy row's ``objective`` is empty: it measures every objective)."""
+    found = {t.objective for t in tasks if t.objective}
+    found.update(o for t in tasks for o in t.values)
+    return sorted(found)
+
+
+def run_section(
+    rows: pd.DataFrame, tasks: Sequence[TaskRow], *, suite: str, store: str
+) -> list[Block]:
     """Store, suite, tasks by status, what ran, when and where."""
     status = rows["status"].value_counts().sort_index()
     solvers = rows[rows["kind"] == "solver"][["name", "params"]].drop_duplicates()
     runtime = pd.to_numeric(rows["runtime"], errors="coerce").sum()
+    killing = sum(1 for t in tasks if t.kind == "policy" and t.killed > 0)
     facts = [
         ("store", store),
         ("suite", suite),
@@ -283,8 +305,9 @@ def run_section(rows: pd.DataFrame, *, suite: str, store: str) -> list[Block]:
                 f"{n} ({_params(p)})" for n, p in solvers.itertuples(index=False)
             ),
         ),
-        ("objectives", ", ".join(sorted(rows["objective"].unique()))),
+        ("objectives", ", ".join(_objectives(tasks))),
         ("windows", str(rows.drop_duplicates(["trace_sha256", "window"]).shape[0])),
+        ("policy runs that killed jobs", str(killing)),
         ("first task started (UTC)", _text(rows["started"].min())),
         ("last task finished (UTC)", _text(rows["finished"].max())),
         ("simulation and solve time, summed over tasks", f"{runtime:.1f} s"),
@@ -310,13 +333,52 @@ def run_section(rows: pd.DataFrame, *, suite: str, store: str) -> list[Block]:
 
 
 # ---------------------------------------------------------------------------
-# 2. ratios
+# 2. defects
+
+
+def defect_section(
+    tasks: Sequence[TaskRow], known: Mapping[ReferenceKey, Reference]
+) -> list[Block]:
+    """The windows whose reference has a defect (none: no section)."""
+    found = {key: ref for key, ref in known.items() if ref.defect is not None}
+    if not found:
+        return []
+    where: dict[tuple[str, str, str], tuple[int, str]] = {}
+    for t in tasks:
+        where.setdefault(t.window_id, (t.window_index, t.trace))
+    several = len({key[1] for key in known}) > 1
+    table_rows = []
+    for key in sorted(found, key=lambda k: (k[1], where[k[:3]][0], k[2], k[3])):
+        index, trace = where[key[:3]]
+        window = f"{key[2]} ({trace})" if several else key[2]
+        table_rows.append((str(index), window, key[3], str(found[key].defect)))
+    return [
+        Heading("Defects"),
+        Paragraph(
+            f"On {len(found)} (window, objective) pairs a schedule's value lies "
+            "below a proven lower bound: one of them is wrong, which is a defect "
+            "of optsched, not of the data. The ratios of these windows are "
+            "withheld (not comparable); please report them.",
+            note=True,
+        ),
+        Table(
+            "defects",
+            "Windows whose schedule beats a lower bound",
+            ("#", "window", "objective", "defect"),
+            tuple(table_rows),
+        ),
+    ]
+
+
+# ---------------------------------------------------------------------------
+# 3. ratios
 
 
 AGGREGATE_COLUMNS = (
     "policy",
     "objective",
     "windows",
+    "not comparable",
     "optimum proven",
     "mean v/UB",
     "mean v/LB",
@@ -328,11 +390,22 @@ AGGREGATE_COLUMNS = (
 )
 
 
+def _comparable(row: Mapping[str, Any] | pd.Series) -> bool:
+    """The row's ratio means something (no killed job, no defect); frames
+    without the column (hand-made) count as comparable."""
+    value = row.get("comparable", True)
+    return True if _missing(value) else bool(value)
+
+
 def _worst_rows(gap: pd.DataFrame) -> dict[tuple[str, str], pd.Series]:
-    """The worst row per (policy, objective), as :func:`optsched.gap.aggregate`
-    picks it (largest ``ratio_high``, then ``ratio_low``, first in order)."""
+    """The worst comparable row per (policy, objective), as
+    :func:`optsched.gap.aggregate` picks it (largest ``ratio_high``, then
+    ``ratio_low``, first in order); none when no row is comparable."""
     worst = {}
-    for key, group in gap.groupby(["policy", "objective"], sort=False):
+    usable = gap
+    if "comparable" in gap:
+        usable = gap[gap["comparable"].astype(bool)]
+    for key, group in usable.groupby(["policy", "objective"], sort=False):
         ordered = group.sort_values(
             ["ratio_high", "ratio_low"], ascending=False, kind="stable"
         )
@@ -354,7 +427,11 @@ def ratio_section(gap: pd.DataFrame, summary: pd.DataFrame) -> list[Block]:
             "A policy with objective value v on a window whose optimum OPT lies in "
             "[LB, UB] has competitive ratio v/OPT in [v/UB, v/LB]: LB is the best "
             "lower bound of the window, UB the best known objective (solver or any "
-            "policy). The two ends are aggregated separately over the windows."
+            "policy whose schedule ran every job in full). The two ends are "
+            "aggregated separately over the windows. A policy that killed jobs "
+            "(stopped at their estimate) did less work than the window asks: its "
+            "value is not comparable, left out of the statistics and counted under "
+            "'not comparable', as are the windows with a defect."
         ),
     ]
     if gap.empty:
@@ -363,12 +440,13 @@ def ratio_section(gap: pd.DataFrame, summary: pd.DataFrame) -> list[Block]:
     several = _several_traces(gap)
     table_rows = []
     for r in summary.itertuples(index=False):
-        worst_row = worst[(str(r.policy), str(r.objective))]
+        worst_row = worst.get((str(r.policy), str(r.objective)))
         table_rows.append(
             (
                 str(r.policy),
                 str(r.objective),
                 str(r.windows),
+                str(r.not_comparable),
                 fmt_share(r.optimal_share),
                 fmt_ratio(r.mean_low),
                 fmt_ratio(r.mean_high),
@@ -376,17 +454,29 @@ def ratio_section(gap: pd.DataFrame, summary: pd.DataFrame) -> list[Block]:
                 fmt_ratio(r.median_high),
                 fmt_ratio(r.max_low),
                 fmt_ratio(r.max_high),
-                _window_name(worst_row, several),
+                MISSING if worst_row is None else _window_name(worst_row, several),
             )
         )
     blocks.append(
         Table(
             "aggregate",
-            "Competitive-ratio interval ends per policy and objective",
+            "Competitive-ratio interval ends per policy and objective (windows: "
+            "comparable ones)",
             AGGREGATE_COLUMNS,
             tuple(table_rows),
         )
     )
+    skipped = int(summary["not_comparable"].sum())
+    if skipped:
+        killed = int((gap["killed"] > 0).sum()) if "killed" in gap else 0
+        blocks.append(
+            Paragraph(
+                f"{skipped} (window, policy, objective) rows are not comparable "
+                f"({killed} of a policy that killed jobs, {skipped - killed} on "
+                "windows with a defect): they have no ratio.",
+                note=True,
+            )
+        )
     unbounded = int((gap["ratio_high"] == math.inf).sum())
     if unbounded:
         blocks.append(
@@ -403,7 +493,7 @@ def ratio_section(gap: pd.DataFrame, summary: pd.DataFrame) -> list[Block]:
         Image(
             "ratio-distribution",
             "Ratio intervals per policy and objective: filled box = v/UB, hollow "
-            "box = v/LB, one segment per window.",
+            "box = v/LB, one segment per comparable window.",
             figure_png(figure),
         )
     )
@@ -411,15 +501,26 @@ def ratio_section(gap: pd.DataFrame, summary: pd.DataFrame) -> list[Block]:
 
 
 # ---------------------------------------------------------------------------
-# 3. windows
+# 4. windows
 
 
 def _anchor(text: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in text)
 
 
+def fmt_not_comparable(row: Mapping[str, Any] | pd.Series) -> str:
+    """The ratio cell of a row that has none: ``2 killed, 340 processor-s
+    lost`` for a policy that killed jobs, else the window's defect."""
+    killed = row.get("killed", 0)
+    if not _missing(killed) and int(killed) > 0:
+        return (
+            f"{int(killed)} killed, {fmt_value(row.get('lost_work'))} processor-s lost"
+        )
+    return "withheld (defect)"
+
+
 def window_table(gap: pd.DataFrame, objective: str) -> Table:
-    """One row per window: best bounds, their sources, every policy."""
+    """One row per window: its reference, its sources, every policy."""
     rows = gap[gap["objective"] == objective]
     policies = sorted(rows["policy"].unique())
     several = _several_traces(rows)
@@ -432,6 +533,10 @@ def window_table(gap: pd.DataFrame, objective: str) -> Table:
     for _, window_rows in order.groupby(keys, sort=False):
         first = window_rows.iloc[0]
         by_policy = {str(r["policy"]): r for _, r in window_rows.iterrows()}
+        if not _missing(first.get("defect")):
+            proven = "defect"
+        else:
+            proven = "yes" if bool(first["optimal"]) else "no"
         cells = [
             str(first["window_index"]),
             _window_name(first, several),
@@ -439,12 +544,14 @@ def window_table(gap: pd.DataFrame, objective: str) -> Table:
             _text(first.get("lower_method")),
             fmt_value(first["upper"]),
             _text(first.get("upper_source")),
-            "yes" if bool(first["optimal"]) else "no",
+            proven,
         ]
         for policy in policies:
             r = by_policy.get(policy)
             if r is None:
                 cells += [MISSING, MISSING]
+            elif not _comparable(r):
+                cells += [fmt_value(r["value"]), fmt_not_comparable(r)]
             else:
                 cells += [
                     fmt_value(r["value"]),
@@ -453,7 +560,9 @@ def window_table(gap: pd.DataFrame, objective: str) -> Table:
         out.append(tuple(cells))
     return Table(
         f"windows-{_anchor(objective)}",
-        f"Bounds and policy values per window — {objective}",
+        f"Bounds and policy values per window — {objective} (a policy that killed "
+        "jobs has no ratio: its cell gives the jobs killed and the processor-seconds "
+        "they did not run)",
         tuple(columns),
         tuple(out),
     )
@@ -477,19 +586,24 @@ def window_section(gap: pd.DataFrame, objective: str) -> list[Block]:
 
 
 # ---------------------------------------------------------------------------
-# 4. binding bounds
+# 5. binding bounds
 
 
-def binding_section(rows: pd.DataFrame) -> list[Block]:
-    """Counts of binding lower bounds and upper-bound sources, and charts."""
-    counts = binding_bound_counts(rows)
+def binding_section(known: Mapping[ReferenceKey, Reference]) -> list[Block]:
+    """Counts of binding lower bounds and upper-bound sources, and charts.
+
+    ``known`` are the windows' references
+    (:func:`optsched.bench.store.references`).
+    """
+    counts = binding_bound_counts(known)
     blocks: list[Block] = [
         Heading("Binding bounds"),
         Paragraph(
             "On each window, the lower bound that equals the best LB is binding "
             "(closed-form bounds and solver bounds alike), and so is the source of "
-            "the best known schedule (a solver or a policy). Ties count for every "
-            "method attaining the best value."
+            "the best known schedule (a solver, the incumbent it kept, or a policy "
+            "that killed no job). Ties count for every method attaining the best "
+            "value."
         ),
         Table(
             "binding",
@@ -519,16 +633,53 @@ def binding_section(rows: pd.DataFrame) -> list[Block]:
 
 
 # ---------------------------------------------------------------------------
-# 5. worst windows
+# 6. worst windows
+
+
+def _best_label(row: TaskRow, source: object) -> str:
+    """``policy easy``, ``cpsat`` or ``cpsat (incumbent list:wspt)``."""
+    if row.kind == "policy":
+        return f"policy {row.name}"
+    if _missing(source) or str(source) == row.name:
+        return row.name
+    return f"{row.name} (incumbent {source})"
+
+
+def _window_instance(
+    policy_row: pd.Series, instance_of: InstanceLookup
+) -> tuple[Instance | None, str]:
+    """The window's instance from the store, or ``None`` and why not."""
+    sha = policy_row.get("instance_sha256")
+    window = f"window {policy_row['window']}"
+    if _missing(sha) or not sha:
+        return None, (
+            f"The store holds no instance for {window} (a store written before "
+            "optsched kept window instances): no Gantt chart. Run the suite again "
+            "into a new store to draw it."
+        )
+    try:
+        return instance_of(str(sha)), ""
+    except KeyError:
+        return None, (
+            f"The instance {str(sha)[:12]}... of {window} is missing from the "
+            "store: no Gantt chart."
+        )
 
 
 def worst_window_blocks(
-    rows: pd.DataFrame,
+    tasks: Mapping[str, TaskRow],
     policy_row: pd.Series,
-    finder: WindowFinder,
-    colours: dict[str, Any],
+    instance_of: InstanceLookup,
+    colours: Mapping[str, Any],
 ) -> list[Block]:
-    """Gantt charts and utilisation of one policy's worst window."""
+    """Gantt charts and utilisation of one policy's worst window.
+
+    ``tasks`` are the store's rows by task id; ``policy_row`` is the
+    policy's :func:`~optsched.bench.store.gap_frame` row on the window. The
+    policy's schedule comes from its own row (``task_id``), the best known
+    one from the row holding the window's best upper bound (``upper_row``),
+    the instance from the store (``instance_sha256``).
+    """
     policy, objective = str(policy_row["policy"]), str(policy_row["objective"])
     r = policy_row
     blocks: list[Block] = [
@@ -549,35 +700,39 @@ def worst_window_blocks(
                 f"{policy} is proven optimal ({objective}) on every window: no chart."
             ),
         ]
-    if _missing(policy_row.get("schedule")):
+    mine_row = tasks.get(str(r.get("task_id")))
+    if mine_row is None or mine_row.schedule_json is None:
         return [*blocks, Paragraph("The policy's schedule is not stored.", note=True)]
-    best_row, best_value = best_known(rows, policy_row)
-    name = f"{policy}-{objective}-{policy_row['window_index']}"
-    mine = schedule_from_json(str(policy_row["schedule"]), f"store row {name}")
-    assert best_row is not None  # the policy's own row is a candidate
-    best = schedule_from_json(
-        str(best_row["schedule"]), f"store row {best_row['name']}"
-    )
-    best_label = str(best_row["name"])
-    if best_row["kind"] == "policy":
-        best_label = f"policy {best_label}"
-    instances, notes = instances_for(finder, policy_row, [mine, best])
-    blocks += [Paragraph(n, note=True) for n in notes]
-    if instances[0] is None or instances[1] is None:
-        return blocks
+    upper_row = r.get("upper_row")
+    best_row = None if _missing(upper_row) else tasks.get(str(upper_row))
+    if best_row is None or best_row.schedule_json is None:
+        return [
+            *blocks,
+            Paragraph(
+                "The best known schedule of the window is not stored: no chart.",
+                note=True,
+            ),
+        ]
+    instance, why = _window_instance(r, instance_of)
+    if instance is None:
+        return [*blocks, Paragraph(why, note=True)]
+    name = f"{policy}-{objective}-{r['window_index']}"
+    mine = schedule_from_json(mine_row.schedule_json, f"store row {mine_row.task_id}")
+    best = schedule_from_json(best_row.schedule_json, f"store row {best_row.task_id}")
+    best_label = _best_label(best_row, r.get("upper_source"))
     figure = new_figure(15.0, 5.0)
     left, right = figure.subplots(1, 2, sharey=True)
     gantt(
-        instances[0],
+        instance,
         mine,
         ax=left,
-        title=f"{policy} — {objective} = {fmt_value(policy_row['value'])}",
+        title=f"{policy} — {objective} = {fmt_value(r['value'])}",
     )
     gantt(
-        instances[1],
+        instance,
         best,
         ax=right,
-        title=f"best known: {best_label} — {objective} = {fmt_value(best_value)}",
+        title=f"best known: {best_label} — {objective} = {fmt_value(r['upper'])}",
     )
     low = min(left.get_xlim()[0], right.get_xlim()[0])
     high = max(left.get_xlim()[1], right.get_xlim()[1])
@@ -588,22 +743,22 @@ def worst_window_blocks(
         Image(
             f"gantt-{name}",
             f"{policy} (left) and the best known schedule, {best_label} (right), on "
-            f"window {policy_row['window']}; same job, same colour.",
+            f"window {r['window']}; same job, same colour.",
             figure_png(figure),
         )
     )
     figure = new_figure(11.0, 3.6)
     ax = figure.subplots()
-    utilisation(instances[0], mine, ax=ax, label=policy, color=colours.get(policy))
+    utilisation(instance, mine, ax=ax, label=policy, color=colours.get(policy))
     utilisation(
-        instances[1],
+        instance,
         best,
         ax=ax,
         label=f"best known ({best_label})",
         color="black",
         linestyle="--",
         show_busy=False,
-        title=f"Utilisation over time — window {policy_row['window']}",
+        title=f"Utilisation over time — window {r['window']}",
     )
     blocks.append(
         Image(
@@ -616,9 +771,12 @@ def worst_window_blocks(
 
 
 def worst_section(
-    rows: pd.DataFrame, gap: pd.DataFrame, summary: pd.DataFrame, finder: WindowFinder
+    tasks: Mapping[str, TaskRow],
+    gap: pd.DataFrame,
+    summary: pd.DataFrame,
+    instance_of: InstanceLookup,
 ) -> list[Block]:
-    """The worst window of every (policy, objective)."""
+    """The worst comparable window of every (policy, objective)."""
     if gap.empty:
         return []
     worst = _worst_rows(gap)
@@ -626,21 +784,28 @@ def worst_section(
     blocks: list[Block] = [
         Heading("Worst windows"),
         Paragraph(
-            "For every policy and objective, the window with the largest v/LB "
-            "(ties: largest v/UB): the policy's schedule beside the best known one. "
-            "Processors on the y axis, time on the x axis, jobs coloured by id, "
-            "busy blocks hatched grey."
+            "For every policy and objective, the comparable window with the largest "
+            "v/LB (ties: largest v/UB): the policy's schedule beside the best known "
+            "one, on the window's instance as stored. Processors on the y axis, "
+            "time on the x axis, jobs coloured by id, busy blocks hatched grey."
         ),
     ]
     for r in summary.itertuples(index=False):
-        blocks += worst_window_blocks(
-            rows, worst[(str(r.policy), str(r.objective))], finder, colours
-        )
+        found = worst.get((str(r.policy), str(r.objective)))
+        if found is None:
+            blocks.append(
+                Paragraph(
+                    f"{r.policy}, {r.objective}: no comparable window, no chart.",
+                    note=True,
+                )
+            )
+            continue
+        blocks += worst_window_blocks(tasks, found, instance_of, colours)
     return blocks
 
 
 # ---------------------------------------------------------------------------
-# 6. versions, 7. failures
+# 7. versions, 8. failures
 
 
 def _manifest(text: object) -> dict[str, str]:
