@@ -83,7 +83,7 @@ QUICK = Plan(
 
 def ratio_task(policy: str, objective: str, m: int, plan: Plan) -> dict[str, Any]:
     """One search against the optimum, saved and replayed."""
-    from optsched.gap import analyse_window
+    from optsched.bench.analysis import analyse_instance
     from optsched.io.native import write_native
     from optsched.objective import Objective
     from optsched.worstcase.measure import Space
@@ -103,10 +103,10 @@ def ratio_task(policy: str, objective: str, m: int, plan: Plan) -> dict[str, Any
     )
     path = INSTANCES / f"{safe_name(result.instance.name)}.json"
     write_native(result.instance, path)
-    rows, references, _ = analyse_window(
-        result.instance, path.stem, [policy], [objective], time_limit=30.0, workers=1
+    found = analyse_instance(
+        result.instance, [policy], [objective], time_limit=30.0, workers=1
     )
-    (row,) = rows
+    (row,) = found.rows
     return {
         "policy": policy,
         "objective": objective,
@@ -121,7 +121,7 @@ def ratio_task(policy: str, objective: str, m: int, plan: Plan) -> dict[str, Any
         "restarts": result.restarts,
         "file": str(path.relative_to(HERE.parent)),
         "replay_equal": bool(
-            references[Objective.parse(objective).label].optimal
+            found.references[Objective.parse(objective).label].optimal
             and row.ratio_low == row.ratio_high == result.ratio
         ),
         "theory": bound_label(policy, objective, online=False, processors=m),
@@ -240,7 +240,7 @@ def _ratio_section(rows: list[dict[str, Any]], plan: Plan) -> list[str]:
         f"(N <= 6) or CP-SAT with status OPTIMAL (N > 6). A ratio found is a "
         "lower bound on the policy's worst case over this space. 'replay' = "
         "the ratio recomputed by the function `optsched gap` calls "
-        "(`optsched.gap.analyse_window`, CP-SAT reference) is identical.",
+        "(`optsched.bench.analysis.analyse_instance`, CP-SAT reference) is identical.",
         "",
         "| policy | objective | M | ratio | policy / optimum | replay | "
         "theoretical bound | instance (r, q, p) |",

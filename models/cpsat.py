@@ -271,8 +271,9 @@ class _Model:
             for b in blocks
         ]
         # Cumulative: the model for `any`, a redundant relaxation for
-        # `contiguous`. Blocks with fixed processors on an `any` machine only
-        # count here; assign_processors then honours their processors.
+        # `contiguous`. Blocks on an `any` machine are counts (Machine refuses
+        # offsets there), so every count-feasible start vector admits a
+        # processor assignment, which assign_processors then builds.
         self.model.add_cumulative(
             time_iv + block_iv, [j.size for j in jobs] + [b.size for b in blocks], m
         )

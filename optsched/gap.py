@@ -126,17 +126,23 @@ class PolicyOutcome:
 def evaluate_policy(
     instance: Instance,
     policy: str,
-    objectives: Sequence[Objective | str],
+    objectives: Objective | str | Sequence[Objective | str],
     *,
     seed: int = POLICY_SEED,
 ) -> PolicyOutcome:
-    """Simulate ``policy`` once, check the schedule, measure every objective."""
+    """Simulate ``policy`` once, check the schedule, measure every objective.
+
+    ``objectives`` is one objective or several (labels or
+    :class:`~optsched.objective.Objective`).
+    """
     from optsched.heuristics import simulate
 
     began = time.perf_counter()
     result = simulate(instance, policy, seed=seed)
     runtime = time.perf_counter() - began
     schedule = _verified(instance, result.schedule, f"policy {policy}")
+    if isinstance(objectives, str | Objective):
+        objectives = [objectives]
     parsed = [Objective.parse(o) for o in objectives]
     return PolicyOutcome(
         policy=canonical_policy(policy),

@@ -175,12 +175,13 @@ class Machine:
     instant) admits a non-migrating assignment of processors to jobs and
     blocks together: greedy colouring of an interval graph in order of start
     times, blocks being intervals with a fixed start (see
-    :mod:`optsched.packing`). A block pinned to given processors breaks this:
-    a reservation pinned on processor 1 from time 5 defeats a job put on
-    processor 1 at time 0 for 10 seconds although the counts fit, so
-    count-based models and checks would accept schedules that no processor
-    assignment realises. :meth:`with_allocation` changes the allocation and
-    drops or requires offsets accordingly.
+    :mod:`optsched.packing`). Blocks pinned to given processors break this:
+    on two processors, blocks pinned on processor 0 during ``[0, 1)`` and on
+    processor 1 during ``[1, 2)`` leave one processor free at every instant
+    but none for a one-processor job on ``[0, 2)``, so count-based models
+    and checks would accept schedules that no processor assignment realises.
+    :meth:`with_allocation` changes the allocation and drops or requires
+    offsets accordingly.
     """
 
     processors: int

@@ -35,10 +35,11 @@ takes it, so nothing assigned earlier can block a later item. This is the
 classical fact that greedy colouring of an interval graph in order of left
 end points uses no more colours than its largest clique (A. Hajnal, J.
 Surányi, "Über die Auflösung von Graphen in vollständige Teilgraphen",
-Ann. Univ. Sci. Budapest 1, 1958). Pinned blocks would break it: a block
-fixed on processor 1 from time 5 defeats a job that the sweep put on
-processor 1 at time 0 for 10 seconds, although the counts fit; that is why
-blocks on ``any`` machines are counts.
+Ann. Univ. Sci. Budapest 1, 1958). Pinned blocks would break it: on two
+processors, blocks pinned on processor 0 during ``[0, 1)`` and on processor
+1 during ``[1, 2)`` leave one processor free at every instant, yet no single
+processor for a one-processor job on ``[0, 2)``; that is why blocks on
+``any`` machines are counts.
 
 Zero-length jobs occupy nothing (the checker ignores them in the capacity
 and overlap rules); they start at their release.

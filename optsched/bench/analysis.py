@@ -29,7 +29,7 @@ from optsched.bench.suite import (
     Suite,
     TraceRef,
 )
-from optsched.bench.tasks import Task
+from optsched.bench.tasks import Plan, Task
 from optsched.gap import GapRow, Reference
 from optsched.instance import Instance
 from optsched.schedule import Schedule
@@ -102,6 +102,7 @@ def analyse(
     store: str | Path = MEMORY,
     progress: bool | Any = False,
     defect_dir: Path | None = None,
+    plan: Plan | None = None,
 ) -> Analysis:
     """Run ``suite`` into ``store`` and return the ratios of its windows.
 
@@ -116,12 +117,14 @@ def analyse(
     defect_dir
         Folder where windows with a defect are saved (default: the working
         directory).
+    plan
+        ``expand(suite)`` when the caller has it already.
     """
     from optsched.bench.tasks import expand
 
     interrupted = False
     summary = None
-    plan = expand(suite)
+    plan = plan if plan is not None else expand(suite)
     plan_ids = {t.task_id: (t.trace_sha256, t.window) for t in plan.tasks}
     with Store(store) as results:
         try:

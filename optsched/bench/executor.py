@@ -373,13 +373,13 @@ class ProgressBar:
         enabled: bool = True,
         console: Any = None,
     ) -> None:
-        from rich.console import Console
+        from optsched.cli.console import stderr_console
 
         self.total = total
         self.done = 0
         self.failed = 0
         self.label = label
-        console = console or Console(stderr=True)
+        console = console or stderr_console()
         self._bar = self._make_bar(console) if enabled and console.is_terminal else None
 
     def _make_bar(self, console: Any) -> Any:

@@ -648,9 +648,6 @@ def export_store(
 
 
 def _require_pyarrow() -> None:
-    import importlib.util
+    from optsched.extras import require
 
-    if importlib.util.find_spec("pyarrow") is None:
-        raise ImportError(
-            "Parquet export needs pyarrow: pip install 'optsched[parquet]'"
-        )
+    require("pyarrow", "parquet", "export to .parquet")

@@ -317,17 +317,20 @@ def command(
         objectives=objectives,
         solver=SolverSpec(backend, time_limit, workers),
     )
+    from optsched.bench.tasks import expand
+
+    plan = expand(suite)  # reads the file: bad input stops here, one line
     console = _console()
     console.print(
-        f"{file or 'instances/default.json (bundled)'}: policies "
-        f"{', '.join(suite.policies)}, back-end "
-        f"{backend}, {time_limit:g} s and {workers} worker(s) per solve"
+        f"{file or 'instances/default.json (bundled)'}: {len(plan.windows)} "
+        f"window(s), policies {', '.join(suite.policies)}, back-end {backend}, "
+        f"{time_limit:g} s and {workers} worker(s) per solve"
     )
     reporter: bool | WindowLines = False
     if progress:
         per_window = len(suite.policies) + len(suite.objectives)
         reporter = True if _console(True).is_terminal else WindowLines(per_window)
-    found = analyse(suite, store=store or MEMORY, progress=reporter)
+    found = analyse(suite, store=store or MEMORY, progress=reporter, plan=plan)
     frame = found.rows
     if found.finished <= PER_WINDOW_LIMIT:
         for _, rows in frame.groupby(["window_index", "window"], sort=True):
