@@ -31,6 +31,7 @@ from optsched.schedule import Schedule
 
 __all__ = [
     "BACKENDS",
+    "RESTRICTIONS",
     "Bound",
     "Incumbent",
     "Objective",
@@ -44,6 +45,11 @@ _MODULES = {
     "milp": "optsched.models.milp",
     "bounds-only": "optsched.models.bounds_only",
 }
+
+RESTRICTIONS: dict[str, str] = {"shelf": "shelves"}
+"""Back-ends whose optimum is that of a restricted problem, and the
+restriction's name. Their lower bounds bound only the restricted optimum;
+their schedules, being feasible, bound the unrestricted one too."""
 
 _COMMON = ("time_limit", "workers", "incumbents")
 

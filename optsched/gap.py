@@ -410,6 +410,29 @@ def ratio_interval(
     return low, high
 
 
+def price_interval(restricted: Reference, plain: Reference) -> tuple[float, float]:
+    """Price of a restriction: restricted optimum / optimum, as an interval.
+
+    With ``OPT_R`` in ``[LB_R, UB_R]`` and ``OPT`` in ``[LB, UB]``, the price
+    ``OPT_R / OPT`` lies in ``[max(1, LB_R / UB), UB_R / LB]``: every
+    restricted schedule is a schedule, so ``OPT_R >= OPT`` and the price is
+    at least 1. Exact when both optima are proven. ``NaN`` ends where a bound
+    is unknown; ``inf`` when ``LB = 0 < UB_R``.
+    """
+    low = math.nan
+    if restricted.lower is not None and plain.upper is not None:
+        low = 1.0 if plain.upper == 0 else max(1.0, restricted.lower / plain.upper)
+    high = math.nan
+    if restricted.upper is not None and plain.lower is not None:
+        if plain.lower > 0:
+            high = restricted.upper / plain.lower
+        else:
+            high = 1.0 if restricted.upper == 0 else math.inf
+    if restricted.optimal and plain.optimal and plain.upper:
+        low = high = max(1.0, float(restricted.upper or 0) / plain.upper)
+    return low, high
+
+
 @dataclass(frozen=True, slots=True)
 class GapRow:
     """One policy on one window for one objective.

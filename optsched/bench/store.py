@@ -495,40 +495,64 @@ def references(rows: Sequence[TaskRow]) -> dict[tuple[str, str, str, str], Refer
     """The reference of every (suite, trace, window, objective) of ``rows``.
 
     Lower bounds: each successful solver row's ``lower`` (named by its
-    binding method) and every bound it lists. Upper-bound candidates: each
-    successful solver row's ``upper``, then each successful policy row's
-    value under the objective, complete schedules only (a row that killed
-    jobs is never a candidate). :func:`optsched.gap.window_reference`
-    combines them.
+    binding method) and every bound it lists, except the rows of back-ends
+    that solve a restricted problem (:data:`optsched.models.RESTRICTIONS`,
+    e.g. shelf schedules), whose bounds do not bound the unrestricted
+    optimum. Upper-bound candidates: each successful solver row's ``upper``
+    (restricted ones included: their schedules are feasible), then each
+    successful policy row's value under the objective, complete schedules
+    only (a row that killed jobs is never a candidate).
+    :func:`optsched.gap.window_reference` combines them.
     """
-    from optsched.gap import Candidate, LowerBound, window_reference
+    return {key[:4]: ref for key, ref in _references(rows, None).items()}  # type: ignore[misc]
 
-    lowers: dict[tuple[str, str, str, str], list[LowerBound]] = {}
-    solver_uppers: dict[tuple[str, str, str, str], list[Candidate]] = {}
-    policy_uppers: dict[tuple[str, str, str, str], list[Candidate]] = {}
+
+def restricted_references(
+    rows: Sequence[TaskRow],
+) -> dict[tuple[str, str, str, str, str], Reference]:
+    """The reference of every restricted problem of ``rows``.
+
+    Keyed by (suite, trace, window, objective, restriction): the bounds and
+    schedules of the back-ends that solve that restriction only (policy
+    schedules are not candidates: they need not obey the restriction).
+    """
+    return _references(rows, "restricted")  # type: ignore[return-value]
+
+
+def _references(
+    rows: Sequence[TaskRow], which: str | None
+) -> dict[tuple[str, ...], Reference]:
+    from optsched.gap import Candidate, LowerBound, window_reference
+    from optsched.models import RESTRICTIONS
+
+    lowers: dict[tuple[str, ...], list[LowerBound]] = {}
+    solver_uppers: dict[tuple[str, ...], list[Candidate]] = {}
+    policy_uppers: dict[tuple[str, ...], list[Candidate]] = {}
     for row in rows:
         if row.failed:
             continue
-        if row.kind == "solver":
-            key = (*row.window_id, row.objective)
+        restriction = RESTRICTIONS.get(row.name) if row.kind == "solver" else None
+        if row.kind == "solver" and (which is None or restriction is not None):
+            key: tuple[str, ...] = (*row.window_id, row.objective)
+            if which is not None:
+                key = (*key, str(restriction))
             found = lowers.setdefault(key, [])
-            found += [LowerBound(v, m) for m, v in row.bounds.items()]
-            if row.lower is not None:
-                found.append(LowerBound(row.lower, row.lower_method or row.name))
+            if which is not None or restriction is None:
+                found += [LowerBound(v, m) for m, v in row.bounds.items()]
+                if row.lower is not None:
+                    found.append(LowerBound(row.lower, row.lower_method or row.name))
             if row.upper is not None:
                 solver_uppers.setdefault(key, []).append(
                     Candidate(row.upper, row.upper_source or row.name, row.task_id)
                 )
-        elif row.killed == 0:
+        elif row.kind == "policy" and which is None:
             for objective, value in row.values.items():
                 key = (*row.window_id, objective)
                 lowers.setdefault(key, [])
-                policy_uppers.setdefault(key, []).append(
-                    Candidate(value, f"policy:{row.name}", row.task_id)
-                )
-        else:
-            for objective in row.values:
-                lowers.setdefault((*row.window_id, objective), [])
+                if row.killed == 0:
+                    policy_uppers.setdefault(key, []).append(
+                        Candidate(value, f"policy:{row.name}", row.task_id)
+                    )
     return {
         key: window_reference(
             key[3], found, [*solver_uppers.get(key, []), *policy_uppers.get(key, [])]
@@ -582,9 +606,51 @@ def gap_frame(rows: pd.DataFrame | Sequence[TaskRow]) -> pd.DataFrame:
                 ]
             )  # fmt: skip
     frame = pd.DataFrame(out, columns=list(GAP_COLUMNS))
-    return frame.astype(
+    frame = frame.astype(
         {"lower": float, "upper": float, "ratio_low": float, "ratio_high": float}
     )
+    return _with_restrictions(frame, restricted_references(decoded), known)
+
+
+def _with_restrictions(
+    frame: pd.DataFrame,
+    restricted: Mapping[tuple[str, str, str, str, str], Reference],
+    known: Mapping[tuple[str, str, str, str], Reference],
+) -> pd.DataFrame:
+    """Columns against each restricted optimum present (e.g. ``shelves``).
+
+    For restriction ``R``: ``R_lower``, ``R_upper`` (the restricted
+    reference), ``R_ratio_low``, ``R_ratio_high`` (the policy's value against
+    the restricted optimum, :func:`optsched.gap.ratio_interval`) and
+    ``R_price_low``, ``R_price_high``: the price of the restriction,
+    restricted optimum / optimum (:func:`optsched.gap.price_interval`).
+    """
+    from optsched.gap import price_interval, ratio_interval
+
+    names = sorted({key[4] for key in restricted})
+    for name in names:
+        columns: dict[str, list[float]] = {
+            f"{name}_{c}": []
+            for c in ("lower", "upper", "ratio_low", "ratio_high", "price_low",
+                      "price_high")
+        }  # fmt: skip
+        for record in frame.to_dict("records"):
+            window = (record["suite"], record["trace_sha256"], record["window"])
+            ref = restricted.get((*window, record["objective"], name))
+            plain = known[(*window, record["objective"])]
+            if ref is None or ref.defect is not None or not record["comparable"]:
+                low = high = p_low = p_high = math.nan
+            else:
+                low, high = ratio_interval(record["value"], ref.lower, ref.upper)
+                p_low, p_high = price_interval(ref, plain)
+            lower = math.nan if ref is None or ref.lower is None else ref.lower
+            upper = math.nan if ref is None or ref.upper is None else ref.upper
+            for column, value in zip(
+                columns, (lower, upper, low, high, p_low, p_high), strict=True
+            ):
+                columns[column].append(value)
+        frame = frame.assign(**columns)
+    return frame
 
 
 EXPORT_FORMATS = {".csv": "csv", ".parquet": "parquet"}

@@ -97,10 +97,21 @@ def _unit(objective: str) -> str:
     return "s" if objective == "cmax" else "job-s"
 
 
+def _restrictions(frame: pd.DataFrame) -> list[str]:
+    suffix = "_price_low"
+    return sorted(
+        str(c)[: -len(suffix)] for c in frame.columns if str(c).endswith(suffix)
+    )
+
+
 def _window_table(rows: pd.DataFrame) -> Table:
     first = rows.iloc[0]
     table = Table(title=f"window {first['window']}")
-    for name in ("policy", "objective", "value", "optimum or [LB, UB]", "ratio"):
+    restrictions = _restrictions(rows)
+    names = ["policy", "objective", "value", "optimum or [LB, UB]", "ratio"]
+    for name in restrictions:
+        names += [f"{name} optimum", f"ratio to {name} opt", f"price of {name}"]
+    for name in names:
         table.add_column(
             name, justify="left" if name in ("policy", "objective") else "right"
         )
@@ -114,13 +125,21 @@ def _window_table(rows: pd.DataFrame) -> Table:
             ratio = f"not comparable: {r['killed']} killed"
         else:
             ratio = "withheld (defect)"
-        table.add_row(
+        cells = [
             str(r["policy"]),
             f"{r['objective']} ({_unit(str(r['objective']))})",
             _fmt(float(r["value"])),
             known,
             ratio,
-        )
+        ]
+        for name in restrictions:
+            low, high = r[f"{name}_lower"], r[f"{name}_upper"]
+            cells += [
+                _fmt(high) if low == high else f"[{_fmt(low)}, {_fmt(high)}]",
+                _ratio(r[f"{name}_ratio_low"], r[f"{name}_ratio_high"]),
+                _ratio(r[f"{name}_price_low"], r[f"{name}_price_high"]),
+            ]
+        table.add_row(*cells)
     return table
 
 
@@ -243,6 +262,13 @@ def _console(stderr: bool = False) -> Console:
     help="Solver threads per solve.",
 )
 @click.option(
+    "--shelves",
+    is_flag=True,
+    help="Also solve the shelf-restricted problem (back-end 'shelf'): each "
+    "policy's ratio to the best shelf schedule, and the price of shelves "
+    "(shelf optimum / optimum).",
+)
+@click.option(
     "--store",
     type=click.Path(dir_okay=False),
     default=None,
@@ -281,6 +307,7 @@ def command(
     backend: str,
     time_limit: float,
     workers: int,
+    shelves: bool,
     store: str | None,
     progress: bool,
     output: str | None,
@@ -316,6 +343,7 @@ def command(
         policies=policies,
         objectives=objectives,
         solver=SolverSpec(backend, time_limit, workers),
+        shelves=shelves,
     )
     from optsched.bench.tasks import expand
 
@@ -328,7 +356,7 @@ def command(
     )
     reporter: bool | WindowLines = False
     if progress:
-        per_window = len(suite.policies) + len(suite.objectives)
+        per_window = len(suite.policies) + len(suite.objectives) * len(suite.solvers)
         reporter = True if _console(True).is_terminal else WindowLines(per_window)
     found = analyse(suite, store=store or MEMORY, progress=reporter, plan=plan)
     frame = found.rows
@@ -356,6 +384,7 @@ def gap_suite(
     policies: str,
     objectives: str,
     solver: SolverSpec,
+    shelves: bool = False,
 ) -> Suite:
     """The in-memory suite of one ``optsched gap`` call."""
     from optsched.errors import InputError
@@ -397,7 +426,10 @@ def gap_suite(
         windows=rule,
         policies=tuple(canonical),
         objectives=tuple(labels),
-        solvers=(solver,),
+        solvers=(solver,)
+        + (
+            (SolverSpec("shelf", solver.time_limit, solver.workers),) if shelves else ()
+        ),
     )
 
 
