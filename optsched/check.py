@@ -36,6 +36,10 @@ includes the blocks.
 A job that migrates (``Placement.moves``) is judged on each stretch: every
 processor set it uses obeys rules 5 and 6, and move times increase inside
 ``(start, end)``.
+
+:func:`is_shelf_schedule` is a separate predicate on the *structure* of a
+schedule (jobs grouped in shelves by start time, shelves not overlapping);
+the shelf-restricted models accept only schedules that pass both.
 """
 
 from __future__ import annotations
@@ -320,3 +324,54 @@ def _check_processor_overlaps(
             )
         )
     return out
+
+
+def is_shelf_schedule(instance: Instance, schedule: Schedule) -> str | None:
+    """Why ``schedule`` is not a shelf schedule, or ``None`` if it is one.
+
+    A *shelf* is the set of jobs that start at one time ``s``; its end ``e``
+    is the latest end of its jobs (its height ``e - s`` the longest of their
+    run times). A schedule is a shelf schedule when, with its shelves sorted
+    by start ``s_1 < s_2 < ...``, every shelf ends before the next one
+    starts: ``e_i <= s_{i+1}``. Equivalently, no job starts while a job that
+    started earlier is still running (``S_i < S_j < C_i`` for no pair). A
+    job of run time 0 is a shelf of height 0 unless it shares a start with
+    other jobs.
+
+    Only the structure is judged (starts and ends of the instance's jobs);
+    feasibility (releases, capacity, processors) is :func:`check_schedule`'s.
+
+    Returns
+    -------
+    str or None
+        One line naming the first offending pair (or a missing job), or
+        ``None`` for a shelf schedule.
+    """
+    jobs = instance.jobs_by_id()
+    missing = sorted(jobs.keys() - schedule.placements.keys())
+    if missing:
+        return f"job {missing[0]} is not placed"
+    order = sorted(jobs, key=lambda jid: (schedule[jid].start, jid))
+    # Sweep in start order, remembering the job that runs longest among those
+    # that started before the current start.
+    longest: int | None = None  # job id with the latest end among earlier shelves
+    current: int | None = None  # start of the shelf being read
+    shelf_longest: int | None = None
+    for jid in order:
+        placement = schedule[jid]
+        if placement.start != current:
+            if shelf_longest is not None and (
+                longest is None or schedule[shelf_longest].end > schedule[longest].end
+            ):
+                longest = shelf_longest
+            current, shelf_longest = placement.start, None
+        if longest is not None and schedule[longest].end > placement.start:
+            earlier = schedule[longest]
+            return (
+                f"job {jid} starts at {placement.start} while job {longest} "
+                f"(started at {earlier.start}) runs until {earlier.end}: shelves "
+                "must not overlap"
+            )
+        if shelf_longest is None or placement.end > schedule[shelf_longest].end:
+            shelf_longest = jid
+    return None

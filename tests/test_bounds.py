@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+import random
 from fractions import Fraction
 from itertools import product
 
+import networkx as nx
 import pytest
 from builders import make, small_instances
 from hypothesis import HealthCheck, given, settings
@@ -14,7 +16,10 @@ from hypothesis import strategies as st
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.models.bounds import (
     DualFeasibleFunction,
+    _conflict_cliques,
+    _context,
     _Profile,
+    _sequence_end,
     area_bound,
     best_lower_bound,
     dff_bound,
@@ -140,6 +145,59 @@ def test_wide_jobs_bound_conflict_clique_with_a_narrow_job() -> None:
     assert area_bound(inst).value == 9
     assert wide_jobs_bound(inst).value == 17
     assert solve_exact(inst, CMAX).objective == 17
+
+
+def _check_conflict_cliques(instance: Instance) -> None:
+    # Oracle: the conflict graph (q_i + q_j > m, jobs of runtime > 0) in
+    # networkx and its maximal cliques; each clique's score must be the
+    # energy bound of _sequence_end computed on its own.
+    ctx = _context(instance)
+    runs = [i for i, j in enumerate(ctx.jobs) if j.runtime > 0]
+    graph = nx.Graph()
+    graph.add_nodes_from(runs)
+    graph.add_edges_from(
+        (i, k)
+        for i in runs
+        for k in runs
+        if i < k and ctx.jobs[i].size + ctx.jobs[k].size > ctx.m
+    )
+    maximal = {frozenset(c) for c in nx.find_cliques(graph) if len(c) >= 2}
+    found = _conflict_cliques(ctx)
+    sets = [frozenset(clique) for _, clique in found]
+    assert len(set(sets)) == len(sets)
+    assert maximal <= set(sets)
+    for clique in sets:  # only the set of the jobs wider than m/2 may be non-maximal
+        assert any(clique <= c for c in maximal)
+    for value, clique in found:
+        assert value == _sequence_end(ctx, clique)
+    assert [v for v, _ in found] == sorted((v for v, _ in found), reverse=True)
+    for limit in (0, 1, 3):
+        assert _conflict_cliques(ctx, limit) == found[:limit]
+
+
+@settings(max_examples=300, deadline=None)
+@given(instance=small_instances(max_jobs=14, max_m=10))
+def test_conflict_cliques_are_the_maximal_cliques_with_their_bound(
+    instance: Instance,
+) -> None:
+    _check_conflict_cliques(instance)
+
+
+def test_conflict_cliques_larger_instances_with_blocks() -> None:
+    # Many narrow jobs per size share one scorer: larger random instances
+    # with releases and busy blocks exercise its range maxima.
+    rng = random.Random(7)
+    for _ in range(60):
+        m = rng.randint(4, 16)
+        blocks = (
+            BusyBlock(0, rng.randint(1, 40), rng.randint(1, m - 1)),
+            BusyBlock(50, 50 + rng.randint(1, 30), rng.randint(1, m)),
+        )
+        jobs = [
+            (rng.randint(0, 80), rng.randint(1, m), rng.randint(0, 25))
+            for _ in range(rng.randint(10, 60))
+        ]
+        _check_conflict_cliques(make(m, jobs, unavailable=blocks))
 
 
 def test_effective_release_contiguous_needs_adjacent_processors() -> None:

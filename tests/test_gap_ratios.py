@@ -15,6 +15,7 @@ from optsched.gap import (
     Reference,
     aggregate,
     gap_row,
+    price_interval,
     ratio_interval,
     rows_frame,
     window_reference,
@@ -130,3 +131,39 @@ def test_aggregate_statistics_and_worst_window() -> None:
 
 def test_aggregate_of_nothing_is_empty() -> None:
     assert aggregate(pd.DataFrame()).empty
+
+
+def test_price_of_a_restriction_is_an_interval_at_least_one() -> None:
+    plain = _reference(90.0, {}, solver=100.0)
+    shelves = window_reference(
+        "cmax", [LowerBound(95.0, "shelf")], [Candidate(120.0, "shelf")]
+    )
+    # OPT in [90, 100], OPT_shelf in [95, 120]: price in [max(1, 95/100), 120/90].
+    assert price_interval(shelves, plain) == (1.0, pytest.approx(120 / 90))
+    proven = window_reference(
+        "cmax", [LowerBound(110.0, "shelf")], [Candidate(110.0, "shelf")]
+    )
+    exact = _reference(100.0, {}, solver=100.0)
+    assert price_interval(proven, exact) == (1.1, 1.1)
+
+
+def test_restricted_bounds_never_bound_the_unrestricted_optimum() -> None:
+    from optsched.bench.store import TaskRow, references, restricted_references
+
+    def solver(name: str, lower: float, upper: float) -> TaskRow:
+        return TaskRow(
+            task_id=name, suite="s", trace="t", trace_sha256="h", window="w",
+            window_index=0, kind="solver", name=name, objective="cmax",
+            status="OPTIMAL", values={"cmax": upper}, lower=lower,
+            lower_method=name, upper=upper, upper_source=name, bounds={},
+            killed=0, lost_work=0.0, interrupted=False, instance_sha256=None,
+            schedule_json=None, error=None,
+        )  # fmt: skip
+
+    rows = [solver("cpsat", 100.0, 104.0), solver("shelf", 103.0, 103.0)]
+    plain = references(rows)[("s", "h", "w", "cmax")]
+    # The shelf optimum 103 is no lower bound of the unrestricted optimum,
+    # but its schedule is feasible: UB 103.
+    assert (plain.lower, plain.upper, plain.upper_source) == (100.0, 103.0, "shelf")
+    shelves = restricted_references(rows)[("s", "h", "w", "cmax", "shelves")]
+    assert (shelves.lower, shelves.upper, shelves.optimal) == (103.0, 103.0, True)
