@@ -10,6 +10,8 @@ One module per back-end, all with the same signature
                (:mod:`optsched.models.milp`)
 ``bounds-only`` closed-form bounds and the best heuristic
                (:mod:`optsched.models.bounds_only`)
+``shelf``      CP-SAT, optimum of the *shelf-restricted* problem
+               (:mod:`optsched.models.shelf`; see :data:`RESTRICTIONS`)
 ============== ============================================================
 
 :func:`solve` picks one by name from :data:`BACKENDS`. Back-end modules are
@@ -44,6 +46,7 @@ _MODULES = {
     "cpsat": "optsched.models.cpsat",
     "milp": "optsched.models.milp",
     "bounds-only": "optsched.models.bounds_only",
+    "shelf": "optsched.models.shelf",
 }
 
 RESTRICTIONS: dict[str, str] = {"shelf": "shelves"}

@@ -139,7 +139,8 @@ def smith_order(shelves: Sequence[tuple[int, Fraction]]) -> list[int]:
     module notes). Compared by cross products, exactly.
     """
     keyed = sorted(
-        range(len(shelves)), key=cmp_to_key(lambda i, k: _smith_before(shelves[i], shelves[k]))
+        range(len(shelves)),
+        key=cmp_to_key(lambda i, k: _smith_before(shelves[i], shelves[k])),
     )
     return keyed
 
@@ -250,7 +251,9 @@ class _Shelves:
     def cost(self, members: list[int], start: int) -> Fraction:
         """wct: ``sum w_j C_j`` of a shelf's jobs; cmax: the shelf's end."""
         if self.makespan:
-            return Fraction(start + max((self.jobs[k].runtime for k in members), default=0))
+            return Fraction(
+                start + max((self.jobs[k].runtime for k in members), default=0)
+            )
         return sum(
             (self.weights[k] * (start + self.jobs[k].runtime) for k in members),
             Fraction(0),
@@ -327,9 +330,7 @@ def _by_rule(shelves: _Shelves) -> tuple[Fraction, list[tuple[int, int]]]:
         plan = []
         for i in order:
             start, _ = shelves.place(masks[i], ready)
-            value = _combine(
-                shelves.makespan, shelves.cost(partition[i], start), value
-            )
+            value = _combine(shelves.makespan, shelves.cost(partition[i], start), value)
             plan.append((masks[i], start))
             ready = start + shelves.height(masks[i])
         if best_value is None or value < best_value:
@@ -426,7 +427,9 @@ def solve_shelf_exact(
         raise ValueError(
             "sequencing 'rule' needs no busy blocks (and, for wct, all releases 0)"
         )
-    used = "rule" if sequencing == "rule" or (sequencing == "auto" and applies) else "all"
+    used = (
+        "rule" if sequencing == "rule" or (sequencing == "auto" and applies) else "all"
+    )
     shelves = _Shelves(
         instance,
         list(instance.jobs),
