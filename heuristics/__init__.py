@@ -4,8 +4,11 @@
 spec string (grammar in :mod:`optsched.heuristics.spec`) and returns a
 :class:`SimulationResult` whose schedule passes
 :func:`optsched.check.check_schedule`. :data:`POLICY_NAMES` lists the
-policy family. The offline list and shelf heuristics live in
-:mod:`optsched.heuristics.offline`.
+policy family. The offline list heuristics live in
+:mod:`optsched.heuristics.offline`, the offline shelf algorithms (NFDH, FFDH,
+NFIH, FFIH, FFDH*, FFIH*, SMART) in :mod:`optsched.heuristics.shelves`
+(:func:`shelf_schedule`), and the policies built on them (the batch
+framework, PC²) in :mod:`optsched.heuristics.shelf_policies`.
 """
 
 from optsched.heuristics.allocation import ALLOCATION_RULES
@@ -21,22 +24,37 @@ from optsched.heuristics.policies import (
     Strict,
 )
 from optsched.heuristics.runner import simulate
+from optsched.heuristics.shelf_policies import PC2, Batch
+from optsched.heuristics.shelves import (
+    SHELF_ALGORITHMS,
+    ShelfPlan,
+    ShelfSpec,
+    shelf_plan,
+    shelf_schedule,
+)
 from optsched.heuristics.spec import POLICY_NAMES, parse_policy, split_policy_specs
 
 __all__ = [
     "ALLOCATION_RULES",
     "ORDER_NAMES",
+    "PC2",
     "POLICY_NAMES",
     "SELECT_NAMES",
+    "SHELF_ALGORITHMS",
     "Backfill",
+    "Batch",
     "BestPackage",
     "Conservative",
     "FirstFit",
     "Policy",
+    "ShelfPlan",
+    "ShelfSpec",
     "SimulationResult",
     "SimulationStats",
     "Strict",
     "parse_policy",
+    "shelf_plan",
+    "shelf_schedule",
     "simulate",
     "split_policy_specs",
 ]

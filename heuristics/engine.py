@@ -5,7 +5,7 @@ which waiting jobs to start; it never sees the event heap. What a policy may
 read and call is the :class:`Simulator` interface below (``now``, ``free``,
 ``queue``, ``size``, ``estimate``, ``release``, ``running_ends``,
 ``finished``, ``can_start``, ``start``, ``base_profile``, ``reserve``,
-``wake_at``).
+``predict``, ``wake_at``).
 
 Events
 ------
@@ -53,6 +53,17 @@ are compacted towards processor 0 (see
 :mod:`optsched.heuristics.allocation`). Each compaction is a *migration*;
 :class:`SimulationStats` counts them, the job moves and the processors
 moved, and the placements record every move (``Placement.moves``).
+A policy that planned where a job goes (the shelf policies) may ask for
+given processors: ``can_start(j, at=offset)`` accepts only the range
+``[offset, offset + size)``, on both machine kinds, and ``start`` then
+takes exactly that range.
+
+Start-time predictions
+----------------------
+A policy that tells a job at its submission when it will start (PC²,
+conservative backfilling) records it with ``predict``;
+:class:`SimulationStats` reports how many jobs got one and the mean
+absolute difference between the predicted and the actual starts.
 """
 
 from __future__ import annotations
@@ -116,6 +127,12 @@ class SimulationStats:
         Processors moved: the sum of the sizes of the moved jobs, per move.
     max_queue
         Longest waiting queue seen by a pass.
+    predictions
+        Jobs whose start time the policy predicted at their submission
+        (:meth:`Simulator.predict`).
+    prediction_error
+        Mean absolute difference, in seconds, between the predicted and the
+        actual start over those jobs (0 when there is none).
     wall_time
         Seconds the simulation took (not part of the schedule).
     """
@@ -128,6 +145,8 @@ class SimulationStats:
     migrated_jobs: int = 0
     migrated_processors: int = 0
     max_queue: int = 0
+    predictions: int = 0
+    prediction_error: float = 0.0
     wall_time: float = 0.0
 
     def as_dict(self) -> dict[str, float | int]:
@@ -233,6 +252,7 @@ class Simulator:
         self._first_ids: dict[int, tuple[int, ...]] = {}
         self.killed: set[int] = set()
         self.first_reservation: dict[int, int] = {}
+        self.predicted: dict[int, int] = {}
 
         self.now = 0
         self.free = self.processors
@@ -269,6 +289,7 @@ class Simulator:
             else None
         )
         self._decision: tuple[int, int, Any, Any] | None = None
+        self._pinned: tuple[int, int, int] | None = None  # (job, now, offset)
         self._heap: list[tuple[int, int, int, int]] = []
         self._sequence = 0
         self._done = 0
@@ -459,17 +480,24 @@ class Simulator:
         self._profile.advance(self.now)
         return self._profile.copy()
 
-    def can_start(self, j: int) -> bool:
+    def can_start(self, j: int, at: int | None = None) -> bool:
         """Whether job ``j`` can start now.
 
         True when enough processors are free now, the job's estimated run
         does not collide with a busy block, and (contiguous machines) a free
         range exists, possibly after a compaction when migration is on.
+
+        With ``at``, only the processors ``[at, at + size)`` are considered
+        (on both machine kinds, never after a compaction): true when they
+        are all free and no busy block that starts before the job's
+        estimated end holds one of them; the next :meth:`start` of ``j``
+        then takes exactly them.
         """
+        self._pinned = None
         size = self.size[j]
         if size > self.free:
             return False
-        if self.simple:
+        if self.simple and at is None:
             return True
         excluded: list[Range] = []
         if self.blocks:
@@ -480,6 +508,8 @@ class Simulator:
                 if self._profile.min_free(self.now, end) < size:
                     return False
                 excluded = [r for r in self._offset_ranges[first:last] if r is not None]
+        if at is not None:
+            return self._can_pin(j, at, size, excluded)
         if self._any is not None:
             if excluded and not self._any.can_take(size, excluded):
                 return False
@@ -499,12 +529,42 @@ class Simulator:
         self._decision = (j, self.now, offset, plan)
         return True
 
+    def _can_pin(self, j: int, at: int, size: int, excluded: list[Range]) -> bool:
+        # [at, at + size) must lie inside one free range of the allocator
+        # (free ranges are merged) and miss every block range in `excluded`.
+        hi = at + size
+        if at < 0 or hi > self.processors:
+            return False
+        if any(lo < hi and at < top for lo, top in excluded):
+            return False
+        if self._any is not None:
+            free = self._any.free
+        else:
+            assert self._line is not None
+            free = self._line.free
+        k = bisect_right(free, (at, self.processors + 1)) - 1
+        if k < 0 or not (free[k][0] <= at and hi <= free[k][1]):
+            return False
+        self._pinned = (j, self.now, at)
+        return True
+
     def start(self, j: int) -> None:
         """Start job ``j`` now. Call :meth:`can_start` first."""
         now = self.now
         size = self.size[j]
         ids: Any
-        if self.simple:
+        pinned = self._pinned
+        if pinned is not None and pinned[0] == j and pinned[1] == now:
+            self._pinned = None
+            at = pinned[2]
+            if self._any is not None:
+                self._any.take_range(at, at + size)
+                ids = [range(at, at + size)]
+            else:
+                assert self._line is not None
+                self._line.take(("job", j), at, size, True)
+                ids = range(at, at + size)
+        elif self.simple:
             # Processor counting without busy blocks: the lowest free ids.
             if size > self.free:
                 raise RuntimeError(f"job {self.job_id[j]} cannot start at {now}")
@@ -573,6 +633,12 @@ class Simulator:
     def reserve(self, j: int, time: int) -> None:
         """Record a reservation computed for ``j`` (the first one is kept)."""
         self.first_reservation.setdefault(j, time)
+
+    def predict(self, j: int, time: int) -> None:
+        """Record the start time announced to ``j`` at its submission (the
+        first one is kept); :class:`SimulationStats` compares it with the
+        actual start."""
+        self.predicted.setdefault(j, time)
 
     # ------------------------------------------------------------------
     # Helpers
@@ -715,5 +781,13 @@ def reservations_by_id(sim: Simulator) -> Mapping[int, int]:
 
 
 def stats_of(sim: Simulator, wall_time: float) -> SimulationStats:
-    """Freeze the counters."""
-    return SimulationStats(wall_time=wall_time, **sim.stats)
+    """Freeze the counters (and measure the start-time predictions)."""
+    predicted = sim.predicted
+    start = sim.start_time
+    error = sum(abs(start[j] - t) for j, t in predicted.items())
+    return SimulationStats(
+        wall_time=wall_time,
+        predictions=len(predicted),
+        prediction_error=error / len(predicted) if predicted else 0.0,
+        **sim.stats,
+    )

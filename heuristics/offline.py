@@ -8,7 +8,8 @@
   afterwards by :func:`optsched.packing.assign_processors`; on
   ``contiguous`` machines each job gets the lowest offset of a free range.
 * :func:`nfdh` and :func:`ffdh` are the shelf heuristics of strip packing
-  (Coffman, Garey, Johnson, Tarjan 1980).
+  (Coffman, Garey, Johnson, Tarjan 1980), computed by
+  :mod:`optsched.heuristics.shelves` (which has the other shelf algorithms).
 * :func:`improve_schedule` is a local search over list orders.
 * :func:`best_heuristic` runs several orders and shelves and keeps the best
   schedule for an objective.
@@ -25,12 +26,12 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
+from optsched.heuristics.shelves import shelf_schedule
 from optsched.instance import Instance, Job
 from optsched.objective import Objective
-from optsched.packing import Strip, list_schedule
-from optsched.schedule import Placement, Schedule
+from optsched.packing import list_schedule
+from optsched.schedule import Schedule
 
 __all__ = [
     "ORDERS",
@@ -48,65 +49,37 @@ __all__ = [
 # --------------------------------------------------------------------------
 
 
-@dataclass
-class _Shelf:
-    start: int
-    height: int
-    used: int  # width taken so far (jobs go left to right)
-
-
-def _shelf_schedule(instance: Instance, first_fit: bool, producer: str) -> Schedule:
-    blocks = [b for b in instance.machine.unavailable if b.end > b.start]
-    obstacles = Strip(instance.processors, blocks)  # raises without offsets
-    m = instance.processors
-    # Decreasing height; the release breaks ties so early jobs open shelves.
-    jobs = sorted(instance.jobs, key=lambda j: (-j.runtime, j.release, j.id))
-    shelves: list[_Shelf] = []
-    placements: dict[int, Placement] = {}
-    for job in jobs:
-        candidates = shelves if first_fit else shelves[-1:]
-        shelf = next((s for s in candidates if _fits(obstacles, s, job, m)), None)
-        if shelf is None:
-            ready = shelves[-1].start + shelves[-1].height if shelves else 0
-            start = obstacles.earliest_at(
-                max(ready, job.release), job.runtime, 0, job.size
-            )
-            shelf = _Shelf(start, job.runtime, 0)
-            shelves.append(shelf)
-        placements[job.id] = Placement.contiguous(
-            shelf.start, shelf.start + job.runtime, shelf.used, job.size
-        )
-        shelf.used += job.size
-    return Schedule(placements, producer)
-
-
-def _fits(obstacles: Strip, shelf: _Shelf, job: Job, m: int) -> bool:
-    # A job joins a shelf only if it is released by then (it never delays the
-    # shelf) and its rectangle misses every busy block.
-    if job.release > shelf.start or shelf.used + job.size > m:
-        return False
-    start = obstacles.earliest_at(shelf.start, job.runtime, shelf.used, job.size)
-    return start == shelf.start
+def _by_release(instance: Instance) -> list[Job]:
+    # Ties of height keep (release, id) order, so an early job opens a shelf.
+    return sorted(instance.jobs, key=lambda j: (j.release, j.id))
 
 
 def nfdh(instance: Instance) -> Schedule:
-    """Next-Fit Decreasing Height shelf packing.
+    """Next-Fit Decreasing Height shelf packing, heights = actual run times.
 
-    Jobs by non-increasing runtime fill a shelf left to right; a job that does
-    not fit the current shelf opens a new one on top of it (height = its
-    runtime, the tallest of the shelf). Releases: a job joins a shelf only if
-    it is released by the shelf's start, and a shelf starts at
-    ``max(end of the previous shelf, release of its first job)``. Busy blocks
-    (which need offsets) delay a new shelf until its first job fits, and a
-    job joins a shelf only if it misses every block. Meant for strip packing
-    (all releases 0); with releases it stays valid but is weak. Placements
-    are contiguous, so the schedule is valid on both machine kinds.
+    :func:`optsched.heuristics.shelves.shelf_schedule` with ``"nfdh"``
+    (the one implementation; its module docstring has the rules): jobs by
+    non-increasing run time (ties by release, then id) fill a shelf left to
+    right; a job that does not fit the current shelf opens a new one on top
+    of it. Releases: a job joins a shelf only if it is released by the
+    shelf's start, and a shelf starts no earlier than its jobs' releases.
+    Busy blocks: a shelf starts when its width fits beside them for its
+    whole height (counts on ``any`` machines, a free range on contiguous
+    ones). Meant for strip packing (all releases 0); with releases it stays
+    valid but is weak. Placements are processor ranges, valid on both
+    machine kinds.
 
     Reference: E. G. Coffman, M. R. Garey, D. S. Johnson, R. E. Tarjan,
     "Performance bounds for level-oriented two-dimensional packing
     algorithms", SIAM J. Computing 9(4), 1980 (NFDH <= 2 OPT + h_max).
     """
-    return _shelf_schedule(instance, first_fit=False, producer="shelf:nfdh")
+    return shelf_schedule(
+        instance,
+        "nfdh",
+        jobs=_by_release(instance),
+        estimate=False,
+        producer="shelf:nfdh",
+    )
 
 
 def ffdh(instance: Instance) -> Schedule:
@@ -115,7 +88,13 @@ def ffdh(instance: Instance) -> Schedule:
     Each job goes to the first (lowest) shelf it fits, else opens a new one.
     Coffman et al. 1980: FFDH <= 1.7 OPT + h_max.
     """
-    return _shelf_schedule(instance, first_fit=True, producer="shelf:ffdh")
+    return shelf_schedule(
+        instance,
+        "ffdh",
+        jobs=_by_release(instance),
+        estimate=False,
+        producer="shelf:ffdh",
+    )
 
 
 # --------------------------------------------------------------------------
@@ -158,7 +137,7 @@ def heuristic_schedules(
     """Schedules of the candidate heuristics, by name.
 
     Names are those of :data:`ORDERS` (list scheduling in that order) and of
-    :data:`SHELVES`. Shelves are skipped when a busy block has no offset.
+    :data:`SHELVES`.
     """
     objective = Objective.parse(objective)
     names = list(candidates) if candidates is not None else [*ORDERS, *SHELVES]
@@ -166,13 +145,12 @@ def heuristic_schedules(
     if unknown:
         valid = ", ".join([*ORDERS, *SHELVES])
         raise ValueError(f"unknown heuristic {unknown[0]!r}; expected one of {valid}")
-    anonymous = any(b.offset is None for b in instance.machine.unavailable)
     out: dict[str, Schedule] = {}
     for name in names:
         if name in ORDERS:
             order = order_by(instance, objective, name)
             out[name] = list_schedule(instance, order, producer=f"list:{name}")
-        elif not anonymous:
+        else:
             out[name] = SHELVES[name](instance)
     return out
 

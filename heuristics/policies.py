@@ -45,7 +45,9 @@ strict (``fcfs``, ``spt``, ... as policy names)
 ``conservative`` (``backfill:depth=all``)
     Conservative backfilling (Mu'alem and Feitelson 2001): every job gets a
     reservation at its earliest slot when it arrives, behind all existing
-    reservations, and starts at its reservation. When a job ends earlier
+    reservations, and starts at its reservation (the one made at
+    submission is the start predicted then; ``SimulationStats`` measures
+    its error). When a job ends earlier
     than its estimate the schedule is *compressed*: in queue order, each
     reservation is moved to its earliest slot, which is never later than
     the current one. As in their simulator, a pass happens at every
@@ -505,6 +507,7 @@ class Conservative(Policy):
                 profile.add(t, t + span, -q)
                 reserved[j] = t
                 sim.reserve(j, t)
+                sim.predict(j, t)  # the start announced at submission
 
     @staticmethod
     def _start_due(sim: Simulator, state: _Reservations) -> bool:

@@ -15,6 +15,14 @@ Names (aliases in parentheses):
   reservations; ``backfill:depth=all`` is ``conservative``.
 - ``conservative``: conservative backfilling.
 - ``best-package`` (``bestpackage``, ``package``): subset-sum packing.
+- ``nfdh``, ``ffdh``, ``nfih``, ``ffih``, ``ffdh-stack``, ``ffih-stack``,
+  ``smart``: the batch framework (Shmoys, Wein, Williamson 1995) over that
+  offline shelf algorithm (:mod:`optsched.heuristics.shelves`);
+  ``batch:inner=NAME[,OPTION=VALUE...]`` is the same, and its canonical
+  spec is the plain name (``batch:inner=smart,order=smith`` is
+  ``smart:order=smith``).
+- ``pc2``: the PC² scheduler (FCFS until the machine is full, then
+  FFDH*/FFIH* levels; :mod:`optsched.heuristics.shelf_policies`).
 
 Parameters:
 
@@ -29,10 +37,20 @@ Parameters:
   share of the machine is idle.
 - ``depth=K|all`` (backfill): number of reservations.
 - ``limit=N`` (best-package): jobs in the subset-sum search (default 128).
+- ``inner=NAME`` (batch): the shelf algorithm.
+- ``order=size|smith``, ``sequence=auto|class|smith``, ``fit=next|first``,
+  ``weights=instance|one|size|area`` (smart, or batch with ``inner=smart``):
+  SMART's order inside a height class, order of the shelves, shelf
+  filling, and weights of the Smith orders.
+- ``interactive=Q[+Q...]|none``, ``batch_share=F`` (pc2): SWF queue numbers
+  of interactive jobs (default 0), and the share of batch jobs above which
+  PC² plans with FFDH* (default 0.5).
 
 Examples: ``easy``, ``easy:order=sjf``, ``conservative``,
 ``backfill:depth=3``, ``firstfit:order=lpt``, ``best-package``,
-``easy:select=largest,maxwait=3600``, ``spt:oracle``, ``random:seed=3``.
+``easy:select=largest,maxwait=3600``, ``spt:oracle``, ``random:seed=3``,
+``ffdh``, ``smart:order=smith,fit=first``, ``batch:inner=ffih``,
+``pc2:interactive=0+1,batch_share=0.6``.
 
 Every :class:`~optsched.heuristics.policies.Policy` has a canonical
 ``spec``; ``parse_policy(policy.spec) == policy``.
@@ -53,6 +71,8 @@ from optsched.heuristics.policies import (
     Policy,
     Strict,
 )
+from optsched.heuristics.shelf_policies import PC2, Batch, pc2_interactive
+from optsched.heuristics.shelves import SHELF_NAMES, ShelfSpec
 
 POLICY_NAMES: tuple[str, ...] = (
     *ORDER_NAMES,
@@ -60,6 +80,8 @@ POLICY_NAMES: tuple[str, ...] = (
     "easy",
     "conservative",
     "best-package",
+    *SHELF_NAMES,
+    "pc2",
 )
 """The named policies of the family (each parses on its own)."""
 
@@ -72,7 +94,7 @@ _ALIASES: dict[str, str] = {
     "bestpackage": "best-package",
     "package": "best-package",
 }
-_GENERIC = ("strict", "backfill")
+_GENERIC = ("strict", "backfill", "batch")
 _COMMON = ("order", "oracle", "seed")
 _PARAMS: dict[str, tuple[str, ...]] = {
     "strict": _COMMON,
@@ -81,6 +103,10 @@ _PARAMS: dict[str, tuple[str, ...]] = {
     "backfill": (*_COMMON, "depth", "select", "maxwait", "maxidle"),
     "conservative": _COMMON,
     "best-package": (*_COMMON, "limit"),
+    **{name: ("oracle",) for name in SHELF_NAMES},
+    "smart": ("order", "sequence", "fit", "weights", "oracle"),
+    "batch": ("inner", "order", "sequence", "fit", "weights", "oracle"),
+    "pc2": ("interactive", "batch_share", "oracle"),
 }
 
 
@@ -174,6 +200,8 @@ def _split_params(text: str, raw: str, allowed: tuple[str, ...]) -> dict[str, st
 
 
 def _build(name: str, params: dict[str, str]) -> Policy:
+    if name in SHELF_NAMES or name in ("batch", "pc2"):
+        return _build_shelf(name, params)
     common: dict[str, Any] = {
         "order": canonical_order(params.get("order", "fcfs")),
         "oracle": _flag("oracle", params.get("oracle", "false")),
@@ -201,6 +229,19 @@ def _build(name: str, params: dict[str, str]) -> Policy:
         maxwait=_optional(params, "maxwait", _integer),
         maxidle=_optional(params, "maxidle", _share),
     )
+
+
+def _build_shelf(name: str, params: dict[str, str]) -> Policy:
+    oracle = _flag("oracle", params.pop("oracle", "false"))
+    if name == "pc2":
+        return PC2(
+            oracle=oracle,
+            interactive=pc2_interactive(params.get("interactive", "0")),
+            batch_share=_share("batch_share", params.get("batch_share", "0.5")),
+        )
+    inner = params.pop("inner", "ffdh") if name == "batch" else name
+    options = {key: value.lower() for key, value in params.items()}
+    return Batch(oracle=oracle, inner=ShelfSpec.parse(inner.lower(), **options))
 
 
 def _optional(

@@ -5,101 +5,134 @@ jobs by start time into shelves; each shelf lasts as long as its longest
 job and ends before the next one starts. This back-end returns the best
 shelf schedule for ``cmax`` or ``wct`` (every weight rule), or bounds
 around it: its ``objective`` and ``lower_bound`` are those of the
-*restricted* problem (:data:`optsched.models.RESTRICTIONS`). Every shelf
-schedule is a schedule, so the shelf optimum is at least the unrestricted
-one, and its schedule is also an upper bound of the unrestricted problem.
+*restricted* problem (:data:`optsched.models.RESTRICTIONS`,
+``params["restriction"] == "shelves"``). Every shelf schedule is a
+schedule, so the shelf optimum is at least the unrestricted one, and its
+schedule is also an upper bound of the unrestricted problem.
 
-Model
------
-Jobs ``j`` (release ``r_j``, size ``q_j``, run time ``p_j``, weight
-``w_j``), ``K = n`` candidate shelves ``k = 0..K-1`` in time order:
+Notation: job ``j`` has release ``r_j`` (``r'_j`` the effective release of
+:func:`~optsched.models.bounds.earliest_start_alone`), size ``q_j``, run
+time ``p_j``, weight ``w_j``; ``T_j \in [r'_j, D_j - p_j]`` is its start,
+with ``D_j`` from :func:`shelf_deadlines` (the incumbent's makespan for
+``cmax``; the horizon of :func:`~optsched.models.solution.
+completion_deadlines` for ``wct``, whose shifting argument moves whole
+shelves: a unit slot where no job runs lies between two shelves). Jobs of
+run time 0 ("zero jobs") occupy nothing and are modelled apart.
+
+Representatives formulation (default)
+-------------------------------------
+Order the positive jobs by non-increasing run time (ties: size, release,
+weight, id); ``i ≺ j`` when ``i`` comes first. Each shelf is *led* by its
+first job in this order, its tallest, so the shelf lasts exactly ``p_i``:
 
 .. math::
 
-    x_{jk} \in \{0,1\},\quad u_k \in \{0,1\},\quad
-    S_k, E_k \in [0, H],\quad T_j \in [r'_j, D_j - p_j]
+    y_i = 1 \iff i \text{ leads a shelf},\qquad
+    x_{ij} = 1 \iff j \text{ is in the shelf led by } i \quad (i \prec j)
 
-    \textstyle\sum_k x_{jk} = 1 \qquad \text{(one shelf per job)}
+    y_j + \textstyle\sum_{i \prec j} x_{ij} = 1,\qquad
+    x_{ij} \Rightarrow y_i,\qquad x_{ij} \Rightarrow T_j = T_i
 
-    x_{jk} \Rightarrow T_j = S_k,\qquad
-    x_{jk} \Rightarrow E_k \ge T_j + p_j,\qquad E_k \ge S_k
+    \textstyle\sum_{j \succ i} q_j x_{ij} \le (m - q_i)\, y_i
+    \qquad \text{(the shelf fits)}
 
-    S_k \ge E_{k-1} \qquad \text{(shelves in time order, } k \ge 1)
+    \mathrm{NoOverlap}(\{[T_i, T_i + p_i) \text{ present iff } y_i\})
+    \qquad \text{(shelves are disjoint in time)}
 
-    \textstyle\sum_{j : p_j > 0} q_j x_{jk} \le m \qquad \text{(the shelf fits)}
+    \textstyle\sum_i y_i \ge N \qquad (N = \text{:func:`shelf_count_bound`})
 
-    \text{busy blocks, any:}\quad \mathrm{Cumulative}(\{([T_j, T_j + p_j), q_j)\}
-        \cup \{(B_b, q_b)\}, m)
+    \text{cmax: } \min C,\ C \ge T_j + p_j,\
+        C \ge \textstyle\sum_i p_i y_i,\ C \in [\lceil LB \rceil, UB]
 
-    \text{busy blocks, contiguous:}\quad
-        \mathrm{NoOverlap2D}(\{[T_j, T_j + p_j) \times [O_j, O_j + q_j)\}
-        \cup \{B_b \times [o_b, o_b + q_b)\})
-
-    \text{cmax: } \min E_{K-1} \qquad
     \text{wct: } \min \textstyle\sum_j \tilde w_j (T_j + p_j)
 
-``r'_j`` is the effective release (:func:`~optsched.models.bounds.
-earliest_start_alone`), ``D_j`` the completion deadline of
-:func:`~optsched.models.solution.completion_deadlines` computed from the
-best *shelf* incumbent and ``H = max_j D_j``; integer weights ``\tilde w``
-as in :mod:`optsched.models.cpsat`. The deadlines keep a shelf optimum: for
-``cmax`` ``D_j`` is the incumbent's makespan; for ``wct`` the argument of
-``completion_deadlines`` (an idle unit slot after every release and block
-end lets every later job move one unit left) moves whole shelves, since a
-slot where no job runs lies between two shelves, so the shifted schedule is
-still a shelf schedule.
+Without releases and busy blocks the cmax part is the level-packing model
+of A. Lodi, S. Martello, D. Vigo, "Models and bounds for two-dimensional
+level packing problems", J. Comb. Optim. 8(3), 2004 (objective
+``sum_i p_i y_i``, strong linear relaxation); it proves the 20-job batches
+of the issue in about a second. Each set partition has exactly one
+representation (the leader is determined), so the shelves carry no labels
+to permute: this is the "lowest-index job of each shelf" symmetry breaking,
+with the index taken in height order.
 
-The model's schedules are exactly the shelf schedules. A model solution
-gives starts ``T_j``; its shelves in the sense of the checker are the
-groups of equal start, i.e. unions of model shelves with equal start, of
-which all but the last have height 0, so each group ends by the next
-group's start. Conversely the ``G <= n`` groups of a shelf schedule, in time
-order, are model shelves ``0..G-1`` (``E_k`` = the group's latest end), the
-other shelves empty. The capacity constraints are the checker's capacity
-rule: without blocks, jobs of different shelves never overlap in time
-(``T_j + p_j <= E_k <= S_{k+1}``) and those of one shelf all run at its
-start, so the knapsack row is the whole rule; with blocks the cumulative
-(``any``) or NoOverlap2D (``contiguous``) constraint *is* the rule, the
-knapsack row staying as a redundant cut. Busy blocks are therefore handled
-exactly, not by a conservative shelf-level rule.
+*Before* variables ``v_{ij}`` ("shelf ``i`` is used and ends by ``T_j``")
+for every zero job ``j`` and, under ``wct``, for every positive ``j``
+(``i \ne j`` leaders):
 
-Contiguous machines: without busy blocks a shelf whose sizes sum to at most
-``m`` always has adjacent ranges (left to right), so offsets are not model
-variables; they are assigned left to right in job-id order after the solve,
-and the contiguous shelf optimum equals the ``any`` one. With busy blocks
-the offsets ``O_j \in [0, m - q_j]`` are variables and NoOverlap2D keeps the
-jobs' rectangles apart and off the blocks.
+.. math::
 
-Symmetry breaking (each keeps at least one optimal schedule):
+    v_{ij} \Rightarrow y_i,\quad v_{ij} \Rightarrow \neg x_{ij},\quad
+    v_{ij} \Rightarrow T_i + p_i \le T_j,\quad
+    y_i \wedge \neg x_{ij} \wedge \neg v_{ij} \Rightarrow T_i \ge T_j + p_j
 
-* used shelves first: ``u_{k} \Rightarrow u_{k-1}``, ``x_{jk} \Rightarrow
-  u_k``, ``u_k \Rightarrow \bigvee_j x_{jk}``, and an unused shelf is pinned
-  (``\neg u_k \Rightarrow S_k = E_{k-1} = E_k``). Shelves are ordered by
-  time, so they have no labels to permute; a rule such as "the
-  lowest-index job of each shelf increases" would clash with the time order
-  and is *not* used.
-* ``u_k = 1`` for ``k < N``, with ``N`` the bin-packing bound of
-  :func:`shelf_count_bound` (every shelf schedule has at least ``N``
-  shelves of running jobs).
-* identical jobs (same release, size, run time, and weight for wct), in id
-  order ``a < b``: ``\sum_k k\,x_{ak} \le \sum_k k\,x_{bk}`` and
-  ``T_a \le T_b`` (relabel the group so that shelf indices increase in id
-  order; on contiguous machines with blocks also ``T_a = T_b \Rightarrow
-  O_a \le O_b``). The hint is relabelled the same way.
+so a zero job never starts strictly inside a shelf. Under ``wct`` also
+``T_j \ge \sum_i p_i v_{ij}`` (the shelves before ``j``'s are disjoint and
+end by ``T_j``), with equality when all releases are 0 and there are no
+blocks (then some optimal schedule has no idle time), and
+``v_{ab} + v_{ba} \ge y_a + y_b - 1`` (of two used shelves one comes
+first).
 
-Incumbents: only feasible *shelf* schedules may bound the shelf optimum.
-Each incumbent is checked (:func:`~optsched.models.solution.
-checked_candidate`) and then tested with :func:`~optsched.check.
-is_shelf_schedule`; others are rejected with the reason
-(:attr:`Result.rejected`). Three first-fit shelf schedules of this module
-(:func:`first_fit_shelves`: decreasing height, increasing height, release
-order) are always added, so the back-end has a feasible shelf schedule when
-called alone. The best candidate is the solver's hint.
+The solutions are exactly the shelf schedules: a shelf schedule gives
+``y, x`` from its groups of equal start (leader = its first positive job in
+the order), ``T`` from its starts and ``v`` from its times (a shelf not
+holding ``j`` lies wholly before or after ``j``'s); conversely the leaders'
+intervals are disjoint and hold their members' runs, so the groups of
+equal start of a solution are the led shelves (plus zero jobs, which start
+inside none), each ending by the next one's start.
+
+Chain formulation (``formulation="chain"``)
+-------------------------------------------
+``K = n`` shelves ``k`` in time order with start ``S_k``, end ``E_k`` and a
+"used" flag ``u_k``; ``x_{jk}`` puts job ``j`` on shelf ``k``:
+``sum_k x_{jk} = 1``, ``x_{jk} \Rightarrow T_j = S_k``,
+``x_{jk} \Rightarrow E_k \ge T_j + p_j``, ``S_k \ge E_{k-1}``,
+``\sum_{p_j > 0} q_j x_{jk} \le m``; cmax ``\min E_{K-1}``. Symmetry: used
+shelves first (``u_k \Rightarrow u_{k-1}``, an unused shelf pinned to
+height 0 at the previous end), ``u_k = 1`` for ``k < N``, identical jobs
+on non-decreasing shelf indices. Its heights are maxima (weak relaxation);
+it stays as an independent check of the default (the tests run both
+against the brute force) and for comparison (benchmarks: 20-job batches
+unproven after 20 s where the default proves them in under a second).
+
+Capacity, busy blocks, contiguous machines
+------------------------------------------
+Without busy blocks jobs of different shelves never overlap in time and
+those of one shelf all run at its start, so the knapsack row is the whole
+capacity rule of the checker. With busy blocks the cumulative constraint
+over the job intervals and the blocks (``any``) or NoOverlap2D over job
+and block rectangles (``contiguous``, offsets ``O_j \in [0, m - q_j]``)
+*is* the checker's rule, the knapsack row staying as a cut: busy blocks
+are handled exactly, not by a conservative shelf-level rule.
+
+Contiguous machines without blocks: a shelf whose sizes sum to at most
+``m`` has adjacent ranges left to right, so offsets are no variables; they
+are assigned left to right (job-id order) after the solve, and the
+contiguous shelf optimum equals the ``any`` one.
+
+Identical jobs (same release, size, run time, and weight for wct) are
+adjacent in the order; for consecutive ``a, b`` of a run:
+``y_b \Rightarrow y_a`` and, if ``a`` leads nothing, the leader of ``a``'s
+shelf comes no later than ``b``'s. Any solution is relabelled into this
+form (:func:`_relabel_slots`: leader slots to the first jobs of the run,
+member slots in order to the rest; leaders only move earlier, members
+later), and the hint is relabelled the same way.
+
+Incumbents and bounds
+---------------------
+Only feasible *shelf* schedules may bound the shelf optimum. Each incumbent
+is checked (:func:`~optsched.models.solution.checked_candidate`) and then
+tested with :func:`~optsched.check.is_shelf_schedule`; the others are
+rejected with the reason (:attr:`Result.rejected`). Three first-fit shelf
+schedules (:func:`first_fit_shelves`) are always added, so the back-end
+has a shelf schedule when called alone, and without blocks every candidate
+is also offered resequenced (:func:`resequenced`: Smith's rule or earliest
+release, back to back). The best candidate is the solver's hint.
 
 Lower bounds: the unrestricted closed-form bounds of
 :mod:`optsched.models.bounds` (the shelf optimum is at least the
 unrestricted one), the shelf bounds :func:`shelf_height_bound` (cmax) and
-:func:`shelf_order_bound` (wct), and CP-SAT's own bound.
+:func:`shelf_order_bound` (wct), and CP-SAT's own bound. Weights are made
+integers by :func:`dyadic_weights` (exact for weights such as ``0.5``).
 """
 
 from __future__ import annotations
@@ -131,6 +164,7 @@ from optsched.models.solution import (
     completion_deadlines,
     empty_result,
     finish,
+    safe_horizon,
 )
 from optsched.models.solution import (
     assign_processors as assign_checked,
@@ -143,6 +177,9 @@ BACKEND = "shelf"
 
 RESTRICTION = "shelves"
 """Name of the restriction (``Result.params["restriction"]``)."""
+
+FORMULATIONS = ("representatives", "chain")
+"""CP-SAT formulations of :func:`solve`."""
 
 _DFF_BUDGET = 2_000_000
 """Largest ``jobs x thresholds x functions`` product for which the shelf
@@ -158,6 +195,7 @@ def solve(
     incumbents: Sequence[Incumbent] = (),
     log: bool | LogSink = False,
     symmetry: bool = True,
+    formulation: str = "representatives",
     bound_subsolvers: Sequence[str] = BOUND_SUBSOLVERS,
     seed: int = 0,
     parameters: Mapping[str, Any] | None = None,
@@ -181,6 +219,9 @@ def solve(
         ``True`` to print the search log, or a function receiving each line.
     symmetry
         Add the symmetry-breaking constraints for identical jobs.
+    formulation
+        ``"representatives"`` (default: each shelf named by its tallest job)
+        or ``"chain"`` (``n`` shelves in time order); see the module notes.
     bound_subsolvers, seed, parameters
         As in :func:`optsched.models.cpsat.solve`.
 
@@ -201,7 +242,12 @@ def solve(
         return _with_params(result, {"restriction": RESTRICTION})
     bounds = [*lower_bounds(instance, objective), *shelf_bounds(instance, objective)]
     candidates, rejected = shelf_candidates(instance, objective, incumbents=incumbents)
-    model = _ShelfModel(instance, objective, candidates[0], bounds, symmetry=symmetry)
+    if formulation not in FORMULATIONS:
+        raise ValueError(
+            f"formulation {formulation!r} is not one of {', '.join(FORMULATIONS)}"
+        )
+    build = _RepresentativeModel if formulation == "representatives" else _ChainModel
+    model = build(instance, objective, candidates[0], bounds, symmetry=symmetry)
     solver = cp_model.CpSolver()
     _configure(
         solver,
@@ -222,6 +268,7 @@ def solve(
         "cpsat_status": status_name,
         "hint_source": candidates[0].source,
         "weight_scale": model.scale,
+        "formulation": formulation,
         "shelves": model.shelves,
         "offsets_modelled": model.with_offsets,
         "symmetry_groups": model.symmetry_groups,
@@ -286,12 +333,68 @@ def shelf_candidates(
                 candidate, reason = None, f"{source}: not a shelf schedule: {why}"
         if candidate is None:
             rejected.append(str(reason))
-        else:
-            candidates.append(candidate)
+            continue
+        candidates.append(candidate)
+        better = resequenced(instance, objective, candidate.schedule)
+        if better is not None:
+            improved, _ = checked_candidate(
+                instance, objective, f"{source}+resequenced", better
+            )
+            if improved is not None and improved.value < candidate.value:
+                candidates.append(improved)
     if not candidates:  # the first-fit schedules are shelf schedules
         raise RuntimeError(f"no feasible shelf schedule: {'; '.join(rejected)}")
     candidates.sort(key=lambda c: c.value)
     return candidates, rejected
+
+
+def resequenced(
+    instance: Instance, objective: Objective, schedule: Schedule
+) -> Schedule | None:
+    """The shelves of ``schedule`` in the best order, back to back (no blocks).
+
+    Without busy blocks a shelf's jobs keep their processors wherever the
+    shelf goes in time, so the shelves (groups of equal start) can be
+    reordered and moved: ``wct`` with all releases 0 by Smith's rule on
+    (height, weight), ``cmax`` by earliest release ``R_k`` (both optimal
+    for the given shelves; :mod:`optsched.models.shelf_enumerate`),
+    ``wct`` with releases in the given order; each shelf then starts at
+    ``max(end of the previous one, R_k)``. ``None`` with busy blocks.
+    """
+    if any(b.end > b.start for b in instance.machine.unavailable):
+        return None
+    jobs = instance.jobs_by_id()
+    shelves = _shelves_of(instance, schedule)
+    heights = [max(jobs[jid].runtime for jid in shelf) for shelf in shelves]
+    releases = [max(jobs[jid].release for jid in shelf) for shelf in shelves]
+    if objective.kind == "cmax":
+        order = sorted(range(len(shelves)), key=lambda k: releases[k])
+    elif all(j.release == 0 for j in instance.jobs):
+        order = smith_order(
+            [
+                (
+                    h,
+                    sum(
+                        (Fraction(objective.weight(jobs[jid])) for jid in shelf),
+                        Fraction(0),
+                    ),
+                )
+                for h, shelf in zip(heights, shelves, strict=True)
+            ]
+        )
+    else:
+        order = list(range(len(shelves)))
+    placements = {}
+    ready = 0
+    for k in order:
+        start = max(ready, releases[k])
+        for jid in shelves[k]:
+            old = schedule[jid]
+            placements[jid] = Placement(
+                start, start + jobs[jid].runtime, old.processors
+            )
+        ready = start + heights[k]
+    return Schedule(placements, schedule.producer)
 
 
 FIRST_FIT_ORDERS = ("decreasing-height", "increasing-height", "release")
@@ -602,7 +705,7 @@ def shelf_order_bound(instance: Instance, objective: Objective) -> Bound:
     A shelf makes its short jobs wait for the next shelf behind its longest
     job; this bound sees it (e.g. one job of 10 s and three of 1 s, all of
     one processor, on 2 processors: ``G = 1, 1, 2, 11``, total 15, where
-    the height and squashed-area bounds give 13 and 12.75).
+    the unrestricted bounds give at most 13).
     """
     if objective.kind != "wct":
         raise ValueError(
@@ -667,8 +770,8 @@ def shelf_bounds(instance: Instance, objective: Objective | str) -> list[Bound]:
 # --------------------------------------------------------------------------
 
 
-class _ShelfModel:
-    """CP-SAT variables and constraints of the shelf-restricted problem."""
+class _ChainModel:
+    """The chain formulation (see the module notes)."""
 
     def __init__(
         self,
@@ -685,10 +788,11 @@ class _ShelfModel:
         machine = instance.machine
         self.blocks = [b for b in machine.unavailable if b.end > b.start]
         self.with_offsets = machine.allocation == "contiguous" and bool(self.blocks)
-        self.deadlines = completion_deadlines(instance, objective, incumbent.schedule)
+        self.deadlines = shelf_deadlines(instance, objective, incumbent.schedule)
         self.horizon = max(self.deadlines.values())
         self.shelves = len(instance.jobs)
         self.scale = 1.0
+        self.exact = True
         self.starts: dict[int, cp_model.IntVar] = {}
         self.offsets: dict[int, cp_model.IntVar] = {}
         self.assign: dict[tuple[int, int], cp_model.IntVar] = {}
@@ -807,7 +911,7 @@ class _ShelfModel:
             model.minimize(last)
             return
         weights = [self.objective.weight(j) for j in jobs]
-        integer, self.scale = integer_weights(weights, self.horizon)
+        integer, self.scale, self.exact = dyadic_weights(weights, self.horizon)
         self.model.minimize(
             sum(
                 w * (self.starts[j.id] + j.runtime)
@@ -844,9 +948,348 @@ class _ShelfModel:
         if self.objective.kind == "cmax":
             return float(raw)
         value = raw / self.scale
-        if self.scale != 1.0:
+        if not self.exact:
             value *= 1.0 - 1e-12  # one division's rounding, in the safe direction
         return value - self.objective.offset(self.instance)
+
+
+class _RepresentativeModel:
+    """Shelves named by their tallest job (the default formulation).
+
+    See the module notes ("Representatives"). Attributes shared with
+    :class:`_ChainModel`: ``model``, ``starts``, ``offsets``, ``with_offsets``,
+    ``scale``, ``exact``, ``shelves``, ``symmetry_groups``, ``solver_bound``.
+    """
+
+    def __init__(
+        self,
+        instance: Instance,
+        objective: Objective,
+        incumbent: Candidate,
+        bounds: Sequence[Bound],
+        *,
+        symmetry: bool,
+    ) -> None:
+        self.instance = instance
+        self.objective = objective
+        self.model = cp_model.CpModel()
+        machine = instance.machine
+        self.blocks = [b for b in machine.unavailable if b.end > b.start]
+        self.with_offsets = machine.allocation == "contiguous" and bool(self.blocks)
+        self.deadlines = shelf_deadlines(instance, objective, incumbent.schedule)
+        self.horizon = max(self.deadlines.values())
+        self.scale, self.exact = 1.0, True
+        self.compact = not self.blocks and all(j.release == 0 for j in instance.jobs)
+        # Positive jobs by non-increasing run time; identical jobs adjacent.
+        self.order = sorted(
+            (j for j in instance.jobs if j.runtime > 0),
+            key=lambda j: (-j.runtime, j.size, j.release, objective.weight(j), j.id),
+        )
+        self.zero = [j for j in instance.jobs if j.runtime == 0]
+        self.shelves = len(self.order)
+        self.starts: dict[int, cp_model.IntVar] = {}
+        self.offsets: dict[int, cp_model.IntVar] = {}
+        self.rep: dict[int, cp_model.IntVar] = {}  # y_i
+        self.member: dict[tuple[int, int], cp_model.IntVar] = {}  # x_ij
+        self.before: dict[tuple[int, int], cp_model.IntVar] = {}  # v_ij
+        self._add_jobs()
+        self._add_shelves()
+        self._add_capacity()
+        groups = _adjacent_identical(self.order, objective) if symmetry else []
+        self.symmetry_groups = len(groups)
+        for group in groups:
+            self._order_group(group)
+        self._add_before(wct=objective.kind == "wct")
+        self._add_objective(bounds)
+        self._add_hint(incumbent.schedule, groups)
+
+    def _add_jobs(self) -> None:
+        m, model = self.instance.processors, self.model
+        for job in self.instance.jobs:
+            earliest = earliest_start_alone(job, self.instance.machine)
+            latest = self.deadlines[job.id] - job.runtime
+            self.starts[job.id] = model.new_int_var(earliest, latest, f"T{job.id}")
+            if self.with_offsets:
+                self.offsets[job.id] = model.new_int_var(0, m - job.size, f"O{job.id}")
+        for k, rep in enumerate(self.order):
+            self.rep[rep.id] = model.new_bool_var(f"y{rep.id}")
+            for other in self.order[k + 1 :]:
+                self.member[rep.id, other.id] = model.new_bool_var(
+                    f"x{rep.id}_{other.id}"
+                )
+
+    def _add_shelves(self) -> None:
+        model = self.model
+        for k, job in enumerate(self.order):
+            owners = [self.member[i.id, job.id] for i in self.order[:k]]
+            model.add_exactly_one([self.rep[job.id], *owners])
+            for i, x in zip(self.order[:k], owners, strict=True):
+                model.add_implication(x, self.rep[i.id])
+                model.add(self.starts[job.id] == self.starts[i.id]).only_enforce_if(x)
+        count = shelf_count_bound(self.instance)  # at least that many shelves
+        if count:
+            model.add(sum(self.rep.values()) >= count)
+        # Shelves (the tallest job's run) never overlap.
+        self.shelf_intervals = {
+            i.id: model.new_optional_fixed_size_interval_var(
+                self.starts[i.id], i.runtime, self.rep[i.id], f"shelf{i.id}"
+            )
+            for i in self.order
+        }
+        model.add_no_overlap(list(self.shelf_intervals.values()))
+
+    def _add_capacity(self) -> None:
+        m, model = self.instance.processors, self.model
+        for k, rep in enumerate(self.order):
+            members = self.order[k + 1 :]
+            model.add(
+                sum(j.size * self.member[rep.id, j.id] for j in members)
+                <= (m - rep.size) * self.rep[rep.id]
+            )
+        if not self.blocks:
+            return  # shelves are disjoint in time: the knapsack rows are the rule
+        time_iv = [
+            model.new_fixed_size_interval_var(self.starts[j.id], j.runtime, f"I{j.id}")
+            for j in self.order
+        ]
+        block_iv = [
+            model.new_fixed_size_interval_var(b.start, b.end - b.start, "busy")
+            for b in self.blocks
+        ]
+        model.add_cumulative(
+            time_iv + block_iv,
+            [j.size for j in self.order] + [b.size for b in self.blocks],
+            m,
+        )
+        if not self.with_offsets:
+            return
+        proc_iv = [
+            model.new_fixed_size_interval_var(self.offsets[j.id], j.size, f"P{j.id}")
+            for j in self.order
+        ]
+        block_proc = [
+            model.new_fixed_size_interval_var(int(b.offset or 0), b.size, "busyP")
+            for b in self.blocks
+        ]
+        model.add_no_overlap_2d(time_iv + block_iv, proc_iv + block_proc)
+
+    def slot(self, job: Job) -> cp_model.LinearExprT:
+        """Position (in ``order``) of the tallest job of ``job``'s shelf."""
+        k = self.order.index(job)
+        return k * self.rep[job.id] + sum(
+            i * self.member[self.order[i].id, job.id] for i in range(k)
+        )
+
+    def _order_group(self, group: Sequence[Job]) -> None:
+        # Identical jobs a, b adjacent in `order`: the representatives come
+        # first (y_a >= y_b), and non-representatives take shelves in order
+        # of their tallest job. Any solution is relabelled into this form by
+        # handing the group's representative slots to its first jobs and the
+        # member slots, sorted, to the rest (see _relabel_slots).
+        model = self.model
+        for a, b in itertools.pairwise(group):
+            model.add_implication(self.rep[b.id], self.rep[a.id])
+            model.add(self.slot(a) <= self.slot(b)).only_enforce_if(~self.rep[a.id])
+
+    def _inside(self, i: Job, j: Job) -> cp_model.IntVar | None:
+        """``x_ij`` when ``j`` may join ``i``'s shelf, else ``None``."""
+        return self.member.get((i.id, j.id))
+
+    def _add_before(self, *, wct: bool) -> None:
+        """``v_ij``: shelf ``i`` is used and ends by ``T_j`` (``j`` not in it).
+
+        For zero-length jobs always (they must not start inside a shelf);
+        for every job under ``wct``, with ``T_j >= sum_i p_i v_ij``.
+        """
+        model = self.model
+        targets = list(self.zero) + (list(self.order) if wct else [])
+        for j in targets:
+            terms = []
+            for i in self.order:
+                if i.id == j.id:
+                    continue
+                v = model.new_bool_var(f"v{i.id}_{j.id}")
+                self.before[i.id, j.id] = v
+                y = self.rep[i.id]
+                model.add_implication(v, y)
+                inside = self._inside(i, j)
+                if inside is not None:
+                    model.add_bool_or([~v, ~inside])
+                model.add(
+                    self.starts[i.id] + i.runtime <= self.starts[j.id]
+                ).only_enforce_if(v)
+                after = [y, ~v] + ([~inside] if inside is not None else [])
+                model.add(
+                    self.starts[i.id] >= self.starts[j.id] + j.runtime
+                ).only_enforce_if(after)
+                terms.append(i.runtime * v)
+            if j.runtime == 0:
+                continue
+            if self.compact:
+                # No releases, no blocks: some optimal schedule has no idle
+                # time, so a shelf starts when the shelves before it end.
+                model.add(self.starts[j.id] == sum(terms))
+            else:
+                model.add(self.starts[j.id] >= sum(terms))
+        if wct:
+            for a, b in itertools.combinations(self.order, 2):
+                # Two used shelves: one of them comes first.
+                model.add(
+                    self.before[a.id, b.id] + self.before[b.id, a.id]
+                    >= self.rep[a.id] + self.rep[b.id] - 1
+                )
+
+    def _add_objective(self, bounds: Sequence[Bound]) -> None:
+        jobs, model = self.instance.jobs, self.model
+        if self.objective.kind == "cmax":
+            best = max((b.value for b in bounds), default=0.0)
+            lowest = max(0, math.ceil(best - 1e-9))
+            span = model.new_int_var(min(lowest, self.horizon), self.horizon, "Cmax")
+            for job in jobs:
+                model.add(span >= self.starts[job.id] + job.runtime)
+            # The shelves lie disjoint inside [0, Cmax).
+            model.add(span >= sum(i.runtime * self.rep[i.id] for i in self.order))
+            self.makespan = span
+            model.minimize(span)
+            return
+        weights = [self.objective.weight(j) for j in jobs]
+        integer, self.scale, self.exact = dyadic_weights(weights, self.horizon)
+        model.minimize(
+            sum(
+                w * (self.starts[j.id] + j.runtime)
+                for w, j in zip(integer, jobs, strict=True)
+            )
+        )
+
+    def _add_hint(self, schedule: Schedule, groups: Sequence[Sequence[Job]]) -> None:
+        model = self.model
+        position = {j.id: k for k, j in enumerate(self.order)}
+        owner: dict[int, int] = {}  # job id -> representative id
+        for shelf in _shelves_of(self.instance, schedule):
+            running = sorted(
+                (jid for jid in shelf if jid in position), key=position.__getitem__
+            )
+            for jid in running:
+                owner[jid] = running[0]
+        placements = dict(schedule.placements)
+        for group in groups:
+            _relabel_slots(group, owner, placements, position)
+        for job in self.instance.jobs:
+            placement = placements[job.id]
+            model.add_hint(self.starts[job.id], placement.start)
+            if self.with_offsets:
+                model.add_hint(self.offsets[job.id], int(placement.offset or 0))
+        for i in self.order:
+            model.add_hint(self.rep[i.id], int(owner[i.id] == i.id))
+        for (rid, jid), x in self.member.items():
+            model.add_hint(x, int(owner[jid] == rid))
+        for (rid, jid), v in self.before.items():
+            used = owner[rid] == rid
+            model.add_hint(
+                v, int(used and placements[rid].end <= placements[jid].start)
+            )
+        if self.objective.kind == "cmax":
+            model.add_hint(
+                self.makespan, max((p.end for p in placements.values()), default=0)
+            )
+
+    def solver_bound(self, raw: float) -> float:
+        """The solver's objective bound in the objective's units."""
+        if self.objective.kind == "cmax":
+            return float(raw)
+        value = raw / self.scale
+        if not self.exact:
+            value *= 1.0 - 1e-12  # one division's rounding, in the safe direction
+        return value - self.objective.offset(self.instance)
+
+
+def _adjacent_identical(order: Sequence[Job], objective: Objective) -> list[list[Job]]:
+    """Runs of identical jobs (release, size, run time, wct weight) in ``order``."""
+
+    def key(job: Job) -> tuple[Any, ...]:
+        base: tuple[Any, ...] = (job.release, job.size, job.runtime)
+        return base + ((objective.weight(job),) if objective.kind == "wct" else ())
+
+    runs = [list(g) for _, g in itertools.groupby(order, key=key)]
+    return [run for run in runs if len(run) > 1]
+
+
+def _relabel_slots(
+    group: Sequence[Job],
+    owner: dict[int, int],
+    placements: dict[int, Placement],
+    position: Mapping[int, int],
+) -> None:
+    """Relabel identical jobs (in place): representatives first, members sorted.
+
+    The group's slots (its representatives' shelves and the shelves its
+    other jobs join) are handed out again: the representative slots to the
+    first jobs of the group, the member slots, by the position of their
+    shelf's tallest job, to the rest. Identical jobs swap placements too.
+    Feasible: representatives only move earlier in ``order`` (members stay
+    after them) and members only later.
+    """
+    ids = [j.id for j in group]
+    reps = [jid for jid in ids if owner[jid] == jid]
+    members = sorted(
+        (jid for jid in ids if owner[jid] != jid), key=lambda jid: position[owner[jid]]
+    )
+    old = {jid: placements[jid] for jid in ids}
+    old_owner = dict(owner)
+    renamed = dict(zip(reps, ids[: len(reps)], strict=True))
+    for new, source in zip(ids, reps + members, strict=True):
+        placements[new] = old[source]
+    for jid in list(owner):  # shelves led by a renamed representative
+        if old_owner[jid] in renamed:
+            owner[jid] = renamed[old_owner[jid]]
+    for new, source in zip(ids[len(reps) :], members, strict=True):
+        owner[new] = renamed.get(old_owner[source], old_owner[source])
+    for new in ids[: len(reps)]:
+        owner[new] = new
+
+
+def shelf_deadlines(
+    instance: Instance, objective: Objective, upper_bound: Schedule
+) -> dict[int, int]:
+    """:func:`~optsched.models.solution.completion_deadlines`, shelf-safe.
+
+    The rule for a job of weight 0 (a zero-length job under ``area``
+    weights) moves it to its release, which may lie strictly inside a shelf:
+    not a shelf schedule. Such a job gets the safe horizon ``T0 + sum p``
+    instead: in an optimal shelf schedule the positive jobs end by it, and
+    the zero-length job can go to the first time at or after its release
+    that is not inside a shelf, which is no later.
+    """
+    deadlines = completion_deadlines(instance, objective, upper_bound)
+    if objective.kind == "wct":
+        horizon = safe_horizon(instance)
+        for job in instance.jobs:
+            if objective.weight(job) == 0:
+                deadlines[job.id] = max(deadlines[job.id], horizon)
+    return deadlines
+
+
+def dyadic_weights(
+    weights: Sequence[float], horizon: int
+) -> tuple[list[int], float, bool]:
+    """Integer objective coefficients, the scale, and whether they are exact.
+
+    Floats are dyadic rationals, so weights such as ``0.5`` or ``1.25``
+    become integers when multiplied by a power of two ``s = 2^e``
+    (``e <= 20``), exactly; the smallest such ``s`` with
+    ``s * sum_j w_j * horizon < 2**50`` is used, and the solver's bound
+    divided by ``s`` is then exact too. Otherwise the rounded scaling of
+    :func:`optsched.models.cpsat.integer_weights` (``exact = False``).
+    """
+    limit = 2**50 / max(1, horizon)
+    for e in range(21):
+        scale = float(2**e)
+        if sum(weights) * scale >= limit:
+            break
+        if all((w * scale).is_integer() for w in weights):
+            return [int(w * scale) for w in weights], scale, True
+    integer, scale = integer_weights(weights, horizon)
+    return integer, scale, False
 
 
 def _shelves_of(instance: Instance, schedule: Schedule) -> list[list[int]]:
@@ -884,8 +1327,11 @@ def _relabel(schedule: Schedule, groups: Sequence[Sequence[Job]]) -> Schedule:
 # --------------------------------------------------------------------------
 
 
+_AnyModel = _ChainModel | _RepresentativeModel
+
+
 def _search(
-    solver: cp_model.CpSolver, model: _ShelfModel
+    solver: cp_model.CpSolver, model: _AnyModel
 ) -> tuple[str, Bound | None, dict[int, tuple[int, int]] | None, dict[str, Any]]:
     """Run CP-SAT: status name, its bound, the solution ``{job: (start, offset)}``,
     notes (``interrupted``, ``error``). Ctrl-C stops it as a time limit would."""
@@ -926,7 +1372,7 @@ def _search(
 def _decode(
     instance: Instance,
     objective: Objective,
-    model: _ShelfModel,
+    model: _AnyModel,
     found: Mapping[int, tuple[int, int]],
 ) -> tuple[Candidate | None, str | None]:
     jobs = instance.jobs_by_id()

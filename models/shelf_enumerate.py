@@ -83,7 +83,6 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import cmp_to_key
 
 from optsched.instance import Instance, Job
 from optsched.models.result import Bound, Result, SolveStatus
@@ -91,7 +90,14 @@ from optsched.objective import Objective
 from optsched.packing import assign_processors
 from optsched.schedule import Placement, Schedule
 
-__all__ = ["SEQUENCING", "set_partitions", "smith_order", "solve_shelf_exact"]
+__all__ = [
+    "SEQUENCING",
+    "rule_applies",
+    "set_partitions",
+    "smith_key",
+    "smith_order",
+    "solve_shelf_exact",
+]
 
 SEQUENCING = ("auto", "rule", "all")
 """``rule``: set partitions ordered by ERD/Smith; ``all``: every ordered
@@ -123,26 +129,21 @@ def set_partitions(items: Sequence[int]) -> Iterator[list[list[int]]]:
     yield from grow(0)
 
 
-def _smith_before(a: tuple[int, Fraction], b: tuple[int, Fraction]) -> int:
-    (ha, wa), (hb, wb) = a, b
-    left, right = ha * wb, hb * wa
-    if left == right:
-        # Equal cross products: a zero-height shelf first, then as given.
-        return -1 if ha == 0 and hb > 0 else (1 if hb == 0 and ha > 0 else 0)
-    return -1 if left < right else 1
+def smith_key(height: int, weight: Fraction) -> tuple[int, Fraction]:
+    """Smith's sort key: ``h/W``; ``0`` if ``h = 0``; last if ``W = 0 < h``."""
+    if height == 0:
+        return (0, Fraction(0))
+    if weight == 0:
+        return (1, Fraction(0))
+    return (0, Fraction(height) / weight)
 
 
 def smith_order(shelves: Sequence[tuple[int, Fraction]]) -> list[int]:
     """Indices of ``(height, weight)`` shelves by Smith's rule, ties in given order.
 
-    Non-decreasing ``h/W``; ``h = 0`` first, ``W = 0 < h`` last (see the
-    module notes). Compared by cross products, exactly.
+    Non-decreasing :func:`smith_key` (exact fractions; see the module notes).
     """
-    keyed = sorted(
-        range(len(shelves)),
-        key=cmp_to_key(lambda i, k: _smith_before(shelves[i], shelves[k])),
-    )
-    return keyed
+    return sorted(range(len(shelves)), key=lambda i: smith_key(*shelves[i]))
 
 
 @dataclass

@@ -164,18 +164,22 @@ def test_ffdh() -> None:
 def test_shelves_wait_for_releases_and_blocks() -> None:
     # m = 2. A (r0, q1, p3) opens shelf 0; B (r5, q1, p2) is released after it
     # starts, so it opens a shelf at max(0 + 3, 5) = 5. A block on processor
-    # 0 during [5, 6) pushes that shelf to 6.
+    # 0 during [5, 6) leaves processor 1 free: the shelf starts at 5 there
+    # (the lowest free range for its width); a block on both processors
+    # during [5, 6) pushes it to 6.
     inst = make(2, [(0, 1, 3), (5, 1, 2)], allocation="contiguous")
     assert starts(ffdh(inst)) == {1: 0, 2: 5}
-    blocked = make(
-        2,
-        [(0, 1, 3), (5, 1, 2)],
-        allocation="contiguous",
-        unavailable=(BusyBlock(5, 6, 1, offset=0),),
-    )
-    schedule = ffdh(blocked)
-    assert starts(schedule) == {1: 0, 2: 6}
-    assert check_schedule(blocked, schedule) == []
+    for block, start, offset in [
+        (BusyBlock(5, 6, 1, offset=0), 5, 1),
+        (BusyBlock(5, 6, 2, offset=0), 6, 0),
+    ]:
+        blocked = make(
+            2, [(0, 1, 3), (5, 1, 2)], allocation="contiguous", unavailable=(block,)
+        )
+        schedule = ffdh(blocked)
+        assert starts(schedule) == {1: 0, 2: start}
+        assert offsets(schedule)[2] == offset
+        assert check_schedule(blocked, schedule) == []
 
 
 # --------------------------------------------------------------------------
@@ -206,13 +210,17 @@ def test_best_heuristic_is_the_minimum_and_names_its_producer() -> None:
     assert starts(only) == {1: 0, 2: 3, 3: 1, 4: 5}
 
 
-def test_unknown_candidate_and_shelves_skipped_for_anonymous_blocks() -> None:
+def test_unknown_candidate_and_shelves_with_count_blocks() -> None:
     inst = make(4, G, unavailable=(BusyBlock(0, 1, 1),))
     with pytest.raises(ValueError, match="unknown heuristic 'nope'"):
         best_heuristic(inst, CMAX, candidates=["nope"])
-    assert set(heuristic_schedules(inst, CMAX)) == set(ORDERS)
     with pytest.raises(ValueError, match="no applicable candidate"):
-        best_heuristic(inst, CMAX, candidates=["ffdh"])
+        best_heuristic(inst, CMAX, candidates=[])
+    # Shelves handle busy blocks that are processor counts (any machines).
+    schedules = heuristic_schedules(inst, CMAX)
+    assert set(schedules) == {*ORDERS, "nfdh", "ffdh"}
+    for schedule in schedules.values():
+        assert check_schedule(inst, schedule) == []
 
 
 def test_local_search_reaches_the_optimum_the_lists_miss() -> None:

@@ -21,7 +21,7 @@ from optsched.cli.console import wide_console
 from optsched.cli.options import input_options, load_instance
 from optsched.instance import Instance
 from optsched.io.atomic import atomic_write
-from optsched.models import BACKENDS, solve
+from optsched.models import BACKENDS, RESTRICTIONS, solve
 from optsched.models.result import Result
 from optsched.objective import OBJECTIVE_KINDS, WEIGHT_RULES, Objective
 
@@ -72,6 +72,11 @@ MILP_ONLY = ("lp_only", "grid", "solver")
     show_default=True,
     help="Solver threads.",
 )
+@click.option(
+    "--shelves",
+    is_flag=True,
+    help="Optimum (or interval) of shelf schedules only: the 'shelf' back-end.",
+)
 @click.option("--lp-only", is_flag=True, help="milp: only the LP relaxation (a bound).")
 @click.option(
     "--grid",
@@ -107,6 +112,7 @@ def command(
     backend: str,
     time_limit: float,
     workers: int,
+    shelves: bool,
     lp_only: bool,
     grid: int | None,
     solver: str | None,
@@ -117,6 +123,12 @@ def command(
 ) -> None:
     """Optimum or [lower, upper] bounds of FILE for one objective."""
     objective = _objective(kind, weights, relative)
+    if shelves:
+        if backend not in ("cpsat", "shelf"):
+            raise click.UsageError(
+                f"--shelves solves with the shelf back-end (CP-SAT), not {backend}"
+            )
+        backend = "shelf"
     options = _backend_options(backend, lp_only=lp_only, grid=grid, solver=solver)
     instance = load_instance(file, **input_kwargs)
     from optsched.gap import heuristic_incumbents
@@ -178,6 +190,9 @@ def result_record(
         "allocation": instance.machine.allocation,
         "objective": objective.label,
         "backend": result.backend,
+        # Set when objective_value and lower_bound are those of a restricted
+        # problem (e.g. "shelves": the best shelf schedule), else null.
+        "restriction": RESTRICTIONS.get(result.backend),
         "status": result.status.value,
         "objective_value": result.objective,
         "upper_bound_source": result.upper_bound_source,
@@ -237,6 +252,10 @@ def _print(instance: Instance, objective: Objective, result: Result) -> None:
         ("relative gap", "-" if result.gap is None else f"{result.gap:.4%}"),
         ("runtime (s)", f"{result.runtime:.2f}"),
     ]  # fmt: skip
+    restriction = RESTRICTIONS.get(result.backend)
+    if restriction is not None:
+        lines.insert(0, ("restriction", f"{restriction} (bounds of the restricted "
+                         "problem)"))  # fmt: skip
     if result.error is not None:
         lines.append(("error", result.error))
     if result.interrupted:

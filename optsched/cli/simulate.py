@@ -36,6 +36,10 @@ Policy specs: NAME[:PARAM,PARAM,...]
   backfill:depth=K|all                 K reservations (all = conservative)
   conservative                         conservative backfilling
   best-package                         subset-sum packing of free processors
+  nfdh ffdh nfih ffih ffdh-stack       batch framework over that shelf
+  ffih-stack smart                     algorithm (= batch:inner=NAME)
+  pc2                                  PC² scheduler: FCFS until full, then
+                                       FFDH*/FFIH* levels
 \b
 Parameters:
   order=NAME        queue order (fcfs spt lpt ssf lsf saf laf random;
@@ -49,10 +53,16 @@ Parameters:
   maxidle=F         with select=largest: no backfilling while more than
                     a share F of the machine is idle
   limit=N           best-package: jobs in the subset-sum search (128)
+  order=size|smith  smart: order inside a height class (also
+                    sequence=auto|class|smith, fit=next|first,
+                    weights=instance|one|size|area)
+  interactive=Q+Q   pc2: SWF queues of interactive jobs (0; none for none)
+  batch_share=F     pc2: FFDH* when more than F of the waiting jobs are
+                    batch jobs, else FFIH* (0.5)
 \b
 Examples: easy, easy:order=sjf, conservative, backfill:depth=3,
 firstfit:order=lpt, best-package, easy:select=largest, spt:oracle,
-random:seed=3
+random:seed=3, ffdh, smart:order=smith,fit=first, batch:inner=nfih, pc2
 """
 
 
@@ -142,6 +152,10 @@ def metrics_rows(
         rows.append(("jobs killed at estimate", f"{stats.killed}"))
     if stats.killed_for_blocks:
         rows.append(("  of which before a busy block", f"{stats.killed_for_blocks}"))
+    if stats.predictions:
+        rows.append(
+            ("start-time prediction error (s)", f"{stats.prediction_error:.2f}")
+        )
     if stats.migrations:
         rows.append(("migrations", f"{stats.migrations}"))
         rows.append(("migrated jobs", f"{stats.migrated_jobs}"))

@@ -6,6 +6,7 @@ import click
 from rich.table import Table
 
 from optsched.cli.console import console as make_console
+from optsched.instance import ALLOCATIONS
 from optsched.worstcase.measure import ESTIMATE_MODES, MEASURES, Space
 from optsched.worstcase.search import DEFAULT_BUDGET, WorstCase, search_worst_case
 from optsched.worstcase.theory import bound_label
@@ -27,7 +28,8 @@ def _ratio_table(results: list[WorstCase]) -> Table:
             r.objective,
             str(r.instance.processors),
             str(len(r.instance.jobs)),
-            "online" if r.space.online else "all at 0",
+            ("online" if r.space.online else "all at 0")
+            + ("" if r.space.allocation == "any" else f", {r.space.allocation}"),
             f"{r.ratio:.4f}",
             f"{r.policy_value:g}",
             f"{r.optimum_value:g}",
@@ -37,6 +39,7 @@ def _ratio_table(results: list[WorstCase]) -> Table:
                 r.objective,
                 online=r.space.online,
                 processors=r.instance.processors,
+                allocation=r.space.allocation,
             ),
         )
     return table
@@ -100,6 +103,14 @@ def _versus_table(rows: list[tuple[str, str, Counterexample | None]]) -> Table:
 )
 @click.option("--online", is_flag=True, help="Jobs have release dates (else all at 0).")
 @click.option(
+    "--allocation",
+    type=click.Choice(ALLOCATIONS),
+    default="any",
+    show_default=True,
+    help="Machine of the instances searched: any processors, or contiguous "
+    "(adjacent processors, as in strip packing).",
+)
+@click.option(
     "--max-runtime",
     type=click.IntRange(min=1),
     default=10,
@@ -143,6 +154,7 @@ def command(
     processors: int,
     jobs: int,
     online: bool,
+    allocation: str,
     max_runtime: int,
     estimates: str,
     budget: float | None,
@@ -162,7 +174,9 @@ def command(
     """
     from optsched.worstcase.output import write_counterexample, write_worst_case
 
-    space = Space(processors, jobs, online, max_runtime, estimates)
+    space = Space(
+        processors, jobs, online, max_runtime, estimates, allocation=allocation
+    )
     specs = [p.strip() for p in policies.split(",") if p.strip()]
     if not specs:
         raise click.UsageError("--policy needs at least one policy spec")

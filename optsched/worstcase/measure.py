@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from optsched.check import check_schedule
-from optsched.instance import Instance, Job, Machine
+from optsched.instance import ALLOCATIONS, Instance, Job, Machine
 from optsched.objective import Objective
 from optsched.schedule import Schedule
 
@@ -99,6 +99,9 @@ class Space:
         Largest release date when ``online`` (default ``max_runtime``).
     max_estimate
         Largest estimate with ``"over"`` (default ``2 * max_runtime``).
+    allocation
+        ``"any"`` (a job takes any free processors) or ``"contiguous"`` (adjacent
+        processors, as in strip packing); the machine of every instance drawn.
     """
 
     processors: int
@@ -108,6 +111,7 @@ class Space:
     estimates: str = "exact"
     max_release: int | None = None
     max_estimate: int | None = None
+    allocation: str = "any"
 
     def __post_init__(self) -> None:
         if self.processors < 1:
@@ -120,6 +124,10 @@ class Space:
             raise ValueError(
                 f"estimates {self.estimates!r} is not one of "
                 f"{', '.join(ESTIMATE_MODES)}"
+            )
+        if self.allocation not in ALLOCATIONS:
+            raise ValueError(
+                f"allocation {self.allocation!r} is not one of {', '.join(ALLOCATIONS)}"
             )
         if self.max_release is not None and self.max_release < 0:
             raise ValueError(f"max release must be >= 0, got {self.max_release}")
@@ -144,13 +152,15 @@ class Space:
         return 2 * self.max_runtime if self.max_estimate is None else self.max_estimate
 
 
-def to_instance(genome: Sequence[Gene], processors: int, name: str = "") -> Instance:
+def to_instance(
+    genome: Sequence[Gene], processors: int, name: str = "", allocation: str = "any"
+) -> Instance:
     """The instance of ``genome`` on ``processors`` processors (ids 1..n)."""
     jobs = tuple(
         Job(id=k + 1, release=r, size=q, runtime=p, estimate=e)
         for k, (r, q, p, e) in enumerate(genome)
     )
-    return Instance(Machine(processors), jobs, name=name)
+    return Instance(Machine(processors, allocation), jobs, name=name)
 
 
 def to_genome(instance: Instance) -> Genome:
@@ -307,4 +317,4 @@ def exact_optimum(
 def optimum_key(instance: Instance, objective: str) -> tuple[object, ...]:
     """Cache key of the optimum: it ignores ids, job order and estimates."""
     jobs = tuple(sorted((j.release, j.size, j.runtime) for j in instance.jobs))
-    return (objective, instance.processors, jobs)
+    return (objective, instance.processors, instance.machine.allocation, jobs)

@@ -98,6 +98,7 @@ def write_worst_case(result: WorstCase, directory: str | Path) -> list[Path]:
         "processors": result.instance.processors,
         "jobs": len(result.instance.jobs),
         "online": result.space.online,
+        "allocation": result.space.allocation,
         "max_runtime": result.space.max_runtime,
         "estimates": result.space.estimates,
         "seed": result.seed,
@@ -111,6 +112,7 @@ def write_worst_case(result: WorstCase, directory: str | Path) -> list[Path]:
             result.objective,
             online=result.space.online,
             processors=result.instance.processors,
+            allocation=result.space.allocation,
         ),
         "replay": replay_command(instance_path.name, result.policy, result.objective),
     }

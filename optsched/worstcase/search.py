@@ -131,6 +131,8 @@ class WorstCase:
     def summary(self) -> str:
         """One line: policy, objective, size, ratio, values, stopping rule."""
         setting = "online" if self.space.online else "release 0"
+        if self.space.allocation != "any":
+            setting += f", {self.space.allocation}"
         return (
             f"{self.policy} {self.objective} m={self.instance.processors} "
             f"n={len(self.instance.jobs)} ({setting}): ratio {self.ratio:.4f} = "
@@ -194,7 +196,9 @@ class RatioEvaluator:
     def __call__(self, genome: Genome) -> float:
         """Ratio policy / optimum of ``genome`` (counts one evaluation)."""
         self.evaluations += 1
-        instance = to_instance(genome, self.space.processors)
+        instance = to_instance(
+            genome, self.space.processors, allocation=self.space.allocation
+        )
         return self.policy_value(instance) / self.optimum_value(instance)
 
 
@@ -339,10 +343,12 @@ def search_worst_case(
 def worst_case_name(
     policy: str, objective: str, instance: Instance, ratio: float
 ) -> str:
-    """Instance name carrying the ratio, e.g. ``fcfs-cmax-m3-n4-ratio1.9091``."""
+    """Instance name carrying the ratio, e.g. ``fcfs-cmax-m3-n4-ratio1.9091``
+    (``...-m3c-...`` on a contiguous machine)."""
+    contiguous = "c" if instance.machine.allocation == "contiguous" else ""
     return (
-        f"{policy}-{objective}-m{instance.processors}-n{len(instance.jobs)}"
-        f"-ratio{ratio:.4f}"
+        f"{policy}-{objective}-m{instance.processors}{contiguous}"
+        f"-n{len(instance.jobs)}-ratio{ratio:.4f}"
     )
 
 
@@ -360,7 +366,7 @@ def _finalise(
     stopped_by: str,
     optimum_time_limit: float,
 ) -> WorstCase:
-    instance = to_instance(genome, space.processors)
+    instance = to_instance(genome, space.processors, allocation=space.allocation)
     outcome = evaluate_policy(instance, policy, [objective], seed=SIMULATION_SEED)
     if not outcome.complete:
         # Genomes have exact estimates, so no policy kills a job; a schedule

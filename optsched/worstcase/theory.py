@@ -256,20 +256,33 @@ def is_greedy_list_scheduling(policy: str) -> bool:
     return isinstance(parse_policy(policy), FirstFit)
 
 
-def bound_for(policy: str, objective: str, *, online: bool) -> LiteratureBound | None:
+def bound_for(
+    policy: str, objective: str, *, online: bool, allocation: str = "any"
+) -> LiteratureBound | None:
     """The literature bound that applies to ``policy`` in this setting, if any.
 
-    Only rigid jobs on ``any`` allocation are searched here, so only bounds
-    proved for that setting are returned.
+    Rigid jobs are searched here; the list-scheduling bounds are proved for
+    ``any`` allocation only (on a contiguous machine a job may wait although
+    enough processors are free, just not adjacent ones), so a contiguous
+    search gets no bound from them.
     """
+    if allocation != "any":
+        return None
     if objective != "cmax" or not is_greedy_list_scheduling(policy):
         return None
     return NAROSKA_SCHWIEGELSHOHN_2002 if online else GAREY_GRAHAM_1975
 
 
-def bound_label(policy: str, objective: str, *, online: bool, processors: int) -> str:
+def bound_label(
+    policy: str,
+    objective: str,
+    *,
+    online: bool,
+    processors: int,
+    allocation: str = "any",
+) -> str:
     """Table text: the bound with its citation, or ``"none known"``."""
-    bound = bound_for(policy, objective, online=online)
+    bound = bound_for(policy, objective, online=online, allocation=allocation)
     return "none known" if bound is None else bound.label(processors)
 
 

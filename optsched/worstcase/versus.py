@@ -140,13 +140,16 @@ class Comparator:
     :data:`SIMULATION_SEED` and measured from their schedules.
     """
 
-    def __init__(self, policy: str, other: str, objective: str) -> None:
+    def __init__(
+        self, policy: str, other: str, objective: str, allocation: str = "any"
+    ) -> None:
         from optsched.heuristics import simulate
 
         self._simulate = simulate
         self.policy = policy
         self.other = other
         self.objective = check_measure(objective)
+        self.allocation = allocation
         self.calls = 0
 
     def values(self, instance: Instance) -> tuple[float, float, Schedule, Schedule]:
@@ -166,7 +169,8 @@ class Comparator:
         processors, genome = candidate
         if not genome:
             return 0.0
-        mine, theirs, _, _ = self.values(to_instance(genome, processors))
+        instance = to_instance(genome, processors, allocation=self.allocation)
+        mine, theirs, _, _ = self.values(instance)
         return mine - theirs
 
     def __call__(self, candidate: Candidate) -> bool:
@@ -401,7 +405,7 @@ def find_counterexample(
     require("hypothesis", "worstcase", "worst-case --vs SPEC")
     parse_policy(policy)
     parse_policy(other)
-    compare = Comparator(policy, other, objective)
+    compare = Comparator(policy, other, objective, space.allocation)
     stage = "hypothesis"
     found = hypothesis_find(compare, space, seed=seed, examples=examples)
     if found is None:
@@ -411,14 +415,15 @@ def find_counterexample(
         return None
     found, steps = greedy_shrink(found, compare, space)
     processors, genome = found
-    instance = to_instance(genome, processors)
+    instance = to_instance(genome, processors, allocation=space.allocation)
     mine, theirs, my_schedule, their_schedule = compare.values(instance)
     for who, schedule in ((policy, my_schedule), (other, their_schedule)):
         violations = check_schedule(instance, schedule)
         if violations:
             raise RuntimeError(f"policy {who}: invalid schedule: {violations[0]}")
     name = (
-        f"{policy}-worse-than-{other}-{objective}-m{processors}-n{len(genome)}"
+        f"{policy}-worse-than-{other}-{objective}-m{processors}"
+        f"{'c' if space.allocation == 'contiguous' else ''}-n{len(genome)}"
         f"-{mine:g}-vs-{theirs:g}"
     )
     return Counterexample(
