@@ -70,7 +70,13 @@ so a zero job never starts strictly inside a shelf. Under ``wct`` also
 end by ``T_j``), with equality when all releases are 0 and there are no
 blocks (then some optimal schedule has no idle time), and
 ``v_{ab} + v_{ba} \ge y_a + y_b - 1`` (of two used shelves one comes
-first).
+first). Without releases and blocks, a dominance rule too: ``v_{ij}
+\Rightarrow q_i + \sum_l q_l x_{il} > m - q_j`` whenever ``p_j \le p_i``
+(no job fits into an earlier shelf that is tall enough). Moving such a job
+there lowers its start and no other, so ``sum_j T_j`` strictly decreases
+and the cost does not grow; repeating ends in a schedule without such a
+move, which stays so when its idle time is removed (that changes neither
+contents nor order) and when identical jobs are relabelled.
 
 The solutions are exactly the shelf schedules: a shelf schedule gives
 ``y, x`` from its groups of equal start (leader = its first positive job in
@@ -351,50 +357,101 @@ def shelf_candidates(
 def resequenced(
     instance: Instance, objective: Objective, schedule: Schedule
 ) -> Schedule | None:
-    """The shelves of ``schedule`` in the best order, back to back (no blocks).
+    """The shelves of ``schedule`` improved and back to back (no blocks).
 
-    Without busy blocks a shelf's jobs keep their processors wherever the
-    shelf goes in time, so the shelves (groups of equal start) can be
-    reordered and moved: ``wct`` with all releases 0 by Smith's rule on
-    (height, weight), ``cmax`` by earliest release ``R_k`` (both optimal
-    for the given shelves; :mod:`optsched.models.shelf_enumerate`),
-    ``wct`` with releases in the given order; each shelf then starts at
-    ``max(end of the previous one, R_k)``. ``None`` with busy blocks.
+    Without busy blocks a shelf fits wherever it goes in time, so the
+    shelves (groups of equal start) can be reordered and moved: ``wct``
+    with all releases 0 by Smith's rule on (height, weight), ``cmax`` by
+    earliest release ``R_k`` (both optimal for the given shelves;
+    :mod:`optsched.models.shelf_enumerate`), ``wct`` with releases in the
+    given order; each shelf then starts at ``max(end of the previous one,
+    R_k)``. With all releases 0, jobs also move into an earlier shelf that
+    has room and is tall enough (never worse: the job starts earlier, its
+    old shelf gets no taller), and the shelves are reordered, until no move
+    is left: the dominance rule of the model's ``wct`` part then holds.
+    Processors are assigned again (left to right on a contiguous machine).
+    ``None`` with busy blocks.
     """
     if any(b.end > b.start for b in instance.machine.unavailable):
         return None
     jobs = instance.jobs_by_id()
+    m = instance.processors
     shelves = _shelves_of(instance, schedule)
-    heights = [max(jobs[jid].runtime for jid in shelf) for shelf in shelves]
-    releases = [max(jobs[jid].release for jid in shelf) for shelf in shelves]
-    if objective.kind == "cmax":
-        order = sorted(range(len(shelves)), key=lambda k: releases[k])
-    elif all(j.release == 0 for j in instance.jobs):
-        order = smith_order(
-            [
-                (
-                    h,
-                    sum(
-                        (Fraction(objective.weight(jobs[jid])) for jid in shelf),
-                        Fraction(0),
-                    ),
-                )
-                for h, shelf in zip(heights, shelves, strict=True)
-            ]
-        )
-    else:
-        order = list(range(len(shelves)))
-    placements = {}
-    ready = 0
-    for k in order:
-        start = max(ready, releases[k])
-        for jid in shelves[k]:
-            old = schedule[jid]
-            placements[jid] = Placement(
-                start, start + jobs[jid].runtime, old.processors
+    no_releases = all(j.release == 0 for j in instance.jobs)
+
+    def height(shelf: list[int]) -> int:  # 0 once a shelf was emptied by moves
+        return max((jobs[jid].runtime for jid in shelf), default=0)
+
+    def load(shelf: list[int]) -> int:
+        return sum(jobs[jid].size for jid in shelf if jobs[jid].runtime > 0)
+
+    def ordered(shelves: list[list[int]]) -> list[list[int]]:
+        if objective.kind == "cmax":
+            releases = [max(jobs[jid].release for jid in s) for s in shelves]
+            order = sorted(range(len(shelves)), key=lambda k: releases[k])
+        elif no_releases:
+            order = smith_order(
+                [
+                    (
+                        height(s),
+                        sum(
+                            (Fraction(objective.weight(jobs[jid])) for jid in s),
+                            Fraction(0),
+                        ),
+                    )
+                    for s in shelves
+                ]
             )
-        ready = start + heights[k]
-    return Schedule(placements, schedule.producer)
+        else:
+            order = list(range(len(shelves)))
+        return [shelves[k] for k in order]
+
+    shelves = ordered(shelves)
+    moved = no_releases
+    while moved:
+        moved = False
+        for b, shelf in enumerate(shelves):
+            for jid in list(shelf):
+                job = jobs[jid]
+                if job.runtime == 0:
+                    continue
+                target = next(
+                    (
+                        a
+                        for a in range(b)
+                        if height(shelves[a]) >= job.runtime
+                        and load(shelves[a]) + job.size <= m
+                    ),
+                    None,
+                )
+                if target is not None:
+                    shelf.remove(jid)
+                    shelves[target].append(jid)
+                    moved = True
+        if moved:
+            shelves = ordered([s for s in shelves if s])
+    starts: dict[int, int] = {}
+    offsets: dict[int, int] = {}
+    ready = 0
+    for shelf in shelves:
+        start = max([ready] + [jobs[jid].release for jid in shelf])
+        edge = 0
+        for jid in sorted(shelf):
+            starts[jid] = start
+            offsets[jid] = edge if jobs[jid].runtime > 0 else 0
+            edge += jobs[jid].size if jobs[jid].runtime > 0 else 0
+        ready = start + height(shelf)
+    if instance.machine.allocation == "contiguous":
+        return Schedule(
+            {
+                jid: Placement.contiguous(
+                    s, s + jobs[jid].runtime, offsets[jid], jobs[jid].size
+                )
+                for jid, s in starts.items()
+            },
+            schedule.producer,
+        )
+    return assign_processors(instance, starts, producer=schedule.producer)
 
 
 FIRST_FIT_ORDERS = ("decreasing-height", "increasing-height", "release")
@@ -1138,6 +1195,20 @@ class _RepresentativeModel:
                     self.before[a.id, b.id] + self.before[b.id, a.id]
                     >= self.rep[a.id] + self.rep[b.id] - 1
                 )
+        if wct and self.compact:
+            m = self.instance.processors
+            for i in self.order:
+                load = i.size * self.rep[i.id] + sum(
+                    other.size * self.member[i.id, other.id]
+                    for other in self.order
+                    if (i.id, other.id) in self.member
+                )
+                for j in self.order:
+                    if j.id != i.id and j.runtime <= i.runtime:
+                        # No room for j in an earlier, tall enough shelf.
+                        model.add(load >= m - j.size + 1).only_enforce_if(
+                            self.before[i.id, j.id]
+                        )
 
     def _add_objective(self, bounds: Sequence[Bound]) -> None:
         jobs, model = self.instance.jobs, self.model

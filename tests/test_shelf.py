@@ -25,6 +25,7 @@ from optsched.models.result import Incumbent, SolveStatus
 from optsched.models.shelf import (
     FIRST_FIT_ORDERS,
     first_fit_shelves,
+    resequenced,
     shelf_bounds,
     shelf_count_bound,
     shelf_height_bound,
@@ -351,10 +352,11 @@ def test_contiguous_blocks_force_offsets() -> None:
 
 
 def test_incumbents_shelf_used_non_shelf_rejected() -> None:
-    # The first-fit shelf schedules reach 20 here, the shelf optimum is 18.
-    instance = make(3, [(0, 2, 1), (0, 1, 5), (0, 1, 5), (0, 1, 1), (0, 2, 1)])
+    # The back-end's own shelf schedules reach 47 here, the shelf optimum is
+    # 46 and the unrestricted one 44.
+    instance = make(3, [(0, 1, 3), (0, 2, 6), (0, 2, 5), (0, 2, 2), (0, 3, 6)])
     optimal = solve_shelf_exact(instance, WCT).schedule
-    assert optimal is not None and WCT.value(instance, optimal) == 18
+    assert optimal is not None and WCT.value(instance, optimal) == 46
     packed = solve_exact(instance, WCT).schedule  # unrestricted optimum
     assert packed is not None and is_shelf_schedule(instance, packed) is not None
     result = solve(
@@ -365,7 +367,7 @@ def test_incumbents_shelf_used_non_shelf_rejected() -> None:
         incumbents=[Incumbent("user:packed", packed), Incumbent("user:best", optimal)],
     )
     assert result.params["hint_source"] == "user:best"
-    assert result.objective == 18
+    assert result.objective == 46
     assert result.upper_bound_source == "user:best"
     assert any(
         r.startswith("user:packed: not a shelf schedule: job ") for r in result.rejected
@@ -513,3 +515,79 @@ def test_hint_satisfies_every_constraint(
     assert result.error is None, result.error
     assert result.params["cpsat_status"] in ("OPTIMAL", "FEASIBLE")
     assert close(result.objective, exact.objective)
+
+
+@given(unblocked(max_jobs=8), st.sampled_from([CMAX, WCT, Objective("wct", "size")]))
+@settings(max_examples=80, deadline=None)
+def test_resequenced_never_worse_and_settled(
+    instance: Instance, objective: Objective
+) -> None:
+    """Resequencing (and, without releases, moving jobs into earlier shelves)
+    keeps a shelf schedule, never costs more, and leaves no job that fits an
+    earlier, tall enough shelf (the dominance rule of the wct model)."""
+    if objective.kind == "wct":
+        instance = instance.with_jobs(j.replace(release=0) for j in instance.jobs)
+    starts = [first_fit_shelves(instance, objective, o) for o in FIRST_FIT_ORDERS]
+    # One job per shelf, in id order: many jobs can move to earlier shelves.
+    ready, alone = 0, {}
+    for job in instance.jobs:
+        ready = max(ready, job.release)
+        alone[job.id] = Placement(ready, ready + job.runtime)
+        ready += job.runtime
+    starts.append(Schedule(alone))
+    for start in starts:
+        better = resequenced(instance, objective, start)
+        assert better is not None
+        assert_shelf_feasible(instance, better)
+        assert objective.value(instance, better) <= objective.value(instance, start)
+        if any(j.release for j in instance.jobs):
+            continue
+        groups: dict[int, list[Job]] = {}
+        for job in instance.jobs:
+            groups.setdefault(better[job.id].start, []).append(job)
+        shelves = [groups[t] for t in sorted(groups)]
+        for b, shelf in enumerate(shelves):
+            for job in (j for j in shelf if j.runtime > 0):
+                for earlier in shelves[:b]:
+                    height = max(j.runtime for j in earlier)
+                    load = sum(j.size for j in earlier if j.runtime > 0)
+                    assert height < job.runtime or load + job.size > instance.processors
+
+
+def test_resequenced_refuses_busy_blocks() -> None:
+    machine = Machine(2, "any", (BusyBlock(0, 2, 1),))
+    instance = Instance(machine, (Job(1, 0, 1, 1),))
+    schedule = first_fit_shelves(instance, CMAX, "release")
+    assert resequenced(instance, CMAX, schedule) is None
+
+
+SHELF_ALGORITHMS = (
+    "nfdh",
+    "ffdh",
+    "nfih",
+    "ffih",
+    "smart:order=size",
+    "smart:order=smith",
+)
+
+
+@given(unblocked(max_jobs=7, released=False), st.sampled_from([CMAX, WCT]))
+@settings(max_examples=40, deadline=None)
+def test_shelf_algorithms_are_shelf_schedules_above_the_shelf_optimum(
+    instance: Instance, objective: Objective
+) -> None:
+    """The level algorithms of optsched.heuristics.shelves build shelf
+    schedules (the stacked variants do not), none beats the shelf optimum,
+    and handed over as incumbents they are accepted."""
+    shelves = pytest.importorskip("optsched.heuristics.shelves")
+    best = solve_shelf_exact(instance, objective).objective
+    assert best is not None
+    incumbents = []
+    for algorithm in SHELF_ALGORITHMS:
+        schedule = shelves.shelf_schedule(instance, algorithm, estimate=False)
+        assert_shelf_feasible(instance, schedule)
+        assert objective.value(instance, schedule) >= best - 1e-9
+        incumbents.append(Incumbent(f"shelf:{algorithm}", schedule))
+    result = shelf_cpsat(instance, objective, incumbents=incumbents)
+    assert not any("not a shelf schedule" in r for r in result.rejected)
+    assert close(result.objective, best)
