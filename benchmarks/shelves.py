@@ -81,12 +81,17 @@ def _reference(
     return window_reference(parsed.label, lower, [Candidate(value, backend)])
 
 
-def rate(name: str, instance: Instance, limit: float) -> list[dict[str, object]]:
+def rate(
+    name: str,
+    instance: Instance,
+    limit: float,
+    objectives: tuple[str, ...] = OBJECTIVES,
+) -> list[dict[str, object]]:
     """Every algorithm on one instance, against both optima."""
     from optsched.heuristics.shelves import shelf_schedule
 
     out = []
-    for objective in OBJECTIVES:
+    for objective in objectives:
         parsed = Objective.parse(objective)
         began = time.perf_counter()
         plain = _reference(instance, objective, "cpsat", limit)
@@ -222,6 +227,7 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=10.0)
     parser.add_argument("--rows", default=None)
     parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument("--objectives", default=",".join(OBJECTIVES))
     args = parser.parse_args()
     if args.what == "kth":
         if not args.store:
@@ -234,7 +240,11 @@ def main() -> None:
     rows = []
     with multiprocessing.get_context("spawn").Pool(args.processes) as pool:
         for found in pool.starmap(
-            rate, [(name, instance, args.time_limit) for name, instance in source]
+            rate,
+            [
+                (name, instance, args.time_limit, tuple(args.objectives.split(",")))
+                for name, instance in source
+            ],
         ):
             rows += found
     frame = pd.DataFrame(rows)

@@ -196,3 +196,21 @@ def test_objective_labels_print_literally(tmp_path: Path) -> None:
     result = _gap(str(path), "--policies", "easy:oracle", "--objective", "wct:one")
     assert result.exit_code == 0, result.output
     assert "wct:one (job-s)" in result.output
+
+
+def test_gap_with_shelves_reports_the_price_of_shelves(tmp_path: Path) -> None:
+    # pp_g_10: a perfect packing of height 20 (the optimum by construction);
+    # the best shelf schedule is 21 (proven by the shelf back-end, and equal
+    # to FFDH's makespan here), so the price of shelves is 21 / 20.
+    out = tmp_path / "rows.csv"
+    result = _gap(
+        str(DATA.parent.parent / "instances" / "perfect" / "pp_g_10.json"),
+        "--policies", "ffdh", "--objective", "cmax", "--shelves", "-o", str(out),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "price of shelves" in result.output
+    row = pd.read_csv(out).iloc[0]
+    assert (row["value"], row["upper"], row["shelves_upper"]) == (21, 20, 21)
+    assert row["shelves_lower"] == 21 and row["lower"] == 20
+    assert row["shelves_ratio_low"] == row["shelves_ratio_high"] == 1.0
+    assert row["shelves_price_low"] == row["shelves_price_high"] == 1.05
