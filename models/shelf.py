@@ -161,7 +161,13 @@ from optsched.models.bounds import (
     earliest_start_alone,
     lower_bounds,
 )
-from optsched.models.cpsat import BOUND_SUBSOLVERS, LogSink, integer_weights
+from optsched.models.cpsat import (
+    BOUND_SUBSOLVERS,
+    LogSink,
+    _identical_groups,
+    _relabel,
+    integer_weights,
+)
 from optsched.models.result import Bound, Incumbent, Result
 from optsched.models.shelf_enumerate import smith_order
 from optsched.models.solution import (
@@ -827,7 +833,24 @@ def shelf_bounds(instance: Instance, objective: Objective | str) -> list[Bound]:
 # --------------------------------------------------------------------------
 
 
-class _ChainModel:
+class _ShelfModel:
+    """What both formulations start from: the CP model, the blocks that
+    matter, whether offsets are modelled, and the completion deadlines."""
+
+    def __init__(
+        self, instance: Instance, objective: Objective, incumbent: Candidate
+    ) -> None:
+        self.instance = instance
+        self.objective = objective
+        self.model = cp_model.CpModel()
+        machine = instance.machine
+        self.blocks = [b for b in machine.unavailable if b.end > b.start]
+        self.with_offsets = machine.allocation == "contiguous" and bool(self.blocks)
+        self.deadlines = shelf_deadlines(instance, objective, incumbent.schedule)
+        self.horizon = max(self.deadlines.values())
+
+
+class _ChainModel(_ShelfModel):
     """The chain formulation (see the module notes)."""
 
     def __init__(
@@ -839,14 +862,7 @@ class _ChainModel:
         *,
         symmetry: bool,
     ) -> None:
-        self.instance = instance
-        self.objective = objective
-        self.model = cp_model.CpModel()
-        machine = instance.machine
-        self.blocks = [b for b in machine.unavailable if b.end > b.start]
-        self.with_offsets = machine.allocation == "contiguous" and bool(self.blocks)
-        self.deadlines = shelf_deadlines(instance, objective, incumbent.schedule)
-        self.horizon = max(self.deadlines.values())
+        super().__init__(instance, objective, incumbent)
         self.shelves = len(instance.jobs)
         self.scale = 1.0
         self.exact = True
@@ -1010,7 +1026,7 @@ class _ChainModel:
         return value - self.objective.offset(self.instance)
 
 
-class _RepresentativeModel:
+class _RepresentativeModel(_ShelfModel):
     """Shelves named by their tallest job (the default formulation).
 
     See the module notes ("Representatives"). Attributes shared with
@@ -1027,14 +1043,7 @@ class _RepresentativeModel:
         *,
         symmetry: bool,
     ) -> None:
-        self.instance = instance
-        self.objective = objective
-        self.model = cp_model.CpModel()
-        machine = instance.machine
-        self.blocks = [b for b in machine.unavailable if b.end > b.start]
-        self.with_offsets = machine.allocation == "contiguous" and bool(self.blocks)
-        self.deadlines = shelf_deadlines(instance, objective, incumbent.schedule)
-        self.horizon = max(self.deadlines.values())
+        super().__init__(instance, objective, incumbent)
         self.scale, self.exact = 1.0, True
         self.compact = not self.blocks and all(j.release == 0 for j in instance.jobs)
         # Positive jobs by non-increasing run time; identical jobs adjacent.
@@ -1369,28 +1378,6 @@ def _shelves_of(instance: Instance, schedule: Schedule) -> list[list[int]]:
     for job in instance.jobs:
         by_start[schedule[job.id].start].append(job.id)
     return [sorted(by_start[s]) for s in sorted(by_start)]
-
-
-def _identical_groups(instance: Instance, objective: Objective) -> list[list[Job]]:
-    groups: dict[tuple[Any, ...], list[Job]] = defaultdict(list)
-    for job in instance.jobs:
-        key: tuple[Any, ...] = (job.release, job.size, job.runtime)
-        if objective.kind == "wct":
-            key += (objective.weight(job),)
-        groups[key].append(job)
-    return [sorted(g, key=lambda j: j.id) for g in groups.values() if len(g) > 1]
-
-
-def _relabel(schedule: Schedule, groups: Sequence[Sequence[Job]]) -> Schedule:
-    """Hand each group's placements out in (start, offset) order to ids in order."""
-    placements = dict(schedule.placements)
-    for group in groups:
-        ordered = sorted(
-            (placements[j.id] for j in group), key=lambda p: (p.start, p.offset or 0)
-        )
-        for job, placement in zip(group, ordered, strict=True):
-            placements[job.id] = placement
-    return Schedule(placements, schedule.producer)
 
 
 # --------------------------------------------------------------------------
