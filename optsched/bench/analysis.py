@@ -189,37 +189,35 @@ def _save_defects(
     out: list[tuple[str, Path | None]] = []
     for record in defective.to_dict("records"):
         message = f"window {record['window']}: {record['defect']}"
-        window_rows = [r for r in decode_rows(rows[rows["window"] == record["window"]])]
-        path: Path | None = folder / (
-            "optsched-defect-"
-            + re.sub(r"[^A-Za-z0-9]+", "_", record["window"])
-            + ".json"
-        )
+        window_rows = decode_rows(rows[rows["window"] == record["window"]])
+        name = re.sub(r"[^A-Za-z0-9]+", "_", record["window"])
+        sha = record["instance_sha256"]
+        report = {
+            "defect": message,
+            "instance": instance_to_dict(store.instance(sha)) if sha else None,
+            "rows": [
+                {
+                    "kind": r.kind,
+                    "name": r.name,
+                    "objective": r.objective,
+                    "values": dict(r.values),
+                    "lower": r.lower,
+                    "bounds": dict(r.bounds),
+                    "schedule": json.loads(r.schedule_json)
+                    if r.schedule_json
+                    else None,
+                }
+                for r in window_rows
+            ],
+        }
+        path = folder / f"optsched-defect-{name}.json"
         try:
-            sha = record["instance_sha256"]
-            report = {
-                "defect": message,
-                "instance": instance_to_dict(store.instance(sha)) if sha else None,
-                "rows": [
-                    {
-                        "kind": r.kind,
-                        "name": r.name,
-                        "objective": r.objective,
-                        "values": dict(r.values),
-                        "lower": r.lower,
-                        "bounds": dict(r.bounds),
-                        "schedule": json.loads(r.schedule_json)
-                        if r.schedule_json
-                        else None,
-                    }
-                    for r in window_rows
-                ],
-            }
-            assert path is not None
             with atomic_write(path) as handle:
                 json.dump(report, handle, indent=1)
         except OSError:
-            path = None
+            # The message is still printed; only the saved file is lost.
+            out.append((message, None))
+            continue
         out.append((message, path))
     return out
 
