@@ -491,7 +491,7 @@ def decode_rows(rows: pd.DataFrame) -> list[TaskRow]:
     return out
 
 
-def references(rows: Sequence[TaskRow]) -> dict[tuple[str, str, str, str], Reference]:
+def references(rows: Sequence[TaskRow]) -> dict[tuple[str, ...], Reference]:
     """The reference of every (suite, trace, window, objective) of ``rows``.
 
     Lower bounds: each successful solver row's ``lower`` (named by its
@@ -504,19 +504,17 @@ def references(rows: Sequence[TaskRow]) -> dict[tuple[str, str, str, str], Refer
     only (a row that killed jobs is never a candidate).
     :func:`optsched.gap.window_reference` combines them.
     """
-    return {key[:4]: ref for key, ref in _references(rows, None).items()}  # type: ignore[misc]
+    return _references(rows, None)
 
 
-def restricted_references(
-    rows: Sequence[TaskRow],
-) -> dict[tuple[str, str, str, str, str], Reference]:
+def restricted_references(rows: Sequence[TaskRow]) -> dict[tuple[str, ...], Reference]:
     """The reference of every restricted problem of ``rows``.
 
     Keyed by (suite, trace, window, objective, restriction): the bounds and
     schedules of the back-ends that solve that restriction only (policy
     schedules are not candidates: they need not obey the restriction).
     """
-    return _references(rows, "restricted")  # type: ignore[return-value]
+    return _references(rows, "restricted")
 
 
 def _references(
@@ -614,8 +612,8 @@ def gap_frame(rows: pd.DataFrame | Sequence[TaskRow]) -> pd.DataFrame:
 
 def _with_restrictions(
     frame: pd.DataFrame,
-    restricted: Mapping[tuple[str, str, str, str, str], Reference],
-    known: Mapping[tuple[str, str, str, str], Reference],
+    restricted: Mapping[tuple[str, ...], Reference],
+    known: Mapping[tuple[str, ...], Reference],
 ) -> pd.DataFrame:
     """Columns against each restricted optimum present (e.g. ``shelves``).
 

@@ -359,7 +359,7 @@ def _maybe_log(ax: Axes, rows: pd.DataFrame, per_window: pd.DataFrame) -> None:
 # binding bounds
 
 
-ReferenceKey = tuple[str, str, str, str]
+ReferenceKey = tuple[str, ...]
 """(suite, trace sha256, window, objective): a key of
 :func:`optsched.bench.store.references`."""
 

@@ -85,7 +85,7 @@ InstanceLookup = Callable[[str], Instance]
 """The instance stored under a sha256 (:meth:`optsched.bench.store.Store.instance`),
 ``KeyError`` when the store does not hold it."""
 
-ReferenceKey = tuple[str, str, str, str]
+ReferenceKey = tuple[str, ...]
 """(suite, trace sha256, window, objective), as in
 :func:`optsched.bench.store.references`."""
 
@@ -343,7 +343,7 @@ def defect_section(
     found = {key: ref for key, ref in known.items() if ref.defect is not None}
     if not found:
         return []
-    where: dict[tuple[str, str, str], tuple[int, str]] = {}
+    where: dict[tuple[str, ...], tuple[int, str]] = {}
     for t in tasks:
         where.setdefault(t.window_id, (t.window_index, t.trace))
     several = len({key[1] for key in known}) > 1
