@@ -461,6 +461,34 @@ class _SearchOutcome:
     notes: dict[str, Any]
 
 
+def stop_notes(
+    solver: cp_model.CpSolver,
+    status: Any,
+    elapsed: float,
+    model: cp_model.CpModel,
+    infeasible: str,
+) -> dict[str, Any]:
+    """Why a CP-SAT run stopped, as ``interrupted`` / ``error`` notes.
+
+    CP-SAT catches Ctrl-C and stops as at a time limit; an unproven stop well
+    before the limit can only be that (or a memory limit). An invalid or
+    infeasible model is a bug of the model (every back-end hints a feasible
+    schedule); ``infeasible`` says so in the back-end's words.
+    """
+    notes: dict[str, Any] = {}
+    allotted = solver.parameters.max_time_in_seconds
+    if (
+        status in (cp_model.FEASIBLE, cp_model.UNKNOWN)
+        and elapsed < 0.9 * allotted - 0.5
+    ):
+        notes["interrupted"] = True
+    if status == cp_model.MODEL_INVALID:
+        notes["error"] = f"CP-SAT model invalid: {model.validate()}"
+    elif status == cp_model.INFEASIBLE:
+        notes["error"] = infeasible
+    return notes
+
+
 def _search(solver: cp_model.CpSolver, model: _Model) -> _SearchOutcome:
     """Run CP-SAT; keep the incumbent even when Ctrl-C escapes it."""
     tracker = _Tracker(model)
@@ -470,21 +498,10 @@ def _search(solver: cp_model.CpSolver, model: _Model) -> _SearchOutcome:
     except KeyboardInterrupt:  # only if CP-SAT did not catch SIGINT itself
         return _SearchOutcome("INTERRUPTED", None, tracker.last, {"interrupted": True})
     elapsed = time.perf_counter() - began
-    notes: dict[str, Any] = {}
-    # CP-SAT catches Ctrl-C and stops as at a time limit; an unproven stop
-    # well before the limit can only be that (or a memory limit).
-    allotted = solver.parameters.max_time_in_seconds
-    if (
-        status in (cp_model.FEASIBLE, cp_model.UNKNOWN)
-        and elapsed < 0.9 * allotted - 0.5
-    ):
-        notes["interrupted"] = True
-    if status == cp_model.MODEL_INVALID:
-        notes["error"] = f"CP-SAT model invalid: {model.model.validate()}"
-    elif status == cp_model.INFEASIBLE:
-        notes["error"] = (
-            "CP-SAT proved the model infeasible (a model bug: the hint is feasible)"
-        )
+    notes = stop_notes(
+        solver, status, elapsed, model.model,
+        "CP-SAT proved the model infeasible (a model bug: the hint is feasible)",
+    )  # fmt: skip
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return _SearchOutcome(solver.status_name(status), None, None, notes)
     bound = Bound(model.solver_bound(solver.best_objective_bound), BACKEND, elapsed)

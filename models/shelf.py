@@ -167,6 +167,7 @@ from optsched.models.cpsat import (
     _identical_groups,
     _relabel,
     integer_weights,
+    stop_notes,
 )
 from optsched.models.result import Bound, Incumbent, Result
 from optsched.models.shelf_enumerate import smith_order
@@ -1399,20 +1400,11 @@ def _search(
     except KeyboardInterrupt:  # only if CP-SAT did not catch SIGINT itself
         return "INTERRUPTED", None, None, {"interrupted": True}
     elapsed = time.perf_counter() - began
-    notes: dict[str, Any] = {}
-    allotted = solver.parameters.max_time_in_seconds
-    if (
-        status in (cp_model.FEASIBLE, cp_model.UNKNOWN)
-        and elapsed < 0.9 * allotted - 0.5
-    ):
-        notes["interrupted"] = True
-    if status == cp_model.MODEL_INVALID:
-        notes["error"] = f"CP-SAT model invalid: {model.model.validate()}"
-    elif status == cp_model.INFEASIBLE:
-        notes["error"] = (
-            "CP-SAT proved the shelf model infeasible (a model bug: the hint is "
-            "a feasible shelf schedule)"
-        )
+    notes = stop_notes(
+        solver, status, elapsed, model.model,
+        "CP-SAT proved the shelf model infeasible (a model bug: the hint is a "
+        "feasible shelf schedule)",
+    )  # fmt: skip
     name = solver.status_name(status)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return name, None, None, notes
