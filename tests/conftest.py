@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -26,3 +27,22 @@ def trace_path(name: str) -> Path:
     if not path.exists():
         pytest.skip(f"real trace not available: {path} is absent")
     return path
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--fuzz",
+        action="store_true",
+        help="run the fuzz tests with a campaign's example counts "
+        "(tests/fuzzing.py; benchmarks/README.md records the campaign)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "fuzz: hypothesis fuzzing of a reader or of check (tests/fuzzing.py)"
+    )
+    if config.getoption("--fuzz"):
+        # Read by tests/fuzzing.py when the test modules are imported, which
+        # happens after configuration.
+        os.environ["OPTSCHED_FUZZ"] = "1"
