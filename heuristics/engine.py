@@ -73,7 +73,6 @@ import heapq
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -85,7 +84,7 @@ from optsched.heuristics.allocation import (
     Range,
 )
 from optsched.instance import BusyBlock, Instance
-from optsched.packing import Profile
+from optsched.packing import Profile, processor_set
 from optsched.schedule import Placement, Schedule
 
 if TYPE_CHECKING:
@@ -249,7 +248,7 @@ class Simulator:
         self.end_time = [-1] * n
         self.processor_ids: list[Any] = [None] * n
         self.moves: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
-        self._first_ids: dict[int, tuple[int, ...]] = {}
+        self._first_ids: dict[int, Sequence[int]] = {}
         self.killed: set[int] = set()
         self.first_reservation: dict[int, int] = {}
         self.predicted: dict[int, int] = {}
@@ -725,17 +724,15 @@ class Simulator:
         )
 
 
-def _flat(ids: range | list[range]) -> tuple[int, ...]:
+def _flat(ids: range | list[range]) -> Sequence[int]:
     # A contiguous job holds one range, a job on an `any` machine a list of
-    # ranges (lowest free ids); both are in increasing order.
-    if isinstance(ids, range):
-        return tuple(ids)
-    if len(ids) == 1:
-        return tuple(ids[0])
-    return tuple(chain.from_iterable(ids))
+    # ranges (lowest free ids); both are in increasing order. Wide sets stay
+    # intervals (processor_set): a job of 10**9 processors is not expanded.
+    ranges = [ids] if isinstance(ids, range) else ids
+    return processor_set([(r.start, r.stop) for r in ranges])
 
 
-def _trusted_placement(start: int, end: int, processors: tuple[int, ...]) -> Placement:
+def _trusted_placement(start: int, end: int, processors: Sequence[int]) -> Placement:
     # The simulator's placements are integer times and sorted processor
     # tuples by construction; skipping the validation of 28k placements
     # saves a third of a KTH run. Only used when Placement has exactly the
@@ -764,7 +761,7 @@ def _placement_defaults() -> tuple[tuple[str, Any], ...] | None:
 
 
 _PLACEMENT_DEFAULTS = _placement_defaults() or ()
-_placement: Callable[[int, int, tuple[int, ...]], Placement] = (
+_placement: Callable[[int, int, Sequence[int]], Placement] = (
     _trusted_placement if _placement_defaults() is not None else Placement
 )
 

@@ -133,11 +133,14 @@ def heuristic_schedules(
     objective: Objective | str,
     *,
     candidates: Iterable[str] | None = None,
+    deadline: float | None = None,
 ) -> dict[str, Schedule]:
     """Schedules of the candidate heuristics, by name.
 
     Names are those of :data:`ORDERS` (list scheduling in that order) and of
-    :data:`SHELVES`.
+    :data:`SHELVES`. With a ``deadline`` (``time.monotonic``), the
+    candidates not yet started when it passes are left out; the first one
+    always runs.
     """
     objective = Objective.parse(objective)
     names = list(candidates) if candidates is not None else [*ORDERS, *SHELVES]
@@ -147,6 +150,8 @@ def heuristic_schedules(
         raise ValueError(f"unknown heuristic {unknown[0]!r}; expected one of {valid}")
     out: dict[str, Schedule] = {}
     for name in names:
+        if out and deadline is not None and time.monotonic() >= deadline:
+            break
         if name in ORDERS:
             order = order_by(instance, objective, name)
             out[name] = list_schedule(instance, order, producer=f"list:{name}")
@@ -230,6 +235,7 @@ def best_heuristic(
     candidates: Iterable[str] | None = None,
     improve: float = 0.0,
     seed: int = 0,
+    deadline: float | None = None,
 ) -> Schedule:
     """The best schedule by ``objective.value`` among the candidate heuristics.
 
@@ -238,13 +244,19 @@ def best_heuristic(
     SPT) and the shelves NFDH and FFDH. The first best wins ties; the
     schedule's ``producer`` names it (``"list:wspt"``, ``"shelf:ffdh"``).
     With ``improve`` seconds, :func:`improve_schedule` then searches from
-    the best one (producer ``"list:wspt+ls"``).
+    the best one (producer ``"list:wspt+ls"``). With a ``deadline``
+    (``time.monotonic``), the candidates not started by then are skipped
+    (:func:`heuristic_schedules`) and the search stops there too.
     """
     objective = Objective.parse(objective)
-    schedules = heuristic_schedules(instance, objective, candidates=candidates)
+    schedules = heuristic_schedules(
+        instance, objective, candidates=candidates, deadline=deadline
+    )
     if not schedules:
         raise ValueError("best_heuristic: no applicable candidate heuristic")
     best = min(schedules.values(), key=lambda s: objective.value(instance, s))
+    if deadline is not None:
+        improve = min(improve, deadline - time.monotonic())
     if improve > 0:
         best = improve_schedule(
             instance, objective, best, time_limit=improve, seed=seed

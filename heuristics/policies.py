@@ -608,6 +608,7 @@ def best_package(sizes: list[int], capacity: int) -> list[int]:
     without it, so ties favour earlier items. Time ``O(n * capacity / w)``
     for machine word ``w``.
     """
+    capacity = min(capacity, sum(sizes))  # bitsets in the sizes, not in m
     mask = (1 << (capacity + 1)) - 1
     reach = [1]
     bits = 1

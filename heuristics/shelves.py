@@ -137,7 +137,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from optsched.instance import BusyBlock, Instance, Job
-from optsched.packing import Profile, Strip
+from optsched.packing import Profile, Strip, contiguous_placement
 from optsched.schedule import Placement, Schedule
 
 __all__ = [
@@ -963,7 +963,7 @@ def realise(
         extent = max(finish.values(), default=0)
         at, base = obstacles.earliest(max(ready, shelf.release), shelf.width, extent)
         for key, offset, _, _, size in shelf.entries:
-            placements[key] = Placement.contiguous(
+            placements[key] = contiguous_placement(
                 at + begin[key], at + finish[key], base + offset, size
             )
         ready = at + extent

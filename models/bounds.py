@@ -84,6 +84,7 @@ __all__ = [
     "fluid_bound",
     "height_bound",
     "lower_bounds",
+    "lower_bounds_within",
     "release_bound",
     "squashed_area_bound",
     "wide_jobs_bound",
@@ -253,10 +254,34 @@ def _context(instance: Instance) -> _Context:
     )
 
 
-def _timed(method: str, compute: Callable[[], float]) -> Bound:
+class _Clock:
+    """A ``time.monotonic`` deadline that a long bound polls between cases.
+
+    Bounds that take the maximum over many cases (functions, thresholds,
+    cliques) stop at the deadline and keep the maximum so far, which is still
+    a valid bound; :attr:`hit` records that they stopped.
+    """
+
+    __slots__ = ("deadline", "hit")
+
+    def __init__(self, deadline: float | None) -> None:
+        self.deadline = deadline
+        self.hit = False
+
+    def expired(self) -> bool:
+        """Has the deadline passed (remembered in :attr:`hit`)?"""
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            self.hit = True
+        return self.hit
+
+
+def _timed(
+    method: str, compute: Callable[[], float], clock: _Clock | None = None
+) -> Bound:
     began = time.perf_counter()
     value = compute()
-    return Bound(value, method, time.perf_counter() - began)
+    partial = clock is not None and clock.hit
+    return Bound(value, method, time.perf_counter() - began, partial)
 
 
 # --------------------------------------------------------------------------
@@ -322,7 +347,7 @@ def area_bound(instance: Instance) -> Bound:
     def compute() -> float:
         ctx = _context(instance)
         area = sum(j.size * j.runtime for j in ctx.jobs)
-        return float(ctx.free.earliest_end(0, area))
+        return ctx.free.earliest_end(0, area)
 
     return _timed("area", compute)
 
@@ -339,11 +364,9 @@ def release_bound(instance: Instance) -> Bound:
 
     def compute() -> float:
         ctx = _context(instance)
-        return float(
-            max(
-                (r + j.runtime for r, j in zip(ctx.releases, ctx.jobs, strict=True)),
-                default=0,
-            )
+        return max(
+            (r + j.runtime for r, j in zip(ctx.releases, ctx.jobs, strict=True)),
+            default=0,
         )
 
     return _timed("release", compute)
@@ -371,13 +394,11 @@ def energy_bound(instance: Instance) -> Bound:
 
     def compute() -> float:
         ctx = _context(instance)
-        return float(
-            _energy_makespan(
-                [j.size for j in ctx.jobs],
-                ctx.releases,
-                [j.runtime for j in ctx.jobs],
-                ctx.free,
-            )
+        return _energy_makespan(
+            [j.size for j in ctx.jobs],
+            ctx.releases,
+            [j.runtime for j in ctx.jobs],
+            ctx.free,
         )
 
     return _timed("energy", compute)
@@ -394,7 +415,9 @@ def _count_capacity(sizes: Sequence[int]) -> Callable[[int], int]:
     return lambda free: bisect_right(prefix, free)
 
 
-def wide_jobs_bound(instance: Instance, *, max_parallel: int = 16) -> Bound:
+def wide_jobs_bound(
+    instance: Instance, *, max_parallel: int = 16, deadline: float | None = None
+) -> Bound:
     r"""Wide-jobs bound: jobs too wide to run many at once, as ``k`` machines.
 
     For a size threshold ``θ`` let ``J_θ = {j : q_j >= θ}`` and, at time
@@ -430,7 +453,11 @@ def wide_jobs_bound(instance: Instance, *, max_parallel: int = 16) -> Bound:
     task scheduling, e.g. M. Drozdowski, "Scheduling for parallel
     processing", Springer 2009, sec. 3.3; preemptive ``P|r_j,pmtn|C_max``:
     W. A. Horn, "Some simple scheduling algorithms", NRLQ 21, 1974.
+
+    With a ``deadline`` (``time.monotonic``), thresholds and cliques not yet
+    examined when it passes are left out (:attr:`Bound.partial`).
     """
+    clock = _Clock(deadline)
 
     def compute() -> float:
         ctx = _context(instance)
@@ -438,15 +465,15 @@ def wide_jobs_bound(instance: Instance, *, max_parallel: int = 16) -> Bound:
         for theta in sorted({j.size for j in ctx.jobs}, reverse=True):
             chosen = [i for i, j in enumerate(ctx.jobs) if j.size >= theta]
             count = _count_capacity([ctx.jobs[i].size for i in chosen])
-            if count(ctx.m) > max_parallel:
+            if count(ctx.m) > max_parallel or clock.expired():
                 break  # smaller thresholds only allow more parallel jobs
             capacity = _count_profile(ctx, count)
             best = max(best, _sequence_end(ctx, chosen, capacity))
-        for value, _ in _conflict_cliques(ctx, 1):
+        for value, _ in _conflict_cliques(ctx, 1, clock):
             best = max(best, value)
-        return float(best)
+        return best
 
-    return _timed("wide-jobs", compute)
+    return _timed("wide-jobs", compute, clock)
 
 
 def _sequence_end(
@@ -466,7 +493,7 @@ def _sequence_end(
 
 
 def _conflict_cliques(
-    ctx: _Context, limit: int | None = None
+    ctx: _Context, limit: int | None = None, clock: _Clock | None = None
 ) -> list[tuple[int, list[int]]]:
     r"""Sets of jobs of which no two fit side by side, with their one-machine bound.
 
@@ -478,7 +505,8 @@ def _conflict_cliques(
     ``m - q_j`` (the maximal such sets). Jobs of runtime 0 are left out.
     Sorted by decreasing bound (:func:`_sequence_end`), ties in job order
     (the jobs wider than ``m/2`` first); only the first ``limit`` are
-    returned (all of them if ``None``).
+    returned (all of them if ``None``). When ``clock`` expires, the cliques
+    not yet scored are left out.
 
     These closed forms are every maximal clique, so no general clique search
     is needed: on a 20,000-job KTH window, building the graph in networkx
@@ -510,6 +538,8 @@ def _conflict_cliques(
         if 2 * ctx.jobs[i].size <= m:
             narrow.setdefault(ctx.jobs[i].size, []).append(i)
     for size, same in narrow.items():
+        if clock is not None and clock.expired():
+            break
         members = wider(size)
         if members:
             score = _plus_one_scorer(ctx, members, size)
@@ -673,7 +703,7 @@ def _dff_profile(ctx: _Context, f: DualFeasibleFunction) -> _Profile:
     return _profile(list(ctx.segments), cap)
 
 
-def dff_bound(instance: Instance) -> Bound:
+def dff_bound(instance: Instance, *, deadline: float | None = None) -> Bound:
     r"""Dual-feasible-function bounds: the energy bound on transformed sizes.
 
     For a dual-feasible function ``f`` (:class:`DualFeasibleFunction`) the jobs
@@ -699,17 +729,23 @@ def dff_bound(instance: Instance) -> Bound:
     for higher-dimensional orthogonal packing problems", Math. Methods of
     OR 60, 2004; J. Carlier, F. Clautiaux, A. Moukrim (2007), see
     :class:`DualFeasibleFunction`.
+
+    With a ``deadline`` (``time.monotonic``), the functions not yet tried
+    when it passes are left out (:attr:`Bound.partial`).
     """
+    clock = _Clock(deadline)
 
     def compute() -> float:
         ctx = _context(instance)
         if not ctx.jobs:
-            return 0.0
+            return 0
         sizes = [j.size for j in ctx.jobs]
         durations = [j.runtime for j in ctx.jobs]
         best = 0
         seen: set[tuple[int, ...]] = set()
         for f in dual_feasible_functions(ctx.m, sizes):
+            if clock.expired():
+                break
             demands = [f(q) for q in sizes]
             key = (f.scale, *demands)
             if key in seen or not any(demands):
@@ -719,9 +755,9 @@ def dff_bound(instance: Instance) -> Bound:
             best = max(
                 best, _energy_makespan(demands, ctx.releases, durations, capacity)
             )
-        return float(best)
+        return best
 
-    return _timed("dff", compute)
+    return _timed("dff", compute, clock)
 
 
 # --------------------------------------------------------------------------
@@ -781,11 +817,18 @@ def _fluid_weighted_mean_busy(
 
 
 def _weights(instance: Instance, objective: Objective) -> list[Fraction]:
-    return [Fraction(objective.weight(j)) for j in instance.jobs]
+    # Exact weights: a float area weight beyond 2**53 may be rounded up.
+    return [Fraction(objective.exact_weight(j)) for j in instance.jobs]
 
 
 def _finish_wct(value: Fraction, instance: Instance, objective: Objective) -> float:
-    """Subtract the ``relative`` offset; round up when the objective is integral."""
+    """Subtract the ``relative`` offset; round up when the objective is integral.
+
+    An integral result is an exact ``int`` (no float rounding beyond
+    ``2**53``); otherwise the nearest float, which may exceed the exact
+    bound by half a unit in the last place (see
+    :func:`optsched.models.solution.best_lower_bound`).
+    """
     weights = _weights(instance, objective)
     if objective.relative:
         value -= sum(
@@ -793,7 +836,7 @@ def _finish_wct(value: Fraction, instance: Instance, objective: Objective) -> fl
             Fraction(0),
         )
     if all(w.denominator == 1 for w in weights):
-        return float(math.ceil(value))
+        return math.ceil(value)
     return float(value)
 
 
@@ -974,7 +1017,12 @@ def fluid_bound(instance: Instance, objective: Objective) -> Bound:
 
 
 def wide_jobs_wct_bound(
-    instance: Instance, objective: Objective, *, max_parallel: int = 3, cliques: int = 3
+    instance: Instance,
+    objective: Objective,
+    *,
+    max_parallel: int = 3,
+    cliques: int = 3,
+    deadline: float | None = None,
 ) -> Bound:
     r"""Wide-jobs bound for weighted completion: split the jobs, bound each part.
 
@@ -999,8 +1047,12 @@ def wide_jobs_wct_bound(
     makespan bound (see :func:`wide_jobs_bound`; they run one at a time).
 
     References: see :func:`fluid_bound` and :func:`wide_jobs_bound`.
+
+    With a ``deadline`` (``time.monotonic``), the partitions not yet tried
+    when it passes are left out (:attr:`Bound.partial`).
     """
     _require_wct(objective, "wide-jobs bound")
+    clock = _Clock(deadline)
 
     def compute() -> float:
         ctx = _context(instance)
@@ -1010,8 +1062,10 @@ def wide_jobs_wct_bound(
             [i for i, j in enumerate(ctx.jobs) if j.size >= theta]
             for theta in _widest_thresholds(ctx, max_parallel)
         ]
-        parts += [clique for _, clique in _conflict_cliques(ctx, cliques)]
+        parts += [clique for _, clique in _conflict_cliques(ctx, cliques, clock)]
         for wide in parts:
+            if clock.expired():
+                break
             chosen = set(wide)
             narrow = [i for i in range(len(ctx.jobs)) if i not in chosen]
             count = _count_capacity([ctx.jobs[i].size for i in wide])
@@ -1026,7 +1080,7 @@ def wide_jobs_wct_bound(
             )
         return _finish_wct(best, instance, objective)
 
-    return _timed("wide-jobs", compute)
+    return _timed("wide-jobs", compute, clock)
 
 
 def _widest_thresholds(ctx: _Context, max_parallel: int) -> list[int]:
@@ -1093,16 +1147,76 @@ WCT_BOUNDS: tuple[Callable[[Instance, Objective], Bound], ...] = (
 """Weighted completion bounds, cheapest first."""
 
 
-def lower_bounds(instance: Instance, objective: Objective | str) -> list[Bound]:
+_STOPPABLE: frozenset[Callable[..., Bound]] = frozenset(
+    {wide_jobs_bound, dff_bound, wide_jobs_wct_bound}
+)
+"""Bounds that take a ``deadline`` and stop early with a partial value."""
+
+
+def lower_bounds(
+    instance: Instance, objective: Objective | str, *, deadline: float | None = None
+) -> list[Bound]:
     """Every closed-form lower bound that applies to ``objective``.
 
     Each :class:`Bound` carries its value (in the objective's unit, already
     corrected for ``relative``), its method name and the seconds it took.
+    With a ``deadline``, see :func:`lower_bounds_within`.
+    """
+    return lower_bounds_within(instance, objective, deadline)[0]
+
+
+def lower_bounds_within(
+    instance: Instance, objective: Objective | str, deadline: float | None
+) -> tuple[list[Bound], list[str]]:
+    """The bounds of :func:`lower_bounds` that fit before ``deadline``.
+
+    Parameters
+    ----------
+    instance, objective
+        The problem.
+    deadline
+        A :func:`time.monotonic` instant, or ``None`` for no limit.
+
+    Returns
+    -------
+    bounds, notes
+        The first (cheapest) bound is always computed, so that a result has
+        a bound; a later one is skipped when the deadline has passed, and
+        the long ones stop at the deadline with the best value of the cases
+        examined (:attr:`Bound.partial`). ``notes`` has one line per bound
+        skipped or cut short.
     """
     objective = Objective.parse(objective)
     if objective.kind == "cmax":
-        return [bound(instance) for bound in MAKESPAN_BOUNDS]
-    return [bound(instance, objective) for bound in WCT_BOUNDS]
+        table: Sequence[Callable[..., Bound]] = MAKESPAN_BOUNDS
+        args: tuple[object, ...] = (instance,)
+    else:
+        table, args = WCT_BOUNDS, (instance, objective)
+    bounds: list[Bound] = []
+    notes: list[str] = []
+    for k, bound in enumerate(table):
+        if k > 0 and deadline is not None and time.monotonic() >= deadline:
+            notes.append(f"{_METHODS[bound]}: skipped (time limit)")
+            continue
+        extra = {"deadline": deadline} if bound in _STOPPABLE else {}
+        bounds.append(bound(*args, **extra))
+        if bounds[-1].partial:
+            notes.append(f"{bounds[-1].method}: cut short by the time limit")
+    return bounds, notes
+
+
+_METHODS: dict[Callable[..., Bound], str] = {
+    release_bound: "release",
+    area_bound: "area",
+    energy_bound: "energy",
+    wide_jobs_bound: "wide-jobs",
+    dff_bound: "dff",
+    height_bound: "height",
+    squashed_area_bound: "squashed-area",
+    fluid_bound: "fluid",
+    wide_jobs_wct_bound: "wide-jobs",
+}
+"""Method name of each bound function (for the notes of skipped bounds)."""
 
 
 def best_lower_bound(instance: Instance, objective: Objective | str) -> Bound:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from optsched.instance import Instance
-from optsched.models.bounds import lower_bounds
+from optsched.models.bounds import lower_bounds_within
 from optsched.models.result import Incumbent, Result
 from optsched.models.solution import empty_result, finish, upper_bound_candidates
 from optsched.objective import Objective
@@ -37,7 +37,11 @@ def solve(
     ----------
     instance, objective
         The problem.
-    time_limit, workers
+    time_limit
+        Seconds for the whole call: the long bounds stop, and the later ones
+        and the checks of further incumbents are skipped, once it is spent
+        (listed in ``params["skipped"]``).
+    workers
         Accepted for a uniform signature; unused (nothing searches).
     incumbents
         Starting schedules (:class:`~optsched.models.result.Incumbent`): the
@@ -54,21 +58,26 @@ def solve(
         ``OPTIMAL`` when the best heuristic meets the best bound, else
         ``FEASIBLE``.
     """
-    del time_limit, workers, log
+    del workers, log
     started = time.perf_counter()
+    deadline = None if time_limit is None else time.monotonic() + time_limit
     objective = Objective.parse(objective)
     if not instance.jobs:
         return empty_result(objective, BACKEND, started)
-    bounds = list(lower_bounds(instance, objective))
+    # Schedules first: the long bounds can stop at the deadline, the checks
+    # of the schedules cannot.
     candidates, rejected = upper_bound_candidates(
-        instance, objective, incumbents=incumbents
+        instance, objective, incumbents=incumbents, deadline=deadline
     )
+    bounds, skipped = lower_bounds_within(instance, objective, deadline)
     params: dict[str, Any] = {
         "objective": objective.label,
         "allocation": instance.machine.allocation,
     }
     if rejected:
         params["rejected"] = rejected
+    if skipped:
+        params["skipped"] = skipped
     return finish(
         instance, objective, backend=BACKEND, candidates=candidates,
         bounds=bounds, started=started, params=params,

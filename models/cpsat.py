@@ -56,31 +56,39 @@ effect.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import itertools
 import math
+import signal
 import sys
+import threading
 import time
+import weakref
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ortools.sat.python import cp_model
 
 from optsched.instance import Instance, Job
-from optsched.models.bounds import lower_bounds
+from optsched.models.bounds import lower_bounds_within
 from optsched.models.result import Bound, Incumbent, Result
 from optsched.models.solution import (
     Candidate,
     assign_processors,
+    bounds_deadline,
     checked_candidate,
     completion_deadlines,
     empty_result,
     finish,
+    round_up_bound,
     upper_bound_candidates,
 )
 from optsched.objective import Objective
-from optsched.schedule import Placement, Schedule
+from optsched.packing import contiguous_placement
+from optsched.schedule import Schedule
 
 BACKEND = "cpsat"
 
@@ -155,55 +163,109 @@ def solve(
         improved on every heuristic.
     """
     started = time.perf_counter()
+    deadline = time.monotonic() + time_limit
     objective = Objective.parse(objective)
     if not instance.jobs:
         return empty_result(objective, BACKEND, started)
-    bounds = list(lower_bounds(instance, objective))
     candidates, rejected = upper_bound_candidates(
-        instance, objective, incumbents=incumbents
+        instance, objective, incumbents=incumbents, deadline=deadline
     )
-    model = _Model(
-        instance, objective, candidates[0], bounds if bound_domain else [],
-        symmetry=symmetry, cliques=cliques,
-    )  # fmt: skip
-    solver = cp_model.CpSolver()
-    _configure(
-        solver,
-        time_limit=max(0.0, time_limit - (time.perf_counter() - started)),
-        workers=workers,
-        log=log,
-        subsolvers=bound_subsolvers,
-        seed=seed,
-        parameters=parameters or {},
+    bounds, skipped = lower_bounds_within(
+        instance, objective, bounds_deadline(deadline)
     )
-    search = _search(solver, model)
     params: dict[str, Any] = {
         "time_limit": time_limit,
         "workers": workers,
         "objective": objective.label,
         "allocation": instance.machine.allocation,
-        "cpsat_status": search.status_name,
         "hint_source": candidates[0].source,
-        "weight_scale": model.scale,
-        "symmetry_groups": model.symmetry_groups,
-        "cliques": len(model.cliques),
         "subsolvers": list(bound_subsolvers),
-        **search.notes,
     }
     if rejected:
         params["rejected"] = rejected
-    if search.bound is not None:
-        bounds.append(search.bound)
-    if search.found is not None:
-        candidate, reason = _decode(instance, objective, model, search.found)
-        if candidate is not None:
-            candidates.append(candidate)
-        else:
-            params.setdefault("rejected", []).append(str(reason))
+    too_large = model_overflow(instance, objective, candidates[0].schedule)
+    if too_large is not None:
+        skipped.append(f"{BACKEND}: model not built: {too_large}")
+    elif time.monotonic() >= deadline:
+        skipped.append(f"{BACKEND}: search skipped (time limit)")
+    else:
+        model = _Model(
+            instance, objective, candidates[0], bounds if bound_domain else [],
+            symmetry=symmetry, cliques=cliques,
+        )  # fmt: skip
+        _run_search(model, params, bounds, candidates, deadline, workers=workers,
+                    log=log, subsolvers=bound_subsolvers, seed=seed,
+                    parameters=parameters or {})  # fmt: skip
+    if skipped:
+        params["skipped"] = skipped
     return finish(
         instance, objective, backend=BACKEND, candidates=candidates,
         bounds=bounds, started=started, params=params,
     )  # fmt: skip
+
+
+def _run_search(
+    model: _Model,
+    params: dict[str, Any],
+    bounds: list[Bound],
+    candidates: list[Candidate],
+    deadline: float,
+    **settings: Any,
+) -> None:
+    """Search ``model`` until ``deadline``; add what it found to the lists."""
+    solver = cp_model.CpSolver()
+    _configure(solver, time_limit=max(0.0, deadline - time.monotonic()), **settings)
+    search = _search(solver, model)
+    params.update(
+        cpsat_status=search.status_name,
+        weight_scale=model.scale,
+        symmetry_groups=model.symmetry_groups,
+        cliques=len(model.cliques),
+        **search.notes,
+    )
+    if search.bound is not None:
+        bounds.append(search.bound)
+    if search.found is not None:
+        found = search.found
+        candidate, reason = _decode(model.instance, model.objective, model, found)
+        if candidate is not None:
+            candidates.append(candidate)
+        else:
+            params.setdefault("rejected", []).append(str(reason))
+
+
+INTEGER_LIMIT = 2**62
+"""CP-SAT's safe integer range: every domain must lie within
+``[-2**62, 2**62]`` and the sum of all domain magnitudes must fit in
+``int64`` (its validator refuses the model otherwise, and the Python layer
+raises ``TypeError`` on a bound beyond ``int64``)."""
+
+
+def model_overflow(
+    instance: Instance, objective: Objective, incumbent: Schedule, *, per_job: int = 1
+) -> str | None:
+    """Why the CP-SAT model of ``instance`` would not fit its integers, or ``None``.
+
+    The start variables range up to the horizon ``H`` (the largest
+    completion deadline of :func:`~optsched.models.solution.
+    completion_deadlines`), offsets up to ``m``; their magnitudes summed
+    (with the makespan variable) must stay below :data:`INTEGER_LIMIT`.
+    Weighted objectives are scaled below ``2**50`` by :func:`integer_weights`
+    and need no further check. Values of up to ``2**53`` each (the core
+    types' limit) can pass it on a few jobs; a thousand such jobs cannot.
+    ``per_job`` time variables per job (other models than this module's).
+    """
+    deadlines = completion_deadlines(instance, objective, incumbent)
+    horizon = max(deadlines.values(), default=0)
+    n = len(instance.jobs)
+    contiguous = instance.machine.allocation == "contiguous"
+    total = (per_job * n + 1) * horizon + (n * instance.processors if contiguous else 0)
+    if total < INTEGER_LIMIT:
+        return None
+    return (
+        f"horizon {horizon} over {n} jobs needs integers up to {total}, beyond "
+        f"CP-SAT's safe range 2**62"
+    )
 
 
 # --------------------------------------------------------------------------
@@ -311,7 +373,7 @@ class _Model:
         jobs = self.instance.jobs
         if self.objective.kind == "cmax":
             best = max((b.value for b in bounds), default=0.0)
-            lowest = max(0, math.ceil(best - 1e-9))
+            lowest = max(0, round_up_bound(best))
             highest = max(self.deadlines.values())
             self.makespan = self.model.new_int_var(
                 min(lowest, highest), highest, "Cmax"
@@ -341,9 +403,18 @@ class _Model:
             )
 
     def solver_bound(self, raw: float) -> float:
-        """The solver's objective bound in the objective's units (see module notes)."""
-        if self.objective.kind == "cmax":
-            return float(raw)
+        """The solver's objective bound in the objective's units (see module notes).
+
+        The solver reports its bound as a float; an integer objective's
+        bound is an integer, exact as a float below ``2**53`` and then kept
+        as an ``int``. Beyond, the float is one ulp lower, in the safe
+        direction.
+        """
+        exact = self.objective.kind == "cmax" or self.scale == 1.0
+        if exact and abs(raw) <= 2**53:
+            return int(raw) - self.objective.offset(self.instance)
+        if exact:
+            return int(raw - math.ulp(raw)) - self.objective.offset(self.instance)
         value = raw / self.scale
         if self.scale != 1.0:
             value *= 1.0 - 1e-12  # one division's rounding, in the safe direction
@@ -407,6 +478,94 @@ def _relabel(schedule: Schedule, groups: Sequence[Sequence[Job]]) -> Schedule:
 
 
 # --------------------------------------------------------------------------
+# Stopping searches on a signal
+# --------------------------------------------------------------------------
+#
+# A CP-SAT search runs in C++ with the GIL released: Python's own signal
+# handlers run only once it returns, which may be a whole time limit later.
+# Library callers (``models.solve`` in a plain script) keep CP-SAT's own
+# Ctrl-C handling (``catch_sigint_signal``): Ctrl-C ends the search as a time
+# limit would and the result is marked ``interrupted``. A process that
+# handles SIGINT and SIGTERM itself (``optsched bench`` and ``gap``, see
+# :mod:`optsched.bench.executor`) instead calls :func:`stop_searches` from a
+# thread woken by the signal; CP-SAT then leaves its handlers alone.
+
+_LOCK = threading.Lock()
+_SOLVERS: weakref.WeakSet[cp_model.CpSolver] = weakref.WeakSet()
+"""Solvers configured in this process and still alive."""
+_STOPPED: weakref.WeakSet[cp_model.CpSolver] = weakref.WeakSet()
+"""Solvers told to stop by :func:`stop_searches` (their results are
+interrupted)."""
+_HALT = threading.Event()
+"""Set by :func:`stop_searches`: a solver configured afterwards stops at once."""
+
+
+def stop_searches() -> None:
+    """Stop every CP-SAT search of this process, and those configured later.
+
+    Safe to call from any thread (never from a signal handler: it takes a
+    lock the interrupted code may hold). Each stopped search returns its best
+    solution so far, marked ``interrupted``. :func:`resume_searches` undoes
+    the "configured later" part.
+    """
+    _HALT.set()
+    with _LOCK:
+        solvers = list(_SOLVERS)
+        _STOPPED.update(solvers)
+    for solver in solvers:
+        solver.stop_search()  # a no-op unless a search is running
+
+
+def resume_searches() -> None:
+    """Let solvers configured from now on run again (after :func:`stop_searches`)."""
+    _HALT.clear()
+
+
+_DETERMINISTIC: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "optsched_cpsat_deterministic", default=None
+)
+_SEARCHED = threading.local()
+
+
+@contextlib.contextmanager
+def deterministic(limit: float) -> Iterator[None]:
+    """Run the CP-SAT searches started inside in deterministic mode.
+
+    CP-SAT interleaves its sub-solvers in fixed batches
+    (``interleave_search``) and stops after ``limit`` units of deterministic
+    time (``max_deterministic_time``: its count of work done, calibrated to
+    about a second, but often several times longer in wall-clock time on a
+    loaded machine) instead of at a wall-clock limit, which it no longer has.
+    The same instance, parameters, workers and OR-Tools version then give
+    the same result whatever the machine and its load.
+    """
+    token = _DETERMINISTIC.set(limit)
+    try:
+        yield
+    finally:
+        _DETERMINISTIC.reset(token)
+
+
+def search_seconds() -> float:
+    """Wall-clock seconds this thread has spent in CP-SAT searches so far."""
+    total: float = getattr(_SEARCHED, "seconds", 0.0)
+    return total
+
+
+def _python_owns_sigint() -> bool:
+    """Is Python's default Ctrl-C handler in place (nobody else handles it)?"""
+    return signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def _restore_sigint() -> None:
+    # CP-SAT's Ctrl-C handler resets SIGINT to SIG_DFL when the solver goes
+    # away: the next Ctrl-C would kill the process without a traceback or any
+    # cleanup. Put Python's handler back (only the main thread may).
+    if threading.current_thread() is threading.main_thread() and _python_owns_sigint():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+# --------------------------------------------------------------------------
 # Solving and decoding
 # --------------------------------------------------------------------------
 
@@ -425,8 +584,21 @@ def _configure(
     p.max_time_in_seconds = time_limit
     p.num_workers = max(1, workers)
     p.random_seed = seed
-    # Ctrl-C stops the search as a time limit would; the best solution is kept.
-    p.catch_sigint_signal = True
+    fixed_work = _DETERMINISTIC.get()
+    if fixed_work is not None:
+        p.interleave_search = True
+        p.max_deterministic_time = fixed_work
+        p.max_time_in_seconds = math.inf
+    with _LOCK:
+        _SOLVERS.add(solver)
+        if _HALT.is_set():
+            _STOPPED.add(solver)
+            p.max_time_in_seconds = 0.0
+    # Ctrl-C stops the search as a time limit would; the best solution is
+    # kept. Only when no one else handles SIGINT (see stop_searches).
+    p.catch_sigint_signal = _python_owns_sigint()
+    if p.catch_sigint_signal:
+        weakref.finalize(solver, _restore_sigint)
     if workers >= 2 and subsolvers:
         # With few workers CP-SAT runs a single full-problem sub-solver; an
         # extra one would replace its main search (default_lp) instead of
@@ -470,16 +642,24 @@ def stop_notes(
 ) -> dict[str, Any]:
     """Why a CP-SAT run stopped, as ``interrupted`` / ``error`` notes.
 
-    CP-SAT catches Ctrl-C and stops as at a time limit; an unproven stop well
-    before the limit can only be that (or a memory limit). An invalid or
+    A search stopped by :func:`stop_searches` (a signal in a process that
+    handles signals) is interrupted. Otherwise, when CP-SAT catches Ctrl-C
+    itself, it stops as at a time limit: an unproven stop well before the
+    wall-clock limit can only be that (or a memory limit). An invalid or
     infeasible model is a bug of the model (every back-end hints a feasible
     schedule); ``infeasible`` says so in the back-end's words.
     """
+    _SEARCHED.seconds = search_seconds() + elapsed
     notes: dict[str, Any] = {}
-    allotted = solver.parameters.max_time_in_seconds
-    if (
-        status in (cp_model.FEASIBLE, cp_model.UNKNOWN)
-        and elapsed < 0.9 * allotted - 0.5
+    p = solver.parameters
+    unproven = status in (cp_model.FEASIBLE, cp_model.UNKNOWN)
+    if unproven and solver in _STOPPED:
+        notes["interrupted"] = True  # stopped by stop_searches (a signal)
+    elif (
+        unproven
+        and p.catch_sigint_signal
+        and math.isinf(p.max_deterministic_time)
+        and elapsed < 0.9 * p.max_time_in_seconds - 0.5
     ):
         notes["interrupted"] = True
     if status == cp_model.MODEL_INVALID:
@@ -540,7 +720,7 @@ def _decode(
     jobs = instance.jobs_by_id()
     if model.contiguous:
         placements = {
-            jid: Placement.contiguous(s, s + jobs[jid].runtime, o, jobs[jid].size)
+            jid: contiguous_placement(s, s + jobs[jid].runtime, o, jobs[jid].size)
             for jid, (s, o) in found.items()
         }
         schedule = Schedule(placements, BACKEND)

@@ -60,7 +60,7 @@ import numpy as np
 import pulp
 
 from optsched.instance import Instance
-from optsched.models.bounds import lower_bounds
+from optsched.models.bounds import lower_bounds_within
 from optsched.models.grid import (
     TimeGrid,
     choose_step,
@@ -71,6 +71,7 @@ from optsched.models.result import Bound, Incumbent, Result
 from optsched.models.solution import (
     Candidate,
     assign_processors,
+    bounds_deadline,
     checked_candidate,
     completion_deadlines,
     empty_result,
@@ -149,21 +150,28 @@ def solve(
     if not instance.jobs:
         return empty_result(objective, BACKEND, started)
     run = _Run(instance, objective, started, time_limit, workers, solver, log)
-    run.bounds = list(lower_bounds(instance, objective))
+    deadline = time.monotonic() + time_limit
     heuristics, rejected = upper_bound_candidates(
-        instance, objective, incumbents=incumbents
+        instance, objective, incumbents=incumbents, deadline=deadline
+    )
+    run.bounds, skipped = lower_bounds_within(
+        instance, objective, bounds_deadline(deadline)
     )
     run.params["rejected"] = rejected
     deadlines = completion_deadlines(instance, objective, heuristics[0].schedule)
     horizon = max(deadlines.values())
     step = grid if grid is not None else choose_step(horizon, max_cells)
     run.params.update(step=step, horizon=horizon, lp_only=lp_only)
-    try:
-        found = _solve_models(run, deadlines, step, lp_only, heuristics)
-    except (KeyboardInterrupt, _Interrupted):
-        # Ctrl-C: keep the heuristics and the bounds found so far.
-        run.params["interrupted"] = True
-        found = []
+    too_large = model_overflow(objective, run.weights, horizon)
+    found: list[Candidate] = []
+    if too_large is not None:
+        skipped.append(f"{BACKEND}: model not built: {too_large}")
+    elif time.monotonic() >= deadline:
+        skipped.append(f"{BACKEND}: model skipped (time limit)")
+    else:
+        found = _solve_guarded(run, deadlines, step, lp_only, heuristics)
+    if skipped:
+        run.params["skipped"] = skipped
     if not run.params["rejected"]:
         del run.params["rejected"]
     candidates = [] if lp_only else heuristics + found
@@ -171,6 +179,46 @@ def solve(
         instance, objective, backend=BACKEND, candidates=candidates,
         bounds=run.bounds, started=started, params=run.params,
     )  # fmt: skip
+
+
+FLOAT_EXACT = 2**53
+"""Largest objective value a MILP may reach: beyond, doubles no longer hold
+every integer, and HiGHS treats values from ``1e20`` on as infinite."""
+
+
+def model_overflow(
+    objective: Objective, weights: Mapping[int, float], horizon: int
+) -> str | None:
+    """Why the MILP exceeds float precision, or ``None``.
+
+    Every value of the model (a completion time up to the horizon ``H``, a
+    makespan, ``sum_j w_j C_j <= sum_j w_j H``) must stay below
+    :data:`FLOAT_EXACT`, where doubles still count in units.
+    """
+    scale = 1 if objective.kind == "cmax" else max(1, int(sum(weights.values())))
+    total = scale * horizon
+    if horizon < FLOAT_EXACT and total < FLOAT_EXACT:
+        return None
+    return (
+        f"horizon {horizon} gives objective values up to {total}, beyond the "
+        "MILP solvers' float precision 2**53"
+    )
+
+
+def _solve_guarded(
+    run: _Run,
+    deadlines: Mapping[int, int],
+    step: int,
+    lp_only: bool,
+    heuristics: list[Candidate],
+) -> list[Candidate]:
+    """:func:`_solve_models`, keeping the bounds so far when it stops early."""
+    try:
+        return _solve_models(run, deadlines, step, lp_only, heuristics)
+    except (KeyboardInterrupt, _Interrupted):
+        # Ctrl-C: keep the heuristics and the bounds found so far.
+        run.params["interrupted"] = True
+        return []
 
 
 @dataclass
@@ -557,7 +605,15 @@ def _run_solver(
             gapAbs=0.0,
             presolve="on" if presolve else "off",
         )
-        prob.solve(backend)
+        try:
+            prob.solve(backend)
+        except (IndexError, pulp.PulpSolverError) as error:
+            # HiGHS refused the model (PuLP then reads missing solution rows):
+            # no bound, no solution, said in one line rather than a traceback.
+            return _Outcome(
+                f"solver failed: {type(error).__name__}: {error}", None, False, False,
+                time.perf_counter() - began,
+            )  # fmt: skip
         outcome = _highs_outcome(prob, relax)
     else:
         with warnings.catch_warnings():

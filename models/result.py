@@ -40,16 +40,22 @@ class Bound:
     Parameters
     ----------
     value
-        The bound (same unit as the objective).
+        The bound (same unit as the objective): an ``int`` when it is an
+        integer (exact beyond ``2**53``), a float when it comes from float
+        arithmetic (a solver, a non-integral objective).
     method
         Short name, e.g. ``"area"``, ``"energy"``, ``"cpsat"``, ``"lp"``.
     runtime
         Seconds spent computing it.
+    partial
+        The computation stopped at the deadline: the value is the best of
+        the cases examined so far (still a valid bound, maybe a weaker one).
     """
 
     value: float
     method: str
     runtime: float = 0.0
+    partial: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +92,10 @@ class Result:
     limit, so its bounds are weaker than the limit allows; ``rejected`` lists
     the incumbents that could not be used, one line each. ``params`` keeps
     the back-end's own settings and model facts (``hint_source``,
-    ``weight_scale``, ...).
+    ``weight_scale``, ...); ``params["skipped"]``, when present, lists one
+    line per step left out for the time limit (a bound, an incumbent's
+    check, the search) or because its model would not fit the solver's
+    numbers (the result then rests on the bounds and heuristics).
     """
 
     status: SolveStatus

@@ -159,7 +159,7 @@ from optsched.instance import BusyBlock, Instance, Job
 from optsched.models.bounds import (
     dual_feasible_functions,
     earliest_start_alone,
-    lower_bounds,
+    lower_bounds_within,
 )
 from optsched.models.cpsat import (
     BOUND_SUBSOLVERS,
@@ -167,23 +167,26 @@ from optsched.models.cpsat import (
     _identical_groups,
     _relabel,
     integer_weights,
+    model_overflow,
     stop_notes,
 )
 from optsched.models.result import Bound, Incumbent, Result
 from optsched.models.shelf_enumerate import smith_order
 from optsched.models.solution import (
     Candidate,
+    bounds_deadline,
     checked_candidate,
     completion_deadlines,
     empty_result,
     finish,
+    round_up_bound,
     safe_horizon,
 )
 from optsched.models.solution import (
     assign_processors as assign_checked,
 )
 from optsched.objective import Objective
-from optsched.packing import assign_processors
+from optsched.packing import assign_processors, contiguous_placement
 from optsched.schedule import Placement, Schedule
 
 BACKEND = "shelf"
@@ -249,55 +252,74 @@ def solve(
     from optsched.models.cpsat import _configure
 
     started = time.perf_counter()
+    deadline = time.monotonic() + time_limit
     objective = Objective.parse(objective)
     if not instance.jobs:
         result = empty_result(objective, BACKEND, started)
         return _with_params(result, {"restriction": RESTRICTION})
-    bounds = [*lower_bounds(instance, objective), *shelf_bounds(instance, objective)]
-    candidates, rejected = shelf_candidates(instance, objective, incumbents=incumbents)
     if formulation not in FORMULATIONS:
         raise ValueError(
             f"formulation {formulation!r} is not one of {', '.join(FORMULATIONS)}"
         )
-    build = _RepresentativeModel if formulation == "representatives" else _ChainModel
-    model = build(instance, objective, candidates[0], bounds, symmetry=symmetry)
-    solver = cp_model.CpSolver()
-    _configure(
-        solver,
-        time_limit=max(0.0, time_limit - (time.perf_counter() - started)),
-        workers=workers,
-        log=log,
-        subsolvers=bound_subsolvers,
-        seed=seed,
-        parameters=parameters or {},
+    candidates, rejected = shelf_candidates(instance, objective, incumbents=incumbents)
+    bounds, skipped = lower_bounds_within(
+        instance, objective, bounds_deadline(deadline)
     )
-    status_name, bound, found, notes = _search(solver, model)
+    if time.monotonic() < deadline:
+        bounds += shelf_bounds(instance, objective)
+    else:
+        skipped.append("shelf bounds: skipped (time limit)")
     params: dict[str, Any] = {
         "restriction": RESTRICTION,
         "time_limit": time_limit,
         "workers": workers,
         "objective": objective.label,
         "allocation": instance.machine.allocation,
-        "cpsat_status": status_name,
         "hint_source": candidates[0].source,
-        "weight_scale": model.scale,
         "formulation": formulation,
-        "shelves": model.shelves,
-        "offsets_modelled": model.with_offsets,
-        "symmetry_groups": model.symmetry_groups,
         "subsolvers": list(bound_subsolvers),
-        **notes,
     }
     if rejected:
         params["rejected"] = rejected
-    if bound is not None:
-        bounds.append(bound)
-    if found is not None:
-        candidate, reason = _decode(instance, objective, model, found)
-        if candidate is not None:
-            candidates.append(candidate)
-        else:
-            params.setdefault("rejected", []).append(str(reason))
+    # Shelf models hold a start per job and per shelf (up to one per job).
+    too_large = model_overflow(instance, objective, candidates[0].schedule, per_job=2)
+    if too_large is not None:
+        skipped.append(f"{BACKEND}: model not built: {too_large}")
+    elif time.monotonic() >= deadline:
+        skipped.append(f"{BACKEND}: search skipped (time limit)")
+    else:
+        representatives = formulation == "representatives"
+        build = _RepresentativeModel if representatives else _ChainModel
+        model = build(instance, objective, candidates[0], bounds, symmetry=symmetry)
+        solver = cp_model.CpSolver()
+        _configure(
+            solver,
+            time_limit=max(0.0, deadline - time.monotonic()),
+            workers=workers,
+            log=log,
+            subsolvers=bound_subsolvers,
+            seed=seed,
+            parameters=parameters or {},
+        )
+        status_name, bound, found, notes = _search(solver, model)
+        params.update(
+            cpsat_status=status_name,
+            weight_scale=model.scale,
+            shelves=model.shelves,
+            offsets_modelled=model.with_offsets,
+            symmetry_groups=model.symmetry_groups,
+            **notes,
+        )
+        if bound is not None:
+            bounds.append(bound)
+        if found is not None:
+            candidate, reason = _decode(instance, objective, model, found)
+            if candidate is not None:
+                candidates.append(candidate)
+            else:
+                params.setdefault("rejected", []).append(str(reason))
+    if skipped:
+        params["skipped"] = skipped
     return finish(
         instance, objective, backend=BACKEND, candidates=candidates,
         bounds=bounds, started=started, params=params,
@@ -451,7 +473,7 @@ def resequenced(
     if instance.machine.allocation == "contiguous":
         return Schedule(
             {
-                jid: Placement.contiguous(
+                jid: contiguous_placement(
                     s, s + jobs[jid].runtime, offsets[jid], jobs[jid].size
                 )
                 for jid, s in starts.items()
@@ -538,7 +560,7 @@ def first_fit_shelves(instance: Instance, objective: Objective, order: str) -> S
     if contiguous:
         return Schedule(
             {
-                j.id: Placement.contiguous(
+                j.id: contiguous_placement(
                     starts[j.id], starts[j.id] + j.runtime, offsets[j.id], j.size
                 )
                 for j in instance.jobs
@@ -730,7 +752,7 @@ def shelf_height_bound(instance: Instance) -> Bound:
     for t in times:
         chosen = [j for j in instance.jobs if releases[j.id] >= t]
         best = max(best, t + _heights_integral(m, chosen, use_dff or t == 0))
-    return Bound(float(best), "shelf-heights", time.perf_counter() - began)
+    return Bound(best, "shelf-heights", time.perf_counter() - began)
 
 
 def shelf_order_bound(instance: Instance, objective: Objective) -> Bound:
@@ -814,10 +836,9 @@ def shelf_order_bound(instance: Instance, objective: Objective) -> Bound:
         value -= sum(
             (Fraction(objective.weight(j)) * j.release for j in jobs), Fraction(0)
         )
+    result: float = float(value)
     if all(w.denominator == 1 for w in weights):
-        result = float(math.ceil(value))
-    else:
-        result = float(value)
+        result = math.ceil(value)  # an exact int, even beyond 2**53
     return Bound(result, "shelf-order", time.perf_counter() - began)
 
 
@@ -976,7 +997,7 @@ class _ChainModel(_ShelfModel):
         jobs = self.instance.jobs
         if self.objective.kind == "cmax":
             best = max((b.value for b in bounds), default=0.0)
-            lowest = max(0, math.ceil(best - 1e-9))
+            lowest = max(0, round_up_bound(best))
             last = self.shelf_end[-1]
             model = self.model
             model.add(last >= min(lowest, self.horizon))
@@ -1018,9 +1039,16 @@ class _ChainModel(_ShelfModel):
                 model.add_hint(self.offsets[job.id], int(placement.offset or 0))
 
     def solver_bound(self, raw: float) -> float:
-        """The solver's objective bound in the objective's units."""
-        if self.objective.kind == "cmax":
-            return float(raw)
+        """The solver's objective bound in the objective's units.
+
+        Integer objectives get an ``int`` (see
+        :meth:`optsched.models.cpsat._Model.solver_bound`).
+        """
+        exact = self.objective.kind == "cmax" or (self.exact and self.scale == 1.0)
+        if exact and abs(raw) <= 2**53:
+            return int(raw) - self.objective.offset(self.instance)
+        if exact:
+            return int(raw - math.ulp(raw)) - self.objective.offset(self.instance)
         value = raw / self.scale
         if not self.exact:
             value *= 1.0 - 1e-12  # one division's rounding, in the safe direction
@@ -1224,7 +1252,7 @@ class _RepresentativeModel(_ShelfModel):
         jobs, model = self.instance.jobs, self.model
         if self.objective.kind == "cmax":
             best = max((b.value for b in bounds), default=0.0)
-            lowest = max(0, math.ceil(best - 1e-9))
+            lowest = max(0, round_up_bound(best))
             span = model.new_int_var(min(lowest, self.horizon), self.horizon, "Cmax")
             for job in jobs:
                 model.add(span >= self.starts[job.id] + job.runtime)
@@ -1275,9 +1303,16 @@ class _RepresentativeModel(_ShelfModel):
             )
 
     def solver_bound(self, raw: float) -> float:
-        """The solver's objective bound in the objective's units."""
-        if self.objective.kind == "cmax":
-            return float(raw)
+        """The solver's objective bound in the objective's units.
+
+        Integer objectives get an ``int`` (see
+        :meth:`optsched.models.cpsat._Model.solver_bound`).
+        """
+        exact = self.objective.kind == "cmax" or (self.exact and self.scale == 1.0)
+        if exact and abs(raw) <= 2**53:
+            return int(raw) - self.objective.offset(self.instance)
+        if exact:
+            return int(raw - math.ulp(raw)) - self.objective.offset(self.instance)
         value = raw / self.scale
         if not self.exact:
             value *= 1.0 - 1e-12  # one division's rounding, in the safe direction
@@ -1440,7 +1475,7 @@ def _decode(
                     edge += jobs[jid].size if jobs[jid].runtime > 0 else 0
         schedule = Schedule(
             {
-                jid: Placement.contiguous(
+                jid: contiguous_placement(
                     s, s + jobs[jid].runtime, offsets[jid], jobs[jid].size
                 )
                 for jid, s in starts.items()

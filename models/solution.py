@@ -17,10 +17,16 @@ Shared by every back-end (:mod:`~optsched.models.cpsat`,
   lower bounds and decides the status.
 
 Status rule (every back-end): ``OPTIMAL`` iff the recomputed objective equals
-the best lower bound. Makespans are integers, so the lower bound is rounded
-up to an integer and the comparison is exact. Weighted completion times are
-sums of float products; they count as equal when they differ by at most
-:data:`WCT_RELATIVE_TOLERANCE` times the objective.
+the best lower bound. Makespans are integers, and so are weighted completion
+times with integer weights: the objective is then an exact ``int``
+(:meth:`Objective.value`), the lower bound is rounded up to an ``int`` and
+the comparison is exact at any size. Weighted completion times with
+fractional weights are float sums; they count as equal when they differ by
+at most :data:`WCT_RELATIVE_TOLERANCE` times the objective.
+
+Time limits: :func:`upper_bound_candidates` takes a ``time.monotonic``
+deadline like :func:`optsched.models.bounds.lower_bounds_within`, so that
+the checks of many incumbents on a large window stay inside the limit.
 """
 
 from __future__ import annotations
@@ -39,7 +45,17 @@ from optsched.objective import Objective
 from optsched.schedule import Placement, Schedule
 
 WCT_RELATIVE_TOLERANCE = 1e-9
-"""Relative tolerance under which a wct objective equals its lower bound."""
+"""Relative tolerance under which a non-integral wct objective equals its
+lower bound (integral objectives compare exactly)."""
+
+FLOAT_NOISE_ULPS = 16
+"""Units in the last place taken off a float bound before rounding it up.
+
+Integer bounds are exact ``int`` values and are never touched; a float
+bound (a solver's, already shifted down by the back-end's own safety
+margin) may still carry a few roundings, each at most half an ulp. A
+relative slack would not do: ``1e-9`` of ``10**12`` is 1000 units, which
+turned proven optima into "feasible" with a bound 1000 too low."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +130,11 @@ def assign_processors(instance: Instance, starts: Mapping[int, int]) -> Schedule
         jobs = instance.jobs_by_id()
         return Schedule(
             {
-                jid: Placement(s, s + jobs[jid].runtime, tuple(range(jobs[jid].size)))
+                jid: Placement(
+                    s,
+                    s + jobs[jid].runtime,
+                    packing.processor_set([(0, jobs[jid].size)]),
+                )
                 for jid, s in starts.items()
             }
         )
@@ -166,6 +186,7 @@ def upper_bound_candidates(
     objective: Objective,
     *,
     incumbents: Sequence[Incumbent] = (),
+    deadline: float | None = None,
 ) -> tuple[list[Candidate], list[str]]:
     """Checked starting schedules: the given incumbents and a list schedule.
 
@@ -174,6 +195,9 @@ def upper_bound_candidates(
     schedules as ``incumbents``. A list schedule in submit order
     (:func:`optsched.packing.list_schedule`) is always added, so that a
     back-end called alone still has a feasible schedule for its horizon.
+    The first incumbent (the caller's best) is always checked; the others
+    only while ``deadline`` (``time.monotonic``) has not passed, and are
+    listed as not checked otherwise.
 
     Returns
     -------
@@ -188,7 +212,10 @@ def upper_bound_candidates(
     raw += [(incumbent.source, incumbent.schedule) for incumbent in incumbents]
     rejected: list[str] = []
     candidates: list[Candidate] = []
-    for source, schedule in raw:
+    for k, (source, schedule) in enumerate(raw):
+        if k > 1 and deadline is not None and time.monotonic() >= deadline:
+            rejected.append(f"{source}: not checked (time limit)")
+            continue
         candidate, reason = checked_candidate(instance, objective, source, schedule)
         if candidate is None:
             rejected.append(str(reason))
@@ -198,6 +225,16 @@ def upper_bound_candidates(
         raise RuntimeError(f"no feasible heuristic schedule: {'; '.join(rejected)}")
     candidates.sort(key=lambda c: c.value)
     return candidates, rejected
+
+
+def bounds_deadline(deadline: float) -> float:
+    """When the closed-form bounds of a searching back-end must stop.
+
+    Half the time left (``time.monotonic``): the long bounds stop there,
+    keeping their best value, so that the solver keeps the other half.
+    """
+    now = time.monotonic()
+    return now + 0.5 * max(0.0, deadline - now)
 
 
 # --------------------------------------------------------------------------
@@ -261,18 +298,20 @@ def completion_deadlines(
     schedule feasible and optimal: ``D_j = r_j`` (or the incumbent's ``C_j``
     if later, so the incumbent stays inside) keeps *some* optimal schedule.
 
-    Floats: ``UB`` is a float sum; a margin of ``1e-9 * UB`` is added before
-    rounding down so that rounding errors never cut the incumbent.
+    Integer weights: the arithmetic is exact (Python integers). Fractional
+    weights: ``UB`` is a float sum; a margin of ``1e-9 * UB`` is added
+    before rounding down so that rounding errors never cut the incumbent.
     """
     jobs = instance.jobs
     if objective.kind == "cmax":
         span = max((upper_bound[j.id].end for j in jobs), default=0)
         return {j.id: span for j in jobs}
     horizon = safe_horizon(instance)
-    weights = {j.id: objective.weight(j) for j in jobs}
+    weights = {j.id: objective.exact_weight(j) for j in jobs}
     total = sum(weights[j.id] * upper_bound[j.id].end for j in jobs)
     floor_all = sum(weights[j.id] * (j.release + j.runtime) for j in jobs)
-    margin = 1e-9 * max(1.0, abs(total))
+    exact = all(isinstance(w, int) for w in weights.values())
+    margin = 0 if exact else 1e-9 * max(1.0, abs(total))
     deadlines = {}
     for j in jobs:
         if weights[j.id] == 0:
@@ -281,7 +320,10 @@ def completion_deadlines(
             deadlines[j.id] = max(j.release + j.runtime, upper_bound[j.id].end)
             continue
         rest = floor_all - weights[j.id] * (j.release + j.runtime)
-        own = math.floor((total - rest + margin) / weights[j.id])
+        if exact:
+            own = int((total - rest) // weights[j.id])
+        else:
+            own = math.floor((total - rest + margin) / weights[j.id])
         deadlines[j.id] = max(min(horizon, own), upper_bound[j.id].end)
     return deadlines
 
@@ -298,15 +340,30 @@ def best_lower_bound(
 
     Makespans are integers; so is ``sum_j w_j C_j`` (and its ``relative``
     form) when every weight is an integer. Rounding up then keeps the bound
-    valid; a slack of ``1e-9`` relative absorbs float noise such as
-    ``1101.0000000002`` from a division.
+    valid. Integer bounds (``int`` values) are exact and stay as they are;
+    a float bound first loses :data:`FLOAT_NOISE_ULPS` units in its last
+    place (float noise such as ``1101.0000000000002``), an absolute slack
+    that stays far below one unit wherever floats hold integers exactly.
     """
     if not bounds:
         return None
-    value = max(b.value for b in bounds)
+    value = max(b.value for b in bounds)  # Python compares int and float exactly
     if integral_objective(instance, objective):
-        return float(math.ceil(value - 1e-9 * max(1.0, abs(value))))
+        return round_up_bound(value)
     return value
+
+
+def round_up_bound(value: float) -> int:
+    """The smallest integer at or above the bound ``value``, float noise aside.
+
+    An ``int`` is returned as it is; a float first loses
+    :data:`FLOAT_NOISE_ULPS` units in its last place (never ``1e-9`` of the
+    value, nor a float conversion of a large ``int``, either of which can
+    move the result by many units).
+    """
+    if isinstance(value, int):
+        return value
+    return math.ceil(value - FLOAT_NOISE_ULPS * math.ulp(value))
 
 
 def integral_objective(instance: Instance, objective: Objective) -> bool:
@@ -317,11 +374,16 @@ def integral_objective(instance: Instance, objective: Objective) -> bool:
 
 
 def is_optimal(objective: Objective, value: float, lower: float | None) -> bool:
-    """Does ``value`` equal the lower bound (see the module notes)?"""
+    """Does ``value`` equal the lower bound (see the module notes)?
+
+    Exact when both are integers (always for makespans, whose bound
+    :func:`best_lower_bound` rounds up to an ``int``); within
+    :data:`WCT_RELATIVE_TOLERANCE` otherwise.
+    """
     if lower is None:
         return False
-    if objective.kind == "cmax":
-        return value <= lower
+    if objective.kind == "cmax" or (isinstance(value, int) and isinstance(lower, int)):
+        return value <= lower  # exact: Python compares int and float exactly
     return value - lower <= WCT_RELATIVE_TOLERANCE * max(1.0, abs(value))
 
 
@@ -393,7 +455,7 @@ def finish(
 
 
 def _consistent(objective: Objective, value: float, lower: float) -> bool:
-    if objective.kind == "cmax":
+    if objective.kind == "cmax" or (isinstance(value, int) and isinstance(lower, int)):
         return lower <= value
     return lower <= value + WCT_RELATIVE_TOLERANCE * max(1.0, abs(value))
 

@@ -33,6 +33,11 @@ being interchangeable, a relabelling does), and
 :func:`optsched.packing.assign_processors` builds an assignment that
 includes the blocks.
 
+Processor sets are judged as intervals (:func:`~optsched.schedule.merged_runs`),
+never processor by processor: rule 5 sweeps the stretches in time order,
+keeping the processor intervals in use, so a schedule naming ``0-999999999``
+on a machine of 10**9 processors costs what its text holds.
+
 A job that migrates (``Placement.moves``) is judged on each stretch: every
 processor set it uses obeys rules 5 and 6, and move times increase inside
 ``(start, end)``.
@@ -44,11 +49,15 @@ the shelf-restricted models accept only schedules that pass both.
 
 from __future__ import annotations
 
+import bisect
+import heapq
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from optsched.instance import Instance, Job
-from optsched.schedule import Placement, Schedule
+from optsched.schedule import Placement, ProcessorSet, Schedule, merged_runs
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +68,7 @@ class Violation:
     message: str
     job: int | None = None
     time: int | None = None
-    processors: tuple[int, ...] = ()
+    processors: Sequence[int] = ()
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.message}"
@@ -180,7 +189,7 @@ def _check_moves(job: Job, placement: Placement) -> list[Violation]:
 
 
 def _check_one_processor_set(
-    instance: Instance, job: Job, start: int, procs: tuple[int, ...] | None
+    instance: Instance, job: Job, start: int, procs: Sequence[int] | None
 ) -> list[Violation]:
     m = instance.processors
     if procs is None:
@@ -194,33 +203,36 @@ def _check_one_processor_set(
                 )
             ]
         return []
+    # Judged on intervals: a range of 10**9 processors costs two integers.
+    runs = merged_runs(procs)
+    distinct = _count(runs)
     out: list[Violation] = []
-    if len(set(procs)) != len(procs) or len(procs) != job.size:
+    if distinct != len(procs) or len(procs) != job.size:
         out.append(
             Violation(
                 "processor-count",
-                f"job {job.id} has {len(set(procs))} distinct processors, "
+                f"job {job.id} has {distinct} distinct processors, "
                 f"its size is {job.size}",
                 job=job.id,
                 time=start,
                 processors=procs,
             )
         )
-    outside = tuple(p for p in procs if not 0 <= p < m)
+    outside = _outside(runs, m)
     if outside:
         out.append(
             Violation(
                 "processor-range",
-                f"job {job.id} uses processors {list(outside)} outside [0, {m})",
+                f"job {job.id} uses processors {_describe(outside)} outside [0, {m})",
                 job=job.id,
                 time=start,
-                processors=outside,
+                processors=_as_sequence(outside),
             )
         )
     if (
         instance.machine.allocation == "contiguous"
         and procs  # an empty set is already a processor-count violation
-        and procs != tuple(range(procs[0], procs[0] + len(procs)))
+        and (len(runs) != 1 or distinct != len(procs))
     ):
         out.append(
             Violation(
@@ -232,6 +244,43 @@ def _check_one_processor_set(
             )
         )
     return out
+
+
+Runs = list[tuple[int, int]]
+"""Disjoint sorted inclusive intervals ``(first, last)`` of processor indices."""
+
+_LISTED = 8
+"""Processor sets up to this size are listed one by one in messages."""
+
+
+def _count(runs: Runs) -> int:
+    return sum(last - first + 1 for first, last in runs)
+
+
+def _outside(runs: Runs, m: int) -> Runs:
+    """The parts of ``runs`` outside ``[0, m)``."""
+    below = [(first, min(last, -1)) for first, last in runs if first < 0]
+    above = [(max(first, m), last) for first, last in runs if last >= m]
+    return below + above
+
+
+def _describe(runs: Runs) -> str:
+    """``[3, 4]`` for a few processors, ``[0-2999999999] (3000000000 processors)``
+    beyond :data:`_LISTED`, so that a message stays one short line."""
+    count = _count(runs)
+    if count <= _LISTED:
+        return str([p for first, last in runs for p in range(first, last + 1)])
+    parts = [str(a) if a == b else f"{a}-{b}" for a, b in runs[:_LISTED]]
+    more = ", ..." if len(runs) > _LISTED else ""
+    return f"[{', '.join(parts)}{more}] ({count} processors)"
+
+
+def _as_sequence(runs: Runs) -> Sequence[int]:
+    """``runs`` as a sorted sequence, expanded only when small (or negative,
+    which only an explicit, hence small, tuple can hold)."""
+    if _count(runs) <= 64 or any(first < 0 for first, _ in runs):
+        return tuple(p for first, last in runs for p in range(first, last + 1))
+    return ProcessorSet(runs)
 
 
 def _check_capacity(
@@ -279,51 +328,149 @@ def _check_capacity(
     return out
 
 
+Owner = int | None
+"""A job id, or ``None`` for a busy block."""
+
+
 def _check_processor_overlaps(
     instance: Instance, placed: dict[int, Placement]
 ) -> list[Violation]:
-    # Per processor, sort the intervals using it and compare neighbours.
-    usage: dict[int, list[tuple[int, int, int | None]]] = defaultdict(list)
-    for jid, p in placed.items():
-        for start, end, processors in p.segments():
-            if processors is not None and end > start:
-                for proc in set(processors):
-                    usage[proc].append((start, end, jid))
-    for block in instance.machine.unavailable:
-        if block.processors is not None and block.end > block.start:
-            for proc in block.processors:
-                usage[proc].append((block.start, block.end, None))
-    clashes: dict[tuple[int | None, int | None], list[int]] = defaultdict(list)
-    clash_time: dict[tuple[int | None, int | None], int] = {}
-    for proc, intervals in usage.items():
-        intervals.sort(key=lambda x: (x[0], x[1]))
-        # Compare each interval with every one still running when it starts
-        # (not only the latest-ending one), so that each clashing pair lists
-        # all the processors it shares. The clash begins at the later start.
-        active: list[tuple[int, int, int | None]] = []
-        for start, end, owner in intervals:
-            active = [a for a in active if a[1] > start]
-            for _, _, other in active:
+    # Sweep in time over the stretches that hold processors, keeping the
+    # processor intervals in use (never one entry per processor). Each
+    # stretch is compared with every one still running when it starts, so
+    # that each clashing pair lists all the processors it shares; the clash
+    # begins at the later start.
+    items = _stretches(instance, placed)
+    items.sort(key=lambda item: (item[0], item[1], item[2]))
+    in_use = _Occupancy()
+    running: list[tuple[int, int, Runs]] = []  # heap of (end, order, runs)
+    clashes: dict[tuple[Owner, Owner], Runs] = defaultdict(list)
+    clash_time: dict[tuple[Owner, Owner], int] = {}
+    for start, end, order, owner, runs in items:
+        while running and running[0][0] <= start:
+            _, done, done_runs = heapq.heappop(running)
+            for first, last in done_runs:
+                in_use.remove(first, last, done)
+        for first, last in runs:
+            for other, lo, hi in in_use.add(first, last, order, owner):
                 key = (other, owner)
-                clashes[key].append(proc)
+                clashes[key].append((lo, hi))
                 clash_time.setdefault(key, start)
-            active.append((start, end, owner))
+        heapq.heappush(running, (end, order, runs))
     out = []
-    for (first, second), procs in sorted(
+    for (first_owner, second), shared in sorted(
         clashes.items(), key=lambda kv: (clash_time[kv[0]], str(kv[0]))
     ):
         name = lambda o: "a busy block" if o is None else f"job {o}"  # noqa: E731
+        procs = _union(shared)
         out.append(
             Violation(
                 "processor-overlap",
-                f"{name(second)} and {name(first)} share processors "
-                f"{sorted(procs)} at time {clash_time[(first, second)]}",
-                job=second if second is not None else first,
-                time=clash_time[(first, second)],
-                processors=tuple(sorted(procs)),
+                f"{name(second)} and {name(first_owner)} share processors "
+                f"{_describe(procs)} at time {clash_time[(first_owner, second)]}",
+                job=second if second is not None else first_owner,
+                time=clash_time[(first_owner, second)],
+                processors=_as_sequence(procs),
             )
         )
     return out
+
+
+def _stretches(
+    instance: Instance, placed: dict[int, Placement]
+) -> list[tuple[int, int, int, Owner, Runs]]:
+    """``(start, end, order, owner, runs)`` of every stretch holding processors.
+
+    ``order`` (jobs as placed, then blocks) breaks ties between equal
+    intervals, as in the order the violations name the pair.
+    """
+    items: list[tuple[int, int, int, Owner, Runs]] = []
+    for jid, p in placed.items():
+        for start, end, processors in p.segments():
+            if processors is not None and end > start:
+                items.append((start, end, len(items), jid, merged_runs(processors)))
+    for block in instance.machine.unavailable:
+        if block.offset is not None and block.end > block.start:
+            runs = [(block.offset, block.offset + block.size - 1)] if block.size else []
+            items.append((block.start, block.end, len(items), None, runs))
+    return items
+
+
+def _union(runs: Runs) -> Runs:
+    out: Runs = []
+    for first, last in sorted(runs):
+        if out and first <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], last))
+        else:
+            out.append((first, last))
+    return out
+
+
+class _Occupancy:
+    """Processor intervals in use, as disjoint pieces each with its holders.
+
+    A piece is ``[first, last, holders]``; holders are ``(order, owner)``
+    pairs. A valid schedule keeps one holder per piece, so the pieces are as
+    many as the intervals running; a clash splits pieces at the boundaries
+    of the intervals involved, never per processor.
+    """
+
+    def __init__(self) -> None:
+        self.firsts: list[int] = []
+        self.pieces: list[list[Any]] = []
+
+    def _split(self, i: int, at: int) -> None:
+        """Cut piece ``i`` before index ``at`` (inside it)."""
+        first, last, holders = self.pieces[i]
+        self.pieces[i] = [first, at - 1, holders]
+        self.pieces.insert(i + 1, [at, last, list(holders)])
+        self.firsts.insert(i + 1, at)
+
+    def _insert(self, i: int, first: int, last: int, holder: Any) -> None:
+        self.pieces.insert(i, [first, last, [holder]])
+        self.firsts.insert(i, first)
+
+    def add(
+        self, first: int, last: int, order: int, owner: Owner
+    ) -> list[tuple[Owner, int, int]]:
+        """Hold ``[first, last]``; the ``(owner, lo, hi)`` already holding parts."""
+        holder = (order, owner)
+        found: list[tuple[Owner, int, int]] = []
+        i = bisect.bisect_right(self.firsts, first) - 1
+        if i >= 0 and self.pieces[i][1] >= first:
+            if self.pieces[i][0] < first:
+                self._split(i, first)
+                i += 1
+        else:
+            i += 1
+        position = first
+        while position <= last:
+            if i < len(self.pieces) and self.pieces[i][0] <= last:
+                if self.pieces[i][0] > position:
+                    self._insert(i, position, self.pieces[i][0] - 1, holder)
+                    i += 1
+                if self.pieces[i][1] > last:
+                    self._split(i, last + 1)
+                piece = self.pieces[i]
+                found += [(other, piece[0], piece[1]) for _, other in piece[2]]
+                piece[2].append(holder)
+                position = piece[1] + 1
+                i += 1
+            else:
+                self._insert(i, position, last, holder)
+                position = last + 1
+        return found
+
+    def remove(self, first: int, last: int, order: int) -> None:
+        """Release ``[first, last]``, held by the stretch ``order``."""
+        i = bisect.bisect_left(self.firsts, first)
+        while i < len(self.pieces) and self.pieces[i][0] <= last:
+            holders = self.pieces[i][2]
+            holders[:] = [h for h in holders if h[0] != order]
+            if holders:
+                i += 1
+            else:
+                del self.pieces[i], self.firsts[i]
 
 
 def is_shelf_schedule(instance: Instance, schedule: Schedule) -> str | None:

@@ -8,6 +8,57 @@ from __future__ import annotations
 
 from pathlib import Path
 
+SHOWN_LIMIT = 40
+"""Default length of a value quoted from a file in a message (see :func:`shown`)."""
+
+
+def shown(value: object, limit: int = SHOWN_LIMIT) -> str:
+    r"""A short, one-line, printable quotation of a value read from a file.
+
+    Error messages quote the offending value (``got 'x'``) but must stay one
+    line and must not copy a file's contents to the terminal: ``repr`` quotes
+    strings and escapes control characters (newlines, escape sequences, NUL),
+    and anything longer than ``limit`` characters is cut with ``...``.
+
+    Parameters
+    ----------
+    value
+        A string, number or any other object. Containers are named, not
+        expanded: a JSON list may be megabytes long or too deep to ``repr``.
+    limit
+        Maximum length of the result (at least 8).
+
+    Examples
+    --------
+    >>> print(shown("x"), shown("a\nb"), shown("y" * 100, limit=12))
+    'x' 'a\nb' 'yyyyyyy...'
+    >>> shown(10**5000)
+    'an integer of 16610 bits'
+    """
+    limit = max(limit, 8)
+    if isinstance(value, list | tuple | dict | set):
+        return f"a {type(value).__name__} of {len(value)} items"
+    if isinstance(value, int) and value.bit_length() > 4 * limit:
+        # repr of a huge int is slow, and refused past 4300 digits.
+        return f"an integer of {value.bit_length()} bits"
+    text = repr(value)
+    if not text.isprintable():  # the repr of another type may hold newlines
+        text = text.encode("unicode_escape").decode("ascii")
+    if len(text) <= limit:
+        return text
+    quote = text[-1] if text[-1] in "'\"" else ""
+    return text[: limit - 3 - len(quote)] + "..." + quote
+
+
+def one_line(text: str) -> str:
+    """``text`` with control characters (newlines included) escaped.
+
+    A file name or a reason holding a newline must not split a message.
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
 
 class InputError(ValueError):
     """Bad input, located in a file.
@@ -37,7 +88,7 @@ class InputError(ValueError):
         where = self.path or "<input>"
         if self.line is not None:
             where = f"{where}:{self.line}"
-        return f"{where}: {self.reason}"
+        return one_line(f"{where}: {self.reason}")
 
     def __str__(self) -> str:
         return self.message

@@ -3,6 +3,14 @@
 All types are frozen dataclasses validated on construction. Time is integer
 seconds and intervals are half-open ``[start, end)``: a job ending at ``t``
 frees its processors for a job starting at ``t``.
+
+Limits: every time (release, runtime, estimate, wait, busy-block start and
+end), size, offset and processor count is at most :data:`MAX_INTEGER`
+(``2**53``), job ids and the other SWF extras lie within ``+-2**53``, and a
+weight lies in ``(0, MAX_WEIGHT]``. Integers up to ``2**53`` are exact in
+float64, which metrics, ratios, solvers and JSON consumers use; beyond it
+sums and products would silently round or overflow 64-bit integers. Runtimes
+of 10**12 seconds and more stay valid.
 """
 
 from __future__ import annotations
@@ -13,14 +21,49 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from optsched.errors import shown
+
 Allocation = Literal["any", "contiguous"]
 ALLOCATIONS: tuple[str, ...] = ("any", "contiguous")
+
+MAX_INTEGER = 2**53
+"""Largest time, size or processor count accepted (exact in float64)."""
+MAX_WEIGHT = 1e12
+"""Largest job weight accepted: weighted sums stay far from float overflow."""
+
+_EXTRAS = (
+    "wait",
+    "user",
+    "group",
+    "executable",
+    "queue",
+    "partition",
+    "status",
+    "preceding_job",
+    "think_time",
+)
 
 
 def _require_int(owner: str, name: str, value: object) -> None:
     # bool is an int subclass; a True size is almost surely a bug upstream.
     if not isinstance(value, int) or isinstance(value, bool):
-        raise ValueError(f"{owner}: {name} must be an integer, got {value!r}")
+        raise ValueError(f"{owner}: {name} must be an integer, got {shown(value)}")
+
+
+def _require_at_most(owner: str, name: str, value: int) -> None:
+    if value > MAX_INTEGER:
+        raise ValueError(
+            f"{owner}: {name} {shown(value)} is above the limit 2**53 = {MAX_INTEGER}"
+        )
+
+
+def _require_within(owner: str, name: str, value: int) -> None:
+    # Ids and SWF extras may be negative, but not huge either way.
+    if abs(value) > MAX_INTEGER:
+        raise ValueError(
+            f"{owner}: {name} {shown(value)} is outside the limits +-2**53 = "
+            f"+-{MAX_INTEGER}"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,22 +73,30 @@ class Job:
     Parameters
     ----------
     id
-        Job number, unique within an instance (the SWF job number for traces).
+        Job number, unique within an instance (the SWF job number for traces),
+        within ``+-MAX_INTEGER``.
     release
-        Submit time in seconds, ``>= 0``.
+        Submit time in seconds, ``0 <= release <= MAX_INTEGER``.
     size
-        Processors used for the whole run, ``>= 1``.
+        Processors used for the whole run, ``1 <= size <= MAX_INTEGER``.
     runtime
-        Actual run time in seconds, ``>= 0``.
+        Actual run time in seconds, ``0 <= runtime <= MAX_INTEGER``.
     estimate
-        Requested wall time the schedulers see; defaults to ``runtime``.
+        Requested wall time the schedulers see, ``0 <= estimate <=
+        MAX_INTEGER``; defaults to ``runtime``.
     weight
-        Weight in weighted objectives, ``> 0``.
+        Weight in weighted objectives, finite, ``0 < weight <= MAX_WEIGHT``
+        (``1e12``).
     wait
         Recorded wait time in the trace (SWF field 3), when known.
 
     The remaining fields are SWF extras kept for provenance and filtering;
-    ``None`` means missing (``-1`` in SWF).
+    ``None`` means missing (``-1`` in SWF). Integer extras (``wait``
+    included) lie within ``+-MAX_INTEGER``.
+
+    :data:`MAX_INTEGER` is ``2**53``: every integer up to it is exact in
+    float64, which metrics, ratios and JSON consumers use. A value beyond a
+    limit raises ``ValueError`` naming the field and the limit.
     """
 
     id: int
@@ -65,26 +116,43 @@ class Job:
     think_time: int | None = None
 
     def __post_init__(self) -> None:
-        who = f"job {self.id}"
+        who = job_name(self.id)
         for name in ("id", "release", "size", "runtime"):
             _require_int(who, name, getattr(self, name))
+        _require_within(who, "id", self.id)
         if self.release < 0:
-            raise ValueError(f"{who}: release {self.release} is negative")
+            raise ValueError(f"{who}: release {shown(self.release)} is negative")
         if self.size < 1:
-            raise ValueError(f"{who}: size {self.size} must be at least 1")
+            raise ValueError(f"{who}: size {shown(self.size)} must be at least 1")
         if self.runtime < 0:
-            raise ValueError(f"{who}: runtime {self.runtime} is negative")
+            raise ValueError(f"{who}: runtime {shown(self.runtime)} is negative")
+        for name in ("release", "size", "runtime"):
+            _require_at_most(who, name, getattr(self, name))
         if self.estimate is None:
             object.__setattr__(self, "estimate", self.runtime)
         else:
             _require_int(who, "estimate", self.estimate)
             if self.estimate < 0:
-                raise ValueError(f"{who}: estimate {self.estimate} is negative")
-        if not isinstance(self.weight, int | float) or isinstance(self.weight, bool):
-            raise ValueError(f"{who}: weight must be a number, got {self.weight!r}")
-        # NaN fails "> 0"; infinity would poison every weighted objective.
-        if not 0 < self.weight < math.inf:
-            raise ValueError(f"{who}: weight {self.weight} must be positive and finite")
+                raise ValueError(f"{who}: estimate {shown(self.estimate)} is negative")
+            _require_at_most(who, "estimate", self.estimate)
+        self._validate_weight(who)
+        for name in _EXTRAS:
+            value = getattr(self, name)
+            if isinstance(value, int):
+                _require_within(who, name, value)
+
+    def _validate_weight(self, who: str) -> None:
+        weight = self.weight
+        if not isinstance(weight, int | float) or isinstance(weight, bool):
+            raise ValueError(f"{who}: weight must be a number, got {shown(weight)}")
+        # NaN fails "> 0"; infinity, or 1e300 times a makespan, would
+        # overflow or swamp every weighted objective.
+        if not 0 < weight < math.inf:
+            raise ValueError(
+                f"{who}: weight {shown(weight)} must be positive and finite"
+            )
+        if weight > MAX_WEIGHT:
+            raise ValueError(f"{who}: weight {shown(weight)} is above the limit 1e12")
 
     @property
     def requested(self) -> int:
@@ -102,6 +170,32 @@ class Job:
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
 
 
+def job_name(job_id: object) -> str:
+    """``"job ID"``: names a job in messages, a strange id quoted and cut."""
+    return f"job {_plain(job_id)}"
+
+
+def block_name(label: object, start: object, end: object) -> str:
+    """``"busy block LABEL"``, or ``"busy block (START, END)"`` without a label.
+
+    Names a block in messages; a label read from a file is quoted (with
+    :func:`~optsched.errors.shown`) when it is long or holds control
+    characters, so that a message stays one short line.
+    """
+    if label:
+        return f"busy block {_plain(label)}"
+    return f"busy block ({shown(start)}, {shown(end)})"
+
+
+def _plain(value: object) -> str:
+    # A short printable name or id as it is; anything else quoted and cut.
+    if isinstance(value, int) and not isinstance(value, bool):
+        return shown(value)
+    if isinstance(value, str) and len(value) <= 40 and value.isprintable():
+        return value
+    return shown(value)
+
+
 @dataclass(frozen=True, slots=True)
 class BusyBlock:
     """Processors that are unavailable during ``[start, end)``.
@@ -112,9 +206,9 @@ class BusyBlock:
     Parameters
     ----------
     start, end
-        Half-open time interval, ``0 <= start <= end``.
+        Half-open time interval, ``0 <= start <= end <= MAX_INTEGER``.
     size
-        Number of processors taken.
+        Number of processors taken, ``1 <= size <= MAX_INTEGER``.
     offset
         First processor of a contiguous range ``[offset, offset + size)``:
         required on a ``contiguous`` machine, refused on an ``any`` machine
@@ -130,17 +224,22 @@ class BusyBlock:
     label: str = ""
 
     def __post_init__(self) -> None:
-        who = f"busy block {self.label or (self.start, self.end)}"
+        who = block_name(self.label, self.start, self.end)
         for name in ("start", "end", "size"):
             _require_int(who, name, getattr(self, name))
         if self.start < 0 or self.end < self.start:
-            raise ValueError(f"{who}: interval [{self.start}, {self.end}) is invalid")
+            raise ValueError(
+                f"{who}: interval [{shown(self.start)}, {shown(self.end)}) is invalid"
+            )
         if self.size < 1:
-            raise ValueError(f"{who}: size {self.size} must be at least 1")
+            raise ValueError(f"{who}: size {shown(self.size)} must be at least 1")
+        for name in ("end", "size"):
+            _require_at_most(who, name, getattr(self, name))
         if self.offset is not None:
             _require_int(who, "offset", self.offset)
             if self.offset < 0:
-                raise ValueError(f"{who}: offset {self.offset} is negative")
+                raise ValueError(f"{who}: offset {shown(self.offset)} is negative")
+            _require_at_most(who, "offset", self.offset)
 
     @property
     def processors(self) -> range | None:
@@ -157,7 +256,8 @@ class Machine:
     Parameters
     ----------
     processors
-        Number of processors ``m``.
+        Number of processors ``m``, ``1 <= m <= MAX_INTEGER`` (``2**53``).
+        Nothing is allocated per processor, so a huge ``m`` costs no memory.
     allocation
         ``"any"``: a job may use any free processors; ``"contiguous"``: a job
         needs a consecutive range of processor indices (strip packing).
@@ -191,10 +291,13 @@ class Machine:
     def __post_init__(self) -> None:
         _require_int("machine", "processors", self.processors)
         if self.processors < 1:
-            raise ValueError(f"machine: processors {self.processors} must be >= 1")
+            raise ValueError(
+                f"machine: processors {shown(self.processors)} must be >= 1"
+            )
+        _require_at_most("machine", "processors", self.processors)
         if self.allocation not in ALLOCATIONS:
             raise ValueError(
-                f"machine: allocation {self.allocation!r} is not one of "
+                f"machine: allocation {shown(self.allocation)} is not one of "
                 f"{', '.join(ALLOCATIONS)}"
             )
         object.__setattr__(self, "unavailable", tuple(self.unavailable))
@@ -204,7 +307,7 @@ class Machine:
         self._validate_block_overlaps()
 
     def _validate_block(self, block: BusyBlock) -> None:
-        who = f"busy block {block.label or (block.start, block.end)}"
+        who = block_name(block.label, block.start, block.end)
         if block.size > self.processors:
             raise ValueError(
                 f"{who}: size {block.size} exceeds machine processors {self.processors}"
@@ -255,10 +358,10 @@ class Machine:
                     and other.offset < block.offset + block.size
                 ):
                     raise ValueError(
-                        f"busy block {block.label or (block.start, block.end)}: "
-                        f"shares processors with busy block "
-                        f"{other.label or (other.start, other.end)} at time "
-                        f"{block.start}"
+                        f"{block_name(block.label, block.start, block.end)}: "
+                        f"shares processors with "
+                        f"{block_name(other.label, other.start, other.end)} at "
+                        f"time {block.start}"
                     )
             active.append(block)
 

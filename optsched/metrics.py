@@ -20,14 +20,31 @@ BSLD_THRESHOLD = 10
 """Default bounded-slowdown threshold tau in seconds (Feitelson et al. 1997)."""
 
 
+_INT64_SAFE = 2**62
+"""Largest magnitude kept in ``int64`` arrays: differences of two such values
+(waits, responses, run times) still fit in ``int64``."""
+
+
+def _times(values: list[int]) -> np.ndarray:
+    """``values`` as ``int64``, or as ``float64`` when some exceed ``int64``.
+
+    Times are at most ``2**53`` each (the core types refuse more), but a
+    schedule's ends add run times up; past ``2**62`` NumPy would raise
+    ``OverflowError`` or wrap around, while float64 only rounds.
+    """
+    if values and max(abs(min(values)), abs(max(values))) >= _INT64_SAFE:
+        return np.array(values, dtype=np.float64)
+    return np.array(values, dtype=np.int64)
+
+
 def _arrays(instance: Instance, schedule: Schedule) -> dict[str, np.ndarray]:
     jobs = instance.jobs
     return {
-        "release": np.array([j.release for j in jobs], dtype=np.int64),
-        "size": np.array([j.size for j in jobs], dtype=np.int64),
+        "release": _times([j.release for j in jobs]),
+        "size": _times([j.size for j in jobs]),
         "weight": np.array([j.weight for j in jobs], dtype=np.float64),
-        "start": np.array([schedule[j.id].start for j in jobs], dtype=np.int64),
-        "end": np.array([schedule[j.id].end for j in jobs], dtype=np.int64),
+        "start": _times([schedule[j.id].start for j in jobs]),
+        "end": _times([schedule[j.id].end for j in jobs]),
     }
 
 
@@ -107,11 +124,15 @@ def utilisation(instance: Instance, schedule: Schedule) -> float:
     """
     if not instance.jobs:
         return 0.0
-    a = _arrays(instance, schedule)
-    span = int(a["end"].max() - a["release"].min())
+    # Python integers: sizes times run times overflow int64 on huge values.
+    placements = [schedule[j.id] for j in instance.jobs]
+    span = max(p.end for p in placements) - min(j.release for j in instance.jobs)
     if span <= 0:
         return 0.0
-    work = int((a["size"] * (a["end"] - a["start"])).sum())
+    work = sum(
+        j.size * (p.end - p.start)
+        for j, p in zip(instance.jobs, placements, strict=True)
+    )
     return work / (instance.processors * span)
 
 

@@ -10,6 +10,8 @@ stored on the jobs).
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from optsched import metrics
@@ -78,6 +80,22 @@ class Objective:
             return float(job.size * job.runtime)
         return float(job.weight)
 
+    def exact_weight(self, job: Job) -> int | float:
+        """``w_j`` as an exact ``int`` when it is an integer, else a float.
+
+        :meth:`weight` is a float, which rounds an ``area`` weight
+        ``q_j p_j`` beyond ``2**53``; sums of exact weights (objective values,
+        bounds) stay exact whatever their size.
+        """
+        if self.weights == "one":
+            return 1
+        if self.weights == "size":
+            return job.size
+        if self.weights == "area":
+            return job.size * job.runtime
+        weight = float(job.weight)
+        return int(weight) if weight.is_integer() else weight
+
     def weighted(self, instance: Instance) -> Instance:
         """The instance with ``Job.weight`` set by the weight rule.
 
@@ -90,16 +108,31 @@ class Objective:
         return instance.with_jobs(jobs)
 
     def value(self, instance: Instance, schedule: Schedule) -> float:
-        """The objective of ``schedule``, recomputed from its placements."""
+        """The objective of ``schedule``, recomputed from its placements.
+
+        An ``int`` when every term is an integer (makespans; weighted
+        completion times with integer weights), so that values beyond
+        ``2**53`` stay exact and compare exactly with integer bounds; a float
+        (correctly rounded sum, :func:`math.fsum`) otherwise.
+        """
         if self.kind == "cmax":
-            return float(metrics.makespan(instance, schedule))
-        return sum(
-            self.weight(j) * (schedule[j.id].end - (j.release if self.relative else 0))
+            return metrics.makespan(instance, schedule)
+        return _exact_sum(
+            self.exact_weight(j)
+            * (schedule[j.id].end - (j.release if self.relative else 0))
             for j in instance.jobs
         )
 
     def offset(self, instance: Instance) -> float:
         """Constant subtracted by ``relative``: ``sum_j w_j r_j`` (0 otherwise)."""
         if self.kind == "wct" and self.relative:
-            return sum(self.weight(j) * j.release for j in instance.jobs)
-        return 0.0
+            return _exact_sum(self.exact_weight(j) * j.release for j in instance.jobs)
+        return 0
+
+
+def _exact_sum(terms: Iterable[int | float]) -> int | float:
+    """The sum, exact as an ``int`` when every term is one, else :func:`math.fsum`."""
+    values = list(terms)
+    if all(isinstance(v, int) for v in values):
+        return sum(values)
+    return math.fsum(values)

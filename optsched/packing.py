@@ -54,13 +54,15 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 from optsched.instance import BusyBlock, Instance, Job
-from optsched.schedule import Placement, Schedule
+from optsched.schedule import Placement, ProcessorSet, Schedule
 
 __all__ = [
     "Profile",
     "Strip",
     "assign_processors",
+    "contiguous_placement",
     "list_schedule",
+    "processor_set",
 ]
 
 
@@ -447,7 +449,7 @@ def assign_processors(
     return Schedule(placements, producer)
 
 
-def _sweep(instance: Instance, starts: Mapping[int, int]) -> dict[int, tuple[int, ...]]:
+def _sweep(instance: Instance, starts: Mapping[int, int]) -> dict[int, Sequence[int]]:
     m = instance.processors
     # (start, end, size, job id or -1 - block index): jobs and blocks alike.
     items: list[tuple[int, int, int, int]] = []
@@ -459,28 +461,107 @@ def _sweep(instance: Instance, starts: Mapping[int, int]) -> dict[int, tuple[int
         if block.end > block.start:
             items.append((block.start, block.end, block.size, -1 - k))
     items.sort(key=lambda it: (it[0], it[1]))
-    free = list(range(m))  # a heap of free processor indices
-    running: list[tuple[int, int, tuple[int, ...]]] = []  # (end, seq, procs)
-    out: dict[int, tuple[int, ...]] = {}
+    free = _FreeRanges(m)
+    running: list[tuple[int, int, list[tuple[int, int]]]] = []  # (end, seq, ranges)
+    out: dict[int, Sequence[int]] = {}
     for seq, (start, end, size, key) in enumerate(items):
         while running and running[0][0] <= start:
-            for p in heapq.heappop(running)[2]:
-                heapq.heappush(free, p)
+            free.give(heapq.heappop(running)[2])
         if end == start:  # zero-length job: it holds no processor
-            out[jobs[key].id] = tuple(range(size))
+            out[jobs[key].id] = processor_set([(0, size)])
             continue
-        if len(free) < size:
+        if free.count < size:
             who = f"job {jobs[key].id}" if key >= 0 else "a busy block"
             raise ValueError(
                 f"assign_processors: the start times break the capacity rule: "
-                f"{m - len(free) + size} processors in use at time {start} "
+                f"{m - free.count + size} processors in use at time {start} "
                 f"({who} starting), machine has {m}"
             )
-        chosen = tuple(sorted(heapq.heappop(free) for _ in range(size)))
+        chosen = free.take(size)
         heapq.heappush(running, (end, seq, chosen))
         if key >= 0:
-            out[jobs[key].id] = chosen
+            out[jobs[key].id] = processor_set(chosen)
     return out
+
+
+EXPAND_LIMIT = 4096
+"""Widest processor set built as a plain tuple; wider ones stay intervals."""
+
+
+def processor_set(ranges: Sequence[tuple[int, int]]) -> Sequence[int]:
+    """The processors of half-open ``ranges``, sorted and disjoint.
+
+    A tuple when they number at most :data:`EXPAND_LIMIT`, else a
+    :class:`~optsched.schedule.ProcessorSet` that stores the intervals: a job
+    of ``10**9`` processors then costs two integers, not gigabytes.
+    """
+    if sum(hi - lo for lo, hi in ranges) <= EXPAND_LIMIT:
+        return tuple(p for lo, hi in ranges for p in range(lo, hi))
+    return ProcessorSet((lo, hi - 1) for lo, hi in ranges if hi > lo)
+
+
+def contiguous_placement(start: int, end: int, offset: int, size: int) -> Placement:
+    """:meth:`Placement.contiguous` with a :func:`processor_set` (wide jobs cheap)."""
+    return Placement(start, end, processor_set([(offset, offset + size)]))
+
+
+class _FreeRanges:
+    """The free processors of a sweep as sorted, disjoint ranges ``[lo, hi)``.
+
+    A list of processor indices would cost memory in ``m`` (gigabytes for a
+    machine of ``10**9`` processors); ranges cost memory in the number of
+    items running, since each item takes and gives back at most a few
+    ranges. :meth:`take` hands out the lowest free indices, as a heap of
+    indices would.
+    """
+
+    __slots__ = ("count", "highs", "lows")
+
+    def __init__(self, m: int) -> None:
+        self.lows: list[int] = [0] if m > 0 else []
+        self.highs: list[int] = [m] if m > 0 else []
+        self.count = m
+
+    def take(self, size: int) -> list[tuple[int, int]]:
+        """Remove and return the lowest ``size`` free processors (as ranges)."""
+        lows, highs = self.lows, self.highs
+        chosen: list[tuple[int, int]] = []
+        need = size
+        used = 0  # ranges consumed whole
+        while need > 0:
+            lo, hi = lows[used], highs[used]
+            if hi - lo > need:
+                chosen.append((lo, lo + need))
+                lows[used] = lo + need
+                need = 0
+            else:
+                chosen.append((lo, hi))
+                need -= hi - lo
+                used += 1
+        del lows[:used]
+        del highs[:used]
+        self.count -= size
+        return chosen
+
+    def give(self, ranges: Iterable[tuple[int, int]]) -> None:
+        """Return ``ranges`` (disjoint from the free ones), merging neighbours."""
+        lows, highs = self.lows, self.highs
+        for lo, hi in ranges:
+            k = bisect_left(lows, lo)
+            joins_left = k > 0 and highs[k - 1] == lo
+            joins_right = k < len(lows) and lows[k] == hi
+            if joins_left and joins_right:
+                highs[k - 1] = highs[k]
+                del lows[k]
+                del highs[k]
+            elif joins_left:
+                highs[k - 1] = hi
+            elif joins_right:
+                lows[k] = lo
+            else:
+                lows.insert(k, lo)
+                highs.insert(k, hi)
+            self.count += hi - lo
 
 
 # --------------------------------------------------------------------------
@@ -555,7 +636,7 @@ def list_schedule(
         for job in jobs:
             start, offset = strip.earliest(job.release, job.runtime, job.size)
             strip.add(start, start + job.runtime, offset, job.size)
-            placements[job.id] = Placement.contiguous(
+            placements[job.id] = contiguous_placement(
                 start, start + job.runtime, offset, job.size
             )
         return Schedule(placements, producer)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import shlex
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from optsched.errors import one_line
 from optsched.instance import Instance
 
 
@@ -82,3 +85,33 @@ class Trace:
     skipped: SkipReport = field(default_factory=SkipReport)
     header: Mapping[str, str] = field(default_factory=dict)
     records: int = 0
+
+    def skip_note(self, path: str) -> str | None:
+        """One line saying how many job records the reader left out, or ``None``.
+
+        E.g. ``"t.swf: skipped 12 of 28,490 job records (7 runtime < 0, 5 size
+        <= 0); see 'optsched info t.swf'"``: commands print it on stderr so
+        that no job disappears silently, while stdout stays machine-readable.
+        """
+        if not self.skipped.total:
+            return None
+        counts = sorted(self.skipped.counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        # "size <= 0 (processors missing)" -> "size <= 0": the note stays short.
+        reasons = ", ".join(f"{n:,} {reason.split(' (')[0]}" for reason, n in counts)
+        quoted = shlex.quote(path)
+        see = f"'optsched info {path}'" if quoted == path else f"optsched info {quoted}"
+        return one_line(
+            f"{path}: skipped {self.skipped.total:,} of {self.records:,} job "
+            f"records ({reasons}); see {see}"
+        )
+
+
+def note_skips(trace: Trace, path: str) -> None:
+    """Print :meth:`Trace.skip_note` on stderr (``optsched: note: ...``), if any.
+
+    Used by every command that reads a trace: stdout may be piped into
+    another program, so the note goes to stderr.
+    """
+    note = trace.skip_note(path)
+    if note is not None:
+        print(f"optsched: note: {note}", file=sys.stderr)

@@ -35,6 +35,8 @@ NEW_IN_VERSION_2 = (
     "rejected",
 )
 """The columns a version 1 store lacks (it has no ``instances`` table either)."""
+NEW_IN_VERSION_3 = ("incomplete",)
+"""The column a version 2 store lacks (it has no ``claims`` table either)."""
 
 W0 = {"window": "first=0,jobs=5,state=none", "window_index": 0}
 W1 = {"window": "first=5,jobs=5,state=none", "window_index": 1}
@@ -95,8 +97,8 @@ def test_new_store_schema(tmp_path: Path) -> None:
     with Store(path) as store:
         assert store.rows().empty
         assert list(store.rows().columns) == list(COLUMN_NAMES)
-    assert SCHEMA_VERSION == 2
-    assert COLUMN_NAMES[-6:] == NEW_IN_VERSION_2
+    assert SCHEMA_VERSION == 3
+    assert COLUMN_NAMES[-7:] == NEW_IN_VERSION_2 + NEW_IN_VERSION_3
     db = sqlite3.connect(path)
     assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     assert db.execute("SELECT version FROM schema_version").fetchall() == [
@@ -108,9 +110,11 @@ def test_new_store_schema(tmp_path: Path) -> None:
         name
         for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")
     }
-    assert tables == {"schema_version", "tasks", "instances"}
+    assert tables == {"schema_version", "tasks", "instances", "claims"}
     columns = [r[1] for r in db.execute("PRAGMA table_info(instances)")]
     assert columns == ["sha256", "instance"]
+    columns = [r[1] for r in db.execute("PRAGMA table_info(claims)")]
+    assert columns == ["task_id", "host", "pid", "owner", "heartbeat"]
     db.close()
 
 
@@ -260,7 +264,9 @@ def test_a_version_1_store_is_refused(tmp_path: Path) -> None:
     db = sqlite3.connect(old)
     db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
     db.execute("INSERT INTO schema_version VALUES (1)")
-    v1 = [name for name in COLUMN_NAMES if name not in NEW_IN_VERSION_2]
+    v1 = [
+        name for name in COLUMN_NAMES if name not in NEW_IN_VERSION_2 + NEW_IN_VERSION_3
+    ]
     quoted = ", ".join(f'"{name}"' for name in v1)
     db.execute(f"CREATE TABLE tasks ({quoted})")
     db.execute(
@@ -271,7 +277,7 @@ def test_a_version_1_store_is_refused(tmp_path: Path) -> None:
     db.close()
     expected = (
         f"{old}: results store has schema version 1; this optsched reads and "
-        "writes version 2"
+        "writes version 3"
     )
     for create in (True, False):
         with pytest.raises(InputError) as caught:

@@ -167,8 +167,8 @@ def test_info_recorded_contiguous_window() -> None:
         (
             # Format detection (optsched.io) meets the truncation first.
             [SWF / "truncated.swf.gz"],
-            f"{SWF}/truncated.swf.gz: cannot read file: Compressed file ended "
-            "before the end-of-stream marker was reached",
+            f"{SWF}/truncated.swf.gz: truncated gzip file: compressed data ended "
+            "before the end-of-stream marker",
         ),
         (
             [RECORDED, "--first-job", "2", "--start", "5"],
@@ -267,7 +267,8 @@ def test_window_unwritable_output_one_line(tmp_path: Path) -> None:
     result = _run("window", RECORDED, "--jobs", "2", "-o", out)
     assert result.exit_code == 2
     assert result.stderr == (
-        f"optsched: error: {out}: cannot write file: No such file or directory\n"
+        f"optsched: error: {out}: cannot write file: "
+        f"no such folder {str(out.parent)!r}\n"
     )
 
 

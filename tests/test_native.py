@@ -259,6 +259,8 @@ def schema_errors(
             errors.append(f"{where}: below {schema['minimum']}")
         if "exclusiveMinimum" in schema and value <= schema["exclusiveMinimum"]:
             errors.append(f"{where}: not above {schema['exclusiveMinimum']}")
+        if "maximum" in schema and value > schema["maximum"]:
+            errors.append(f"{where}: above {schema['maximum']}")
     if isinstance(value, dict):
         errors += [
             f"{where}: missing {k}"
@@ -301,6 +303,15 @@ def test_every_example_file_conforms_to_the_schema(path: Path) -> None:
         (lambda d: d["jobs"][1].pop("runtime"), "$.jobs[1]: missing runtime"),
         (lambda d: d["machine"].update(allocation="x"), "$.machine.allocation: not in"),
         (lambda d: d.update(version=2), "$.version: expected 1"),
+        # Issue 17: the limits of the core types (2**53, weight 1e12).
+        (lambda d: d["jobs"][0].update(release=2**53 + 1), "$.jobs[0].release: above"),
+        (lambda d: d["jobs"][1].update(weight=1e13), "$.jobs[1].weight: above 1000"),
+        (lambda d: d["jobs"][1].update(user=-(2**63)), "$.jobs[1].user: below"),
+        (lambda d: d["machine"].update(processors=2**60), "$.machine.processors: ab"),
+        (
+            lambda d: d["machine"]["unavailable"][0].update(end=2**60),
+            "$.machine.unavailable[0].end: above",
+        ),
     ],
 )
 def test_schema_rejects_what_the_reader_rejects(change: Any, expected: str) -> None:

@@ -55,7 +55,7 @@ from optsched.report.build import (
     window_table,
     worst_window_blocks,
 )
-from optsched.report.render import Image, Paragraph
+from optsched.report.render import FIGURES_MARKER, Image, Paragraph
 from optsched.schedule import Placement, Schedule
 from optsched.selection import WindowSpec
 
@@ -533,7 +533,9 @@ def test_cli_markdown_writes_and_links_its_figures(
 ) -> None:
     folder = tmp_path / "out" / "report_figures"
     folder.mkdir(parents=True)
+    # An older report's folder: marked, holding only what it lists.
     (folder / "99-stale.png").write_bytes(b"left by an older report")
+    (folder / FIGURES_MARKER).write_text("# older report\n99-stale.png\n")
     out = tmp_path / "out" / "report.md"
     old_mask = os.umask(0o022)
     try:
@@ -547,10 +549,12 @@ def test_cli_markdown_writes_and_links_its_figures(
     # ratios, bounds (cmax), binding lower and upper, the worst window's
     # Gantt pair and utilisation
     assert len(links) == 6
-    # The folder was replaced: no stale figure, no temporary folder left.
-    assert sorted(p.name for p in folder.iterdir()) == sorted(
-        Path(link).name for link in links
-    )
+    # The folder was replaced: no stale figure, no temporary folder left;
+    # the new marker lists the figures written.
+    figures = sorted(Path(link).name for link in links)
+    assert sorted(p.name for p in folder.iterdir()) == [FIGURES_MARKER, *figures]
+    marked = (folder / FIGURES_MARKER).read_text().splitlines()
+    assert [line for line in marked if not line.startswith("#")] == figures
     for link in links:
         assert link.startswith("report_figures/")
         assert_png((tmp_path / "out" / link).read_bytes())

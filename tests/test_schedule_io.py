@@ -113,10 +113,26 @@ def test_batsim_simulator_output_reads() -> None:
 def test_large_float_times_keep_every_digit(tmp_path: Path) -> None:
     path = tmp_path / "big_jobs.csv"
     path.write_text(
+        "job_id,starting_time,finish_time\n1,9007199254740990.000000,"
+        "9007199254740991.0\n"
+    )
+    assert read_schedule(path)[1] == Placement(9007199254740990, 9007199254740991)
+
+
+def test_times_beyond_2_53_are_refused(tmp_path: Path) -> None:
+    # The core limit on integers (issue 17): beyond it sums of times are no
+    # longer exact and a solver or a database may cut them to 64 bits.
+    path = tmp_path / "big_jobs.csv"
+    path.write_text(
         "job_id,starting_time,finish_time\n1,123456789012345678.000000,"
         "123456789012345679.0\n"
     )
-    assert read_schedule(path)[1] == Placement(123456789012345678, 123456789012345679)
+    with pytest.raises(InputError) as error:
+        read_schedule(path)
+    assert str(error.value) == (
+        f"{path}:2: starting_time: time '123456789012345678' is beyond the limit "
+        "2**53 (9007199254740992)"
+    )
 
 
 def test_batsim_without_final_state_uses_success(tmp_path: Path) -> None:

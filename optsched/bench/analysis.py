@@ -3,14 +3,17 @@
 :func:`analyse` runs the same task graph as ``optsched bench``
 (:func:`optsched.bench.run.run_plan`) into a results store, in memory unless
 a file is given, and returns the ratios (:func:`optsched.bench.store.gap_frame`)
-of the windows that finished. Ctrl-C stops the run: the finished windows
-are kept and the analysis says it was interrupted.
+of the windows that finished. Ctrl-C (or SIGTERM) stops the run: the
+finished windows are kept and the analysis says it was interrupted, and by
+which signal. A window whose solve was cut short by the signal (a
+provisional row) is not finished.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -94,6 +97,8 @@ class Analysis:
     finished: int
     failures: list[dict[str, str]]
     defects: list[tuple[str, Path | None]]
+    stop_signal: int | None = None
+    """The signal that interrupted the run (SIGINT for a plain Ctrl-C)."""
 
 
 def analyse(
@@ -103,6 +108,7 @@ def analyse(
     progress: bool | Any = False,
     defect_dir: Path | None = None,
     plan: Plan | None = None,
+    deterministic: bool = False,
 ) -> Analysis:
     """Run ``suite`` into ``store`` and return the ratios of its windows.
 
@@ -119,20 +125,23 @@ def analyse(
         directory).
     plan
         ``expand(suite)`` when the caller has it already.
+    deterministic
+        Without ``plan``: CP-SAT in deterministic mode (see
+        :func:`~optsched.bench.tasks.expand`).
     """
     from optsched.bench.tasks import expand
 
-    interrupted = False
+    stop_signal: int | None = None
     summary = None
-    plan = plan if plan is not None else expand(suite)
+    plan = plan if plan is not None else expand(suite, deterministic=deterministic)
     plan_ids = {t.task_id: (t.trace_sha256, t.window) for t in plan.tasks}
     with Store(store) as results:
         try:
             summary = run_plan(suite, results, progress=progress, plan=plan)
-        except KeyboardInterrupt:
-            interrupted = True
+        except KeyboardInterrupt as error:
+            stop_signal = int(getattr(error, "signum", signal.SIGINT))
         rows = results.rows(suite.name)
-        rows = rows[rows["task_id"].isin(plan_ids)]
+        rows = rows[rows["task_id"].isin(plan_ids) & (rows["interrupted"] == 0)]
         complete = _complete_windows(rows, plan_ids)
         keys = zip(rows["trace_sha256"], rows["window"], strict=True)
         rows = rows[[key in complete for key in keys]]
@@ -142,11 +151,12 @@ def analyse(
     return Analysis(
         rows=frame,
         summary=summary,
-        interrupted=interrupted,
+        interrupted=stop_signal is not None,
         windows=len(set(plan_ids.values())),
         finished=len(complete),
         failures=failures,
         defects=defects,
+        stop_signal=stop_signal,
     )
 
 

@@ -16,6 +16,22 @@ workers before reporting them (``KilledWorker``), which is recorded.
 Only a few tasks are in flight at a time (twice the workers locally, at
 least 16 on Dask), so instances are cut and shipped as workers free up
 rather than all at once.
+
+Signals. While :func:`run_tasks` runs in the main thread, SIGINT (Ctrl-C)
+and SIGTERM stop the run within a second or two and raise
+:class:`Interrupted` (a ``KeyboardInterrupt`` carrying the signal number):
+a thread woken by the signal stops the CP-SAT searches of this process
+(:func:`optsched.models.cpsat.stop_searches`), HiGHS is cancelled by the
+``KeyboardInterrupt``, and pool workers are killed. Every finished row is
+kept; the task in flight is either not stored or stored as provisional
+(``incomplete = "interrupted by SIGINT"``), which the next run computes
+again. Pool workers ignore SIGINT (the parent decides) and die with their
+parent, even when it is killed with SIGKILL.
+
+Several processes may run one suite into one store at once: each task is
+claimed first (:meth:`~optsched.bench.store.Store.claim`), so none is
+computed twice; a process waits for the tasks others are running, and takes
+over those of a process that died.
 """
 
 from __future__ import annotations
@@ -28,15 +44,21 @@ import datetime
 import functools
 import importlib.metadata
 import multiprocessing
+import os
 import platform
+import signal
 import socket
+import sqlite3
+import sys
+import threading
+import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from optsched.bench.store import ERROR, Store
+from optsched.bench.store import BUSY, DONE, ERROR, Store
 from optsched.bench.tasks import OPTIONAL_FIELDS, RESULT_FIELDS, Task, to_json
 from optsched.instance import Instance
 
@@ -131,10 +153,132 @@ def lost_row(task: Task, reason: str) -> dict[str, Any]:
 
 @dataclass
 class Counts:
-    """Tasks finished in this run, and how many of them failed."""
+    """Tasks finished in this run, how many of them failed, and how many
+    pending tasks another process stored meanwhile (``elsewhere``)."""
 
     done: int = 0
     failed: int = 0
+    elsewhere: int = 0
+
+
+# --------------------------------------------------------------------------
+# Signals
+# --------------------------------------------------------------------------
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+PROVEN = frozenset({"OK", "OPTIMAL", "INFEASIBLE"})
+"""Statuses of a row that a signal during its task does not weaken."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """The run was stopped by signal ``signum`` (SIGINT or SIGTERM).
+
+    A ``KeyboardInterrupt``, so code that stops on Ctrl-C stops on it too;
+    a command exits with :attr:`exit_status` (130 or 143).
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+    @property
+    def exit_status(self) -> int:
+        """128 + the signal number, as a shell reports a death by signal."""
+        return 128 + self.signum
+
+
+class _Signals:
+    """SIGINT and SIGTERM handling for one run (see the module notes)."""
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self._closed = threading.Event()
+
+    def handle(self, signum: int, frame: object) -> None:
+        """The Python-level handler: remember the first signal, stop the run."""
+        if self.received is None:
+            self.received = signum
+        raise Interrupted(signum)
+
+    def watch(self, reader: socket.socket) -> None:
+        """Stop CP-SAT searches as soon as a stop signal arrives.
+
+        The signal's number is written to ``reader``'s pair by the C-level
+        handler (``signal.set_wakeup_fd``) even while the main thread sits in
+        a solver: Python handlers would only run once the solver returns.
+        After a signal, searches started later are stopped too, until the
+        run's cleanup is over.
+        """
+        while True:
+            try:
+                data = reader.recv(64)
+            except OSError:
+                return
+            if not data or self._closed.is_set():
+                return
+            if any(byte in STOP_SIGNALS for byte in data):
+                _stop_searches()
+                while not self._closed.wait(0.1):
+                    _stop_searches()
+                return
+
+    def close(self) -> None:
+        self._closed.set()
+
+
+def _stop_searches() -> None:
+    # Only a process that imported CP-SAT can have searches to stop.
+    cpsat = sys.modules.get("optsched.models.cpsat")
+    if cpsat is not None:
+        cpsat.stop_searches()
+
+
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[_Signals]:
+    """Make SIGINT and SIGTERM raise :class:`Interrupted` and stop CP-SAT.
+
+    Only in the main thread (elsewhere, signals are left alone); the previous
+    handlers are restored on exit.
+    """
+    state = _Signals()
+    if threading.current_thread() is not threading.main_thread():
+        yield state
+        return
+    reader, writer = socket.socketpair()
+    writer.setblocking(False)
+    previous = {number: signal.getsignal(number) for number in STOP_SIGNALS}
+    old_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    watcher = threading.Thread(
+        target=state.watch, args=(reader,), name="optsched-signals", daemon=True
+    )
+    try:
+        for number in STOP_SIGNALS:
+            signal.signal(number, state.handle)
+        watcher.start()
+        yield state
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        signal.set_wakeup_fd(old_fd)
+        state.close()
+        writer.close()  # the watcher reads end-of-file and returns
+        watcher.join(timeout=5)
+        reader.close()
+        cpsat = sys.modules.get("optsched.models.cpsat")
+        if cpsat is not None:
+            cpsat.resume_searches()
+
+
+def _cut_short(row: dict[str, Any], signum: int) -> dict[str, Any] | None:
+    """The row of the task that ran when ``signum`` came: kept if proven or
+    provisional (an unproven solve), dropped if it failed (the signal may be
+    why)."""
+    if row["status"] in PROVEN:
+        return row
+    if row["status"] == ERROR or row["kind"] != "solver":
+        return None
+    reason = f"interrupted by {signal.Signals(signum).name}"
+    return {**row, "interrupted": 1, "incomplete": reason}
 
 
 Work = tuple[Task, Instance]
@@ -174,7 +318,59 @@ def _spawn_pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
     # spawn: a fresh interpreter per worker, never a fork of a parent that
     # runs a progress-bar thread or has solver threads alive.
     context = multiprocessing.get_context("spawn")
-    return concurrent.futures.ProcessPoolExecutor(workers, mp_context=context)
+    return concurrent.futures.ProcessPoolExecutor(
+        workers,
+        mp_context=context,
+        initializer=_init_worker,
+        initargs=(os.getpid(),),
+    )
+
+
+PR_SET_PDEATHSIG = 1
+"""``prctl`` option (linux/prctl.h): a signal sent when the parent dies."""
+
+
+def _init_worker(parent: int) -> None:
+    """Set up a pool worker: it leaves signals to the parent and dies with it.
+
+    Ctrl-C reaches the whole process group; the parent decides what stops
+    (and kills the workers). A worker left without its parent (killed with
+    SIGKILL) would otherwise run its solve to the end and hold its memory:
+    on Linux the kernel kills it (``PR_SET_PDEATHSIG``); elsewhere a thread
+    notices that the parent changed (``os.getppid``) and exits.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        _die_with_parent()
+    if os.getppid() != parent:
+        os._exit(1)  # the parent died before the line above took effect
+    threading.Thread(
+        target=_watch_parent, args=(parent,), name="optsched-parent", daemon=True
+    ).start()
+
+
+def _die_with_parent() -> None:
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass  # the getppid watcher still works
+
+
+def _watch_parent(parent: int, period: float = 0.5) -> None:
+    while os.getppid() == parent:
+        time.sleep(period)
+    os._exit(1)  # stops a running solve too: nothing here is worth keeping
+
+
+def _kill_workers(pool: concurrent.futures.ProcessPoolExecutor) -> None:
+    """Kill the pool's worker processes (their tasks are abandoned)."""
+    processes = getattr(pool, "_processes", None) or {}
+    for process in list(processes.values()):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            process.kill()
 
 
 class _LocalPool:
@@ -227,8 +423,11 @@ class _LocalPool:
         return result
 
     def cancel(self, futures: list[Any]) -> None:
+        # Kill the workers: a running solve would otherwise hold the exit of
+        # this process (concurrent.futures joins its workers) until it ends.
         for pool in (self.pool, self.alone):
             if pool is not None:
+                _kill_workers(pool)
                 pool.shutdown(wait=False, cancel_futures=True)
 
     def close(self) -> None:
@@ -386,7 +585,7 @@ class ProgressBar:
         from rich import progress
 
         return progress.Progress(
-            progress.TextColumn("{task.description}"),
+            progress.TextColumn("{task.description}", markup=False),
             progress.BarColumn(),
             progress.TextColumn(
                 "{task.completed:.0f}/{task.total:.0f} done, "
@@ -401,9 +600,11 @@ class ProgressBar:
 
     def __enter__(self) -> ProgressBar:
         if self._bar is not None:
+            from optsched.cli.console import literal
+
             self._bar.start()
             self._id = self._bar.add_task(
-                self.label, total=self.total, failed=0, remaining=self.total
+                literal(self.label), total=self.total, failed=0, remaining=self.total
             )
         return self
 
@@ -435,13 +636,18 @@ class _Ready:
 
     A solver task waits for its window's policy tasks; when it becomes ready
     it receives their complete schedules from the store as incumbents. Tasks
-    whose window cannot be cut are recorded as failed without running.
+    whose window cannot be cut are recorded as failed without running. A
+    task is claimed in the store before it is handed out: one stored or
+    claimed by another process meanwhile is not run here (module notes).
     """
 
     LOOKAHEAD = 256
     """Blocked tasks looked past for a ready one (tasks come window by
     window, so a blocked solver task is passed by the next window's policy
     tasks only)."""
+
+    RETRY = 1.0
+    """Seconds before a task claimed by another process is looked at again."""
 
     def __init__(
         self,
@@ -455,7 +661,12 @@ class _Ready:
         self.store = store
         self.record = record
         self.stored = store.done_ids()
+        self.planned = self.stored | {task.task_id for task in self.waiting}
         self.shas: dict[tuple[str, str], str] = {}
+        self.busy: dict[str, float] = {}
+        """Tasks another process claimed, and when to look at them again."""
+        self.elsewhere = 0
+        """Tasks found stored by another process instead of run here."""
 
     def stored_now(self, task_id: str) -> None:
         self.stored.add(task_id)
@@ -468,9 +679,22 @@ class _Ready:
         out: list[tuple[Task, Instance, str | None]] = []
         skipped: list[Task] = []
         looked = 0
+        now = time.monotonic()
         while self.waiting and len(out) < limit and looked < self.LOOKAHEAD:
             task = self.waiting.popleft()
-            if not all(dep in self.stored for dep in task.after):
+            if self.busy.get(task.task_id, 0.0) > now or not all(
+                dep in self.stored for dep in task.after
+            ):
+                skipped.append(task)
+                looked += 1
+                continue
+            claim = self.store.claim(task.task_id)
+            if claim == DONE:
+                self.stored.add(task.task_id)
+                self.elsewhere += 1
+                continue
+            if claim == BUSY:
+                self.busy[task.task_id] = now + self.RETRY
                 skipped.append(task)
                 looked += 1
                 continue
@@ -479,6 +703,22 @@ class _Ready:
                 out.append(ready)
         self.waiting.extendleft(reversed(skipped))
         return out
+
+    def wait_for_others(self) -> None:
+        """Nothing is ready here: wait for what other processes run.
+
+        Raises ``RuntimeError`` when a task waits for one that is not
+        planned at all (a bug in the task graph), which would wait forever.
+        """
+        task = self.waiting[0]
+        missing = [dep for dep in task.after if dep not in self.planned]
+        if missing:
+            raise RuntimeError(
+                f"task {task.task_id} waits for tasks {missing[:3]} that are not "
+                "planned (a bug in the task graph)"
+            )
+        time.sleep(min(self.RETRY, 0.25 + 0.25 * len(self.busy)))
+        self.stored = self.store.done_ids()
 
     def _prepare(self, task: Task) -> tuple[Task, Instance, str | None] | None:
         try:
@@ -533,6 +773,12 @@ def run_tasks(
         it must be importable by the workers.
     progress
         Told about every finished task.
+
+    Raises
+    ------
+    Interrupted
+        SIGINT or SIGTERM stopped the run (module notes); the rows stored
+        until then stay.
     """
     if task_function is None:
         from optsched.bench.tasks import execute_task
@@ -550,7 +796,8 @@ def run_tasks(
     def record(row: dict[str, Any], sha256: str | None) -> None:
         row = {**row, "instance_sha256": sha256}
         store.insert(row)
-        ready.stored_now(row["task_id"])
+        if not row.get("incomplete"):
+            ready.stored_now(row["task_id"])
         failed = row["status"] == ERROR
         counts.done += 1
         counts.failed += failed
@@ -559,29 +806,60 @@ def run_tasks(
     ready = _Ready(tasks, source, store, record)
     if not ready:
         return counts  # nothing to run: do not start a pool or a cluster
-    if dask_address is not None or dask_local is not None:
-        with _dask_backend(dask_address, dask_local) as dask:
-            _run_bounded(dask, task_function, ready, record)
-    elif workers == 1:
-        while ready:
-            batch = ready.take(1)
-            for task, instance, sha256 in batch:
-                record(run_safely(task_function, task, instance), sha256)
-            if not batch and ready:
-                _stuck(ready)
-    else:
-        with _pool_backend(workers) as pool:
-            _run_bounded(pool, task_function, ready, record)
+    try:
+        with stop_on_signals() as signals:
+            _run(ready, task_function, record, signals, workers, dask_address,
+                 dask_local)  # fmt: skip
+    finally:
+        counts.elsewhere = ready.elsewhere
+        with contextlib.suppress(sqlite3.Error):  # stale claims expire anyway
+            store.release_claims()
     return counts
 
 
-def _stuck(ready: _Ready) -> None:
-    task = ready.waiting[0]
-    missing = [dep for dep in task.after if dep not in ready.stored]
-    raise RuntimeError(
-        f"task {task.task_id} waits for tasks {missing[:3]} that are not planned "
-        "(a bug in the task graph)"
-    )
+def _run(
+    ready: _Ready,
+    function: TaskFunction,
+    record: Callable[[dict[str, Any], str | None], None],
+    signals: _Signals,
+    workers: int,
+    dask_address: str | None,
+    dask_local: int | None,
+) -> None:
+    if dask_address is not None or dask_local is not None:
+        with _dask_backend(dask_address, dask_local) as dask:
+            _run_bounded(dask, function, ready, record)
+    elif workers == 1:
+        _run_here(ready, function, record, signals)
+    else:
+        with _pool_backend(workers) as pool:
+            _run_bounded(pool, function, ready, record)
+
+
+def _run_here(
+    ready: _Ready,
+    function: TaskFunction,
+    record: Callable[[dict[str, Any], str | None], None],
+    signals: _Signals,
+) -> None:
+    """Run the tasks one by one in this process.
+
+    A signal during a solve stops the solver, which returns its best so far;
+    the row is stored as provisional (:func:`_cut_short`) before the run
+    stops, at this safe point.
+    """
+    while ready:
+        batch = ready.take(1)
+        for task, instance, sha256 in batch:
+            row = run_safely(function, task, instance)
+            if signals.received is not None:
+                kept = _cut_short(row, signals.received)
+                if kept is not None:
+                    record(kept, sha256)
+                raise Interrupted(signals.received)
+            record(row, sha256)
+        if not batch and ready:
+            ready.wait_for_others()
 
 
 def _run_bounded(
@@ -599,9 +877,10 @@ def _run_bounded(
                 work = [(task, instance) for task, instance, _ in batch]
                 pending.update(zip(backend.submit(function, work), batch, strict=True))
             if not pending:
-                if ready:
-                    _stuck(ready)
-                return
+                if not ready:
+                    return
+                ready.wait_for_others()
+                continue
             for handle, outcome in backend.wait_first(list(pending)):
                 task, instance, sha256 = pending.pop(handle)
                 if isinstance(outcome, Exception):

@@ -36,6 +36,13 @@ class RunSummary:
     failed_total
         Failed tasks of the suite in the store after the run (earlier runs'
         included).
+    elsewhere
+        Pending tasks that another process running the same suite into the
+        store finished meanwhile (not run here).
+    provisional
+        Tasks of the suite stored as provisional after the run (interrupted
+        or time-starved solves, :mod:`optsched.bench.store`): the next run
+        computes them again.
     unpinned
         Traces the suite gives without a sha256: path (as in the suite) to
         the computed digest, which every row records.
@@ -52,11 +59,13 @@ class RunSummary:
     failed_total: int
     unpinned: dict[str, str] = field(default_factory=dict)
     elapsed: float = 0.0
+    elsewhere: int = 0
+    provisional: int = 0
 
     @property
     def remaining(self) -> int:
         """Tasks neither stored before nor finished now (an interrupted run)."""
-        return self.total - self.skipped - self.ran
+        return self.total - self.skipped - self.ran - self.elsewhere
 
 
 def run_suite(
@@ -69,6 +78,7 @@ def run_suite(
     progress: bool | Progress = False,
     retry_failed: bool = False,
     task_function: TaskFunction | None = None,
+    deterministic: bool = False,
 ) -> RunSummary:
     """Run every task of a suite not yet in the store; store each as it ends.
 
@@ -91,10 +101,18 @@ def run_suite(
     task_function
         Replaces :func:`optsched.bench.tasks.execute_task` (tests, the
         harness-overhead benchmark).
+    deterministic
+        Run the CP-SAT back-ends in deterministic mode
+        (:func:`optsched.models.cpsat.deterministic`).
 
     Returns
     -------
     RunSummary
+
+    Raises
+    ------
+    optsched.bench.executor.Interrupted
+        SIGINT or SIGTERM stopped the run; finished rows stay stored.
     """
     began = time.perf_counter()
     suite = load_suite(suite_path)
@@ -108,6 +126,7 @@ def run_suite(
             progress=progress,
             retry_failed=retry_failed,
             task_function=task_function,
+            plan=expand(suite, deterministic=deterministic),
         )
     return dataclasses.replace(summary, elapsed=time.perf_counter() - began)
 
@@ -156,6 +175,7 @@ def run_plan(
             progress=reporter,
         )
     failed_total = len(store.failed_ids(suite.name) & ids)
+    provisional = len(store.provisional_ids(suite.name) & ids)
     return RunSummary(
         suite=suite.name,
         store=store.path,
@@ -166,4 +186,6 @@ def run_plan(
         failed_total=failed_total,
         unpinned={t.path: t.sha256 for t in suite.traces if not t.pinned},
         elapsed=time.perf_counter() - began,
+        elsewhere=counts.elsewhere,
+        provisional=provisional,
     )

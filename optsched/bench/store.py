@@ -7,6 +7,34 @@ finished task and never leaves half a row. ``task_id`` is the primary key,
 so no task is ever stored twice; a re-run asks :meth:`Store.done_ids` what to
 skip.
 
+Provisional rows. A row whose ``incomplete`` column is not NULL is kept (its
+bounds and schedule are valid) but is not *done*: a resume runs its task
+again and replaces it. ``incomplete`` says why:
+
+* ``interrupted by SIGINT`` / ``interrupted by SIGTERM``: the solve was
+  stopped by that signal before its time limit (``interrupted`` is 1);
+  ``interrupted`` alone: a row of a schema-2 store marked interrupted.
+* ``time-starved: ...``: a solver task (not deterministic) whose time limit
+  ``L`` ran out (wall-clock time of the task at least ``0.9 L``) without a
+  proof (status ``FEASIBLE``, ``BOUNDED`` or ``UNKNOWN``), while either the
+  CP-SAT search itself (back-ends ``cpsat`` and ``shelf``) ran less than
+  ``0.5 L`` or not at all (building the model and the bounds took the
+  rest), or the task's process used less CPU time than
+  ``0.25 x wall time x min(workers, CPUs)`` (an overloaded machine starved
+  the solver threads). Its numbers follow the reason. Such a row is weaker
+  than the limit allows; a resume runs it again (once per resume).
+
+Concurrent runs. Several processes (on one host or on hosts sharing the
+file) may run the same suite into one store: before running a task, a
+process *claims* it in table ``claims`` (``task_id``, ``host``, ``pid``,
+``owner``, ``heartbeat``: one transaction, ``BEGIN IMMEDIATE``), and skips
+tasks that are stored or claimed by another live process. A claim is
+released when its row is stored or its run ends; a background thread renews
+the ``heartbeat`` (UNIX time) of a process's claims every
+``LEASE / 6`` seconds. A claim is stale, and can be taken over, when its
+process is gone (same host) or its heartbeat is older than :data:`LEASE`
+seconds, so a killed run never blocks tasks for long.
+
 Table ``tasks`` (TEXT unless said):
 
 ``task_id`` (primary key), ``suite``, ``trace`` (path as given in the
@@ -27,12 +55,15 @@ solving), ``versions`` (JSON), ``started``, ``finished`` (ISO 8601 UTC),
 is empty: a policy is simulated once per window), ``killed`` (INTEGER, jobs
 a policy stopped at their estimate), ``lost_work`` (REAL, processor-seconds
 those jobs did not run), ``interrupted`` (INTEGER 0/1, a solve stopped
-early), ``rejected`` (JSON list of incumbents a back-end could not use).
+early), ``rejected`` (JSON list of incumbents a back-end could not use),
+``incomplete`` (NULL, or why the row is provisional: see above).
 
 Table ``instances`` keeps each window's instance as native JSON
 (:func:`optsched.io.native.instance_to_json`) keyed by its sha256, so a
 report needs nothing but the store. Table ``schema_version`` holds one
-integer, :data:`SCHEMA_VERSION`.
+integer, :data:`SCHEMA_VERSION`; a schema-2 store is migrated on opening
+(column ``incomplete`` and table ``claims`` added; its interrupted rows
+become provisional).
 
 :class:`TaskRow` is a row decoded once into types; :func:`gap_frame` turns
 rows into ratios through :func:`optsched.gap.window_reference`, the one
@@ -44,7 +75,13 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
+import socket
 import sqlite3
+import sys
+import threading
+import time
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,8 +95,11 @@ from optsched.gap import Reference
 from optsched.instance import Instance
 from optsched.models.result import Incumbent
 
-SCHEMA_VERSION = 2
-"""Version of the table layout; a store of another version is refused."""
+SCHEMA_VERSION = 3
+"""Version of the table layout; version 2 is migrated, others are refused."""
+
+LEASE = 60.0
+"""Seconds after its last heartbeat when another process's claim is stale."""
 
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("task_id", "TEXT PRIMARY KEY"),
@@ -93,6 +133,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("lost_work", "REAL NOT NULL DEFAULT 0"),
     ("interrupted", "INTEGER NOT NULL DEFAULT 0"),
     ("rejected", "TEXT"),
+    ("incomplete", "TEXT"),
 )
 COLUMN_NAMES: tuple[str, ...] = tuple(name for name, _ in COLUMNS)
 _DTYPES = {"value": "float64", "lower": "float64", "upper": "float64"} | {
@@ -113,6 +154,15 @@ _CREATE_INSTANCES = (
     "CREATE TABLE IF NOT EXISTS instances ("
     '"sha256" TEXT PRIMARY KEY, "instance" TEXT NOT NULL)'
 )
+_CREATE_CLAIMS = (
+    "CREATE TABLE IF NOT EXISTS claims ("
+    '"task_id" TEXT PRIMARY KEY, "host" TEXT NOT NULL, "pid" INTEGER NOT NULL, '
+    '"owner" TEXT NOT NULL, "heartbeat" REAL NOT NULL)'
+)
+
+CLAIMED, DONE, BUSY = "claimed", "done", "busy"
+"""What :meth:`Store.claim` found: the task is now ours, already stored, or
+claimed by another live process."""
 
 
 def _quoted(names: Iterable[str]) -> str:
@@ -128,11 +178,15 @@ _DEFAULTS = {
     "lost_work": 0.0,
     "interrupted": 0,
     "rejected": None,
+    "incomplete": None,
 }
 """Values of the columns a row may leave out."""
 _INSERT = (
     f"INSERT INTO tasks ({_QUOTED}) VALUES ({', '.join('?' * len(COLUMN_NAMES))}) "
-    "ON CONFLICT (task_id) DO NOTHING"
+    # A provisional row is replaced by the next run's; a final one never.
+    "ON CONFLICT (task_id) DO UPDATE SET "
+    + ", ".join(f'"{name}" = excluded."{name}"' for name in COLUMN_NAMES[1:])
+    + ' WHERE tasks."incomplete" IS NOT NULL'
 )
 _CREATE = (
     "CREATE TABLE IF NOT EXISTS tasks ("
@@ -161,6 +215,9 @@ class Store:
 
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
         self.path = Path(path)
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+        """Names this store object's claims (see the module notes)."""
+        self._heart: _Heartbeat | None = None
         if not create and not self.path.is_file():
             raise InputError("no such results store", self.path)
         try:
@@ -198,12 +255,44 @@ class Store:
             self._create()
             return
         (version,) = self._db.execute("SELECT version FROM schema_version").fetchone()
-        if version != SCHEMA_VERSION:
+        if version == 2:
+            self._migrate_from_2()
+        elif version != SCHEMA_VERSION:
             raise InputError(
                 f"results store has schema version {version}; this optsched reads "
                 f"and writes version {SCHEMA_VERSION}",
                 self.path,
             )
+
+    def _migrate_from_2(self) -> None:
+        """Version 2 to 3: column ``incomplete``, table ``claims``.
+
+        Its interrupted rows (solves stopped by Ctrl-C, stored as if done)
+        become provisional, so the next run computes them again.
+        """
+        try:
+            with self._transaction():
+                # Another process may have migrated it since we looked.
+                (version,) = self._db.execute(
+                    "SELECT version FROM schema_version"
+                ).fetchone()
+                if version != 2:
+                    return
+                self._db.execute('ALTER TABLE tasks ADD COLUMN "incomplete" TEXT')
+                self._db.execute(
+                    "UPDATE tasks SET \"incomplete\" = 'interrupted' "
+                    'WHERE "interrupted" != 0'
+                )
+                self._db.execute(_CREATE_CLAIMS)
+                self._db.execute(
+                    "UPDATE schema_version SET version = ?", (SCHEMA_VERSION,)
+                )
+        except sqlite3.Error as error:
+            raise InputError(
+                f"cannot migrate results store from schema version 2 to "
+                f"{SCHEMA_VERSION}: {error}",
+                self.path,
+            ) from None
 
     def _create(self) -> None:
         with self._transaction():
@@ -211,6 +300,7 @@ class Store:
             self._db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
             self._db.execute(_CREATE)
             self._db.execute(_CREATE_INSTANCES)
+            self._db.execute(_CREATE_CLAIMS)
             self._db.execute('CREATE INDEX tasks_suite ON tasks ("suite")')
 
     def _transaction(self) -> sqlite3.Connection:
@@ -220,8 +310,13 @@ class Store:
         return self._db
 
     def close(self) -> None:
-        """Close the database connection."""
-        self._db.close()
+        """Release this object's claims and close the database connection."""
+        try:
+            self.release_claims()
+        except sqlite3.Error:
+            pass  # stale claims expire (LEASE) or die with this process
+        finally:
+            self._db.close()
 
     def __enter__(self) -> Store:
         return self
@@ -295,6 +390,8 @@ class Store:
         for key, default in _DEFAULTS.items():
             if row.get(key) is None:
                 row[key] = default
+        if row["interrupted"] and row["incomplete"] is None:
+            row["incomplete"] = "interrupted"  # never stored as if done
         missing = set(COLUMN_NAMES) - set(row)
         extra = set(row) - set(COLUMN_NAMES)
         if missing or extra:
@@ -304,12 +401,73 @@ class Store:
             )
         with self._transaction():
             cursor = self._db.execute(_INSERT, [row[name] for name in COLUMN_NAMES])
+            self._db.execute(
+                "DELETE FROM claims WHERE task_id = ? AND owner = ?",
+                (row["task_id"], self.owner),
+            )
         return cursor.rowcount == 1
 
     def done_ids(self, suite: str | None = None) -> set[str]:
-        """Ids of the stored tasks (failed ones included), of one suite or all."""
+        """Ids of the tasks stored for good (failed ones included, provisional
+        ones not), of one suite or all."""
         query, args = _where("SELECT task_id FROM tasks", suite)
+        query += (" AND " if args else " WHERE ") + '"incomplete" IS NULL'
         return {task_id for (task_id,) in self._db.execute(query, args)}
+
+    def provisional_ids(self, suite: str | None = None) -> set[str]:
+        """Ids of the stored provisional tasks (``incomplete`` is not NULL)."""
+        query, args = _where("SELECT task_id FROM tasks", suite)
+        query += (" AND " if args else " WHERE ") + '"incomplete" IS NOT NULL'
+        return {task_id for (task_id,) in self._db.execute(query, args)}
+
+    @property
+    def shared(self) -> bool:
+        """A file other processes may open (not an in-memory store)."""
+        return str(self.path) != ":memory:"
+
+    def claim(self, task_id: str) -> str:
+        """Claim a task before running it: :data:`CLAIMED`, :data:`DONE` or
+        :data:`BUSY` (another live process claimed it).
+
+        One ``BEGIN IMMEDIATE`` transaction, so two processes never both
+        claim a task. A stale claim (module notes) is taken over.
+        """
+        if not self.shared:
+            return CLAIMED  # nobody else sees an in-memory store
+        self._start_heartbeat()
+        with self._transaction():
+            done = self._db.execute(
+                'SELECT 1 FROM tasks WHERE task_id = ? AND "incomplete" IS NULL',
+                (task_id,),
+            ).fetchone()
+            if done:
+                return DONE
+            held = self._db.execute(
+                "SELECT host, pid, owner, heartbeat FROM claims WHERE task_id = ?",
+                (task_id,),
+            ).fetchone()
+            if held is not None and held[2] != self.owner:
+                host, pid, _, heartbeat = held
+                if not _stale(host, pid, heartbeat, time.time()):
+                    return BUSY
+            self._db.execute(
+                "INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?)",
+                (task_id, socket.gethostname(), os.getpid(), self.owner, time.time()),
+            )
+        return CLAIMED
+
+    def release_claims(self) -> None:
+        """Drop this object's claims (its run ends) and stop their heartbeat."""
+        if self._heart is None:
+            return  # never claimed anything
+        self._heart.stop()
+        self._heart = None
+        with self._transaction():
+            self._db.execute("DELETE FROM claims WHERE owner = ?", (self.owner,))
+
+    def _start_heartbeat(self) -> None:
+        if self._heart is None:
+            self._heart = _Heartbeat(self.path, self.owner)
 
     def failed_ids(self, suite: str | None = None) -> set[str]:
         """Ids of the stored tasks with status ``ERROR``."""
@@ -380,6 +538,66 @@ class Store:
         return gap_frame(self.rows(suite))
 
 
+def _stale(host: str, pid: int, heartbeat: float, now: float) -> bool:
+    """Is a claim abandoned: its process gone, or its heartbeat too old?"""
+    if now - heartbeat > LEASE:
+        return True
+    return host == socket.gethostname() and not _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    """Is process ``pid`` of this host running (a zombie is not)?"""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    if sys.platform.startswith("linux"):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return False
+        # The state follows the command name in parentheses: Z is a zombie.
+        return stat.rpartition(")")[2].split()[:1] != ["Z"]
+    return True
+
+
+class _Heartbeat:
+    """A thread renewing a store object's claims every ``LEASE / 6`` seconds.
+
+    It has its own connection (SQLite connections stay in their thread).
+    """
+
+    def __init__(self, path: Path, owner: str) -> None:
+        self._path = path
+        self._owner = owner
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, name="optsched-claims-heartbeat", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self) -> None:
+        db = sqlite3.connect(self._path, timeout=30.0, isolation_level=None)
+        try:
+            while not self._stop.wait(LEASE / 6):
+                try:
+                    db.execute(
+                        "UPDATE claims SET heartbeat = ? WHERE owner = ?",
+                        (time.time(), self._owner),
+                    )
+                except sqlite3.Error:
+                    continue  # busy or gone: try again next beat
+        finally:
+            db.close()
+
+    def stop(self) -> None:
+        self._stop.set()
+        # A beat may wait for the write lock; the claims go anyway.
+        self._thread.join(timeout=1.0)
+
+
 def _where(
     query: str, suite: str | None, status: str | None = None
 ) -> tuple[str, list[str]]:
@@ -423,6 +641,7 @@ class TaskRow:
     instance_sha256: str | None
     schedule_json: str | None
     error: str | None
+    incomplete: str | None = None
 
     @property
     def failed(self) -> bool:
@@ -486,6 +705,7 @@ def decode_rows(rows: pd.DataFrame) -> list[TaskRow]:
                 instance_sha256=_text(r["instance_sha256"]),
                 schedule_json=_text(r["schedule"]),
                 error=_text(r["error"]),
+                incomplete=_text(r["incomplete"]),
             )
         )
     return out
@@ -703,8 +923,10 @@ def export_store(
             )
         frame = store.rows(suite) if table == "tasks" else store.gap_rows(suite)
     if fmt == "csv":
+        from optsched.io.spreadsheet import safe_frame
+
         with atomic_write(output, "w", newline="", encoding="utf-8") as handle:
-            frame.to_csv(handle, index=False)
+            safe_frame(frame).to_csv(handle, index=False)
     else:
         with atomic_write(output, "wb") as handle:
             frame.to_parquet(handle, index=False)

@@ -30,7 +30,10 @@ table.
 ``[suite]``
     ``name`` (required), ``description``.
 ``[[traces]]``
-    ``path`` (relative to the suite file), ``sha256`` (optional: when given
+    ``path`` (relative to the folder of the suite file, whatever the
+    current directory; an absolute path is used as it is; the file is read
+    once when the suite is loaded, and one that is not a trace is refused
+    without quoting its lines), ``sha256`` (optional: when given
     the file must match it; when absent it is computed, recorded in every
     result row and reported), and the read options of ``optsched gap``:
     ``format`` (``swf``, ``json``, ``strip``), ``processors`` (machine size
@@ -55,7 +58,9 @@ table.
     once.
 
 Unknown keys and wrong types are errors naming the file, the line and the
-key.
+key, as are numbers beyond the limits: integers within 2**53 (seeds within
+2**63 - 1, the results store's integers), ``workers`` at most
+:data:`MAX_WORKERS`, ``time_limit`` at most :data:`MAX_TIME_LIMIT` seconds.
 """
 
 from __future__ import annotations
@@ -68,7 +73,8 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from optsched.errors import InputError
+from optsched.errors import InputError, shown
+from optsched.instance import MAX_INTEGER
 from optsched.models import BACKENDS
 from optsched.objective import Objective
 from optsched.selection import WindowRule
@@ -85,6 +91,14 @@ bound-raising CP-SAT sub-solvers need a second worker."""
 DEFAULT_OBJECTIVES = ("cmax", "wct")
 DEFAULT_POLICIES = ("fcfs", "firstfit", "easy", "conservative", "best-package")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+_SPEC_LENGTH = 100
+"""Longest policy spec, objective label or window setting a suite may hold."""
+MAX_SEED = 2**63 - 1
+"""Seeds are stored in the SQLite results store, whose integers are 64-bit."""
+MAX_WORKERS = 1024
+"""Solver threads per solve; more is a typo, not a machine."""
+MAX_TIME_LIMIT = 10**7
+"""Seconds per solve (116 days); larger values overflow timers downstream."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,10 +214,7 @@ def load_suite(path: str | Path) -> Suite:
         sha256 mismatch, an unknown objective or window rule.
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"cannot read suite: {error}", path) from None
+    text = _suite_text(path)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -212,7 +223,33 @@ def load_suite(path: str | Path) -> Suite:
         raise InputError(
             f"invalid TOML: {reason}", path, int(where.group(1)) if where else None
         ) from None
-    return _parse(data, _Located(path, text))
+    except RecursionError:
+        raise InputError("invalid TOML: nested too deeply", path) from None
+    except ValueError:
+        # tomllib refuses integers of over 4300 digits with a ValueError.
+        raise InputError("invalid TOML: a number too long", path) from None
+    try:
+        return _parse(data, _Located(path, text))
+    except RecursionError:
+        # Dotted keys nest tables without limit; no suite key is that deep.
+        raise InputError("a key is nested too deeply", path) from None
+
+
+def _suite_text(path: Path) -> str:
+    if path.exists() and not path.is_file() and not path.is_dir():
+        # A device or a pipe (/dev/zero) may never end.
+        raise InputError("cannot read suite: not a regular file", path)
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise InputError(
+            f"cannot read suite: {error.strerror or error}", path
+        ) from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        raise InputError("cannot read suite: not UTF-8 text", path, line) from None
 
 
 def _parse(data: dict[str, Any], where: _Located) -> Suite:
@@ -256,9 +293,13 @@ def _no_unknown(
             what = f"[{name}]" if name else "the top level"
             hint = ""
             if name and key in TOP_KEYS:
-                hint = f" ({key!r} belongs at the top level, before the first [table])"
+                hint = (
+                    f" ({shown(key)} belongs at the top level, before the first "
+                    "[table])"
+                )
             raise where.error(
-                f"unknown key {key!r} in {what}; valid keys: {', '.join(known)}{hint}",
+                f"unknown key {shown(key)} in {what}; valid keys: "
+                f"{', '.join(known)}{hint}",
                 key,
                 name,
                 index,
@@ -293,7 +334,7 @@ def _string(
     value = table[key]
     if not isinstance(value, str):
         raise where.error(
-            f"[{name}] {key} must be a string, got {value!r}", key, name, index
+            f"[{name}] {key} must be a string, got {shown(value)}", key, name, index
         )
     return value
 
@@ -301,7 +342,11 @@ def _string(
 def _strings(data: Mapping[str, Any], key: str, where: _Located) -> tuple[str, ...]:
     value = data.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise where.error(f"{key} must be a list of strings, got {value!r}", key)
+        raise where.error(f"{key} must be a list of strings, got {shown(value)}", key)
+    for text in value:
+        # Specs and labels are short; the parsers' messages quote them whole.
+        if len(text) > _SPEC_LENGTH or not text.isprintable():
+            raise where.error(f"{key}: {shown(text)} is not a valid entry", key)
     duplicates = sorted({v for v in value if value.count(v) > 1})
     if duplicates:
         raise where.error(f"{key}: {', '.join(duplicates)} listed twice", key)
@@ -320,7 +365,8 @@ def _policies(data: Mapping[str, Any], where: _Located) -> tuple[str, ...]:
             raise where.error(f"policies: {error}", "policies") from None
         if name in canonical:
             raise where.error(
-                f"policies: {canonical[name]!r} and {spec!r} are one policy ({name})",
+                f"policies: {shown(canonical[name])} and {shown(spec)} are one policy "
+                f"({name})",
                 "policies",
             )
         canonical[name] = spec
@@ -352,12 +398,31 @@ def _windows(data: Mapping[str, Any], where: _Located) -> WindowRule:
     for key in table:
         if key in TOP_KEYS:
             raise where.error(
-                f"unknown key {key!r} in [windows] ({key!r} belongs at the top "
-                "level, before the first [table])",
+                f"unknown key {shown(key)} in [windows] ({shown(key)} belongs at "
+                "the top level, before the first [table])",
                 key,
                 "windows",
             )
     _no_unknown(table, [f.name for f in fields(WindowRule)], where, "windows")
+    for key, value in table.items():
+        # Checked here so that the rule's own messages never quote a long
+        # value: every setting is a short string or an integer.
+        if not isinstance(value, int | str) or (
+            isinstance(value, str)
+            and (len(value) > _SPEC_LENGTH or not value.isprintable())
+        ):
+            raise where.error(
+                f"[windows] {key}: expected an integer or a short string, got "
+                f"{shown(value)}",
+                key,
+                "windows",
+            )
+        if isinstance(value, int) and not _integer_in(value, -MAX_INTEGER, MAX_INTEGER):
+            raise where.error(
+                f"[windows] {key}: {shown(value)} is beyond the limit 2**53",
+                key,
+                "windows",
+            )
     try:
         return WindowRule.from_mapping(table)
     except (TypeError, ValueError) as error:
@@ -375,10 +440,12 @@ def _seeds(
     if (
         not isinstance(seeds, list)
         or not seeds
-        or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds)
+        or not all(_integer_in(s, 0, MAX_SEED) for s in seeds)
     ):
         raise where.error(
-            f"seeds must be a non-empty list of integers, got {seeds!r}", "seeds"
+            f"seeds must be a non-empty list of integers in [0, 2**63 - 1], got "
+            f"{shown(seeds)}",
+            "seeds",
         )
     if windows.kind != "random":
         raise where.error(
@@ -386,8 +453,15 @@ def _seeds(
             "seeds",
         )
     if len(set(seeds)) < len(seeds):
-        raise where.error(f"seeds: {seeds} lists a seed twice", "seeds")
+        raise where.error("seeds: a seed is listed twice", "seeds")
     return tuple(seeds)
+
+
+def _integer_in(value: object, low: int, high: int) -> bool:
+    """``value`` is an int (not a bool) in ``[low, high]``."""
+    return (
+        isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+    )
 
 
 def _array_of_tables(
@@ -421,17 +495,40 @@ def _traces(data: Mapping[str, Any], where: _Located) -> tuple[TraceRef, ...]:
 def _trace(table: dict[str, Any], index: int, where: _Located) -> TraceRef:
     _no_unknown(table, TRACE_KEYS, where, "traces", index)
     given = _string(table, "path", where, "traces", index, required=True)
+    if not given or "\x00" in given:
+        raise where.error(
+            f"[[traces]] path {shown(given)} is not a file name",
+            "path",
+            "traces",
+            index,
+        )
+    # Relative to the suite's folder, not the current one: a suite runs
+    # alike from anywhere. An absolute path stays as it is.
     file = (where.path.parent / given).resolve()
     if not file.is_file():
-        raise where.error(f"trace not found: {given} ({file})", "path", "traces", index)
-    actual = sha256_of(file)
+        raise where.error(
+            f"trace not found: {given} ({file})",
+            "path",
+            "traces",
+            index,
+        )
+    try:
+        actual = sha256_of(file)
+    except OSError as error:
+        raise where.error(
+            f"trace {shown(given)}: cannot read file: {error.strerror or error}",
+            "path",
+            "traces",
+            index,
+        ) from None
     options = _read_options(table, index, where)
+    _check_trace(given, file, options, index, where)
     if "sha256" not in table:
         return TraceRef(given, file, actual, False, **options)
     pinned = _string(table, "sha256", where, "traces", index).strip().lower()
     if not _SHA256.fullmatch(pinned):
         raise where.error(
-            f"trace {given}: sha256 must be 64 hex digits, got {pinned!r}",
+            f"trace {shown(given)}: sha256 must be 64 hex digits, got {shown(pinned)}",
             "sha256",
             "traces",
             index,
@@ -447,6 +544,33 @@ def _trace(table: dict[str, Any], index: int, where: _Located) -> TraceRef:
     return TraceRef(given, file, actual, True, **options)
 
 
+def _check_trace(
+    given: str, file: Path, options: dict[str, Any], index: int, where: _Located
+) -> None:
+    """Refuse a file that is not a trace, without quoting it.
+
+    The reader's own message quotes the offending line; for a suite that
+    names, say, ``/etc/passwd`` this would print the lines of a file the
+    suite's author may not own. Only the line number is kept: ``optsched
+    info FILE`` shows the reason to whoever may read the file.
+    """
+    from optsched.io import read_trace
+
+    try:
+        read_trace(file, options.get("format"), processors=options.get("processors"))
+    except (ValueError, RecursionError, MemoryError) as error:  # InputError too
+        line = getattr(error, "line", None)
+        at = f" (first error at line {line} of the file)" if line else ""
+        raise where.error(
+            f"trace {given}: not a readable "
+            f"{options.get('format', 'swf, json or strip')} trace{at}; "
+            f"'optsched info' on the file shows why",
+            "path",
+            "traces",
+            index,
+        ) from None
+
+
 def _read_options(table: dict[str, Any], index: int, where: _Located) -> dict[str, Any]:
     from optsched.instance import ALLOCATIONS
     from optsched.io import INSTANCE_FORMATS
@@ -457,7 +581,8 @@ def _read_options(table: dict[str, Any], index: int, where: _Located) -> dict[st
             value = _string(table, key, where, "traces", index)
             if value not in choices:
                 raise where.error(
-                    f"[[traces]] {key} {value!r} is not one of {', '.join(choices)}",
+                    f"[[traces]] {key} {shown(value)} is not one of "
+                    f"{', '.join(choices)}",
                     key,
                     "traces",
                     index,
@@ -465,9 +590,10 @@ def _read_options(table: dict[str, Any], index: int, where: _Located) -> dict[st
             options[key] = value
     if "processors" in table:
         value = table["processors"]
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        if not _integer_in(value, 1, MAX_INTEGER):
             raise where.error(
-                f"[[traces]] processors must be an integer >= 1, got {value!r}",
+                f"[[traces]] processors must be an integer in [1, 2**53], "
+                f"got {shown(value)}",
                 "processors",
                 "traces",
                 index,
@@ -485,26 +611,27 @@ def _solvers(data: Mapping[str, Any], where: _Located) -> tuple[SolverSpec, ...]
         if (
             not isinstance(time_limit, int | float)
             or isinstance(time_limit, bool)
-            or not 0 < time_limit < float("inf")
+            or not 0 < time_limit <= MAX_TIME_LIMIT  # NaN fails too
         ):
             raise where.error(
                 f"[[solvers]] time_limit must be a positive number of seconds, "
-                f"got {time_limit!r}",
+                f"at most {MAX_TIME_LIMIT}, got {shown(time_limit)}",
                 "time_limit",
                 "solvers",
                 index,
             )
         workers = table.get("workers", DEFAULT_SOLVER_WORKERS)
-        if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+        if not _integer_in(workers, 1, MAX_WORKERS):
             raise where.error(
-                f"[[solvers]] workers must be an integer >= 1, got {workers!r}",
+                f"[[solvers]] workers must be an integer in [1, {MAX_WORKERS}], "
+                f"got {shown(workers)}",
                 "workers",
                 "solvers",
                 index,
             )
         if backend not in BACKENDS:
             raise where.error(
-                f"[[solvers]] unknown back-end {backend!r}; valid back-ends: "
+                f"[[solvers]] unknown back-end {shown(backend)}; valid back-ends: "
                 f"{', '.join(BACKENDS)}",
                 "backend",
                 "solvers",

@@ -22,8 +22,12 @@ back-ends), so a run stopped midway leaves whole windows behind it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
+import sys
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +36,7 @@ from optsched.errors import InputError
 from optsched.instance import Instance
 from optsched.models.result import Incumbent
 from optsched.selection import WindowSpec, select_windows
-from optsched.trace import Trace
+from optsched.trace import Trace, note_skips
 
 POLICY = "policy"
 SOLVER = "solver"
@@ -59,8 +63,12 @@ OPTIONAL_FIELDS: dict[str, Any] = {
     "lost_work": 0.0,
     "interrupted": 0,
     "rejected": None,
+    "incomplete": None,
 }
 """Keys a task function may add, with the value stored when it does not."""
+
+PROVEN_STATUSES = frozenset({"OPTIMAL", "INFEASIBLE", "ERROR"})
+"""Solver statuses a longer run would not change."""
 
 
 def to_json(value: Any) -> str:
@@ -169,17 +177,21 @@ def read_suite_trace(ref: TraceRef) -> Trace:
     )
 
 
-def expand(suite: Suite) -> Plan:
+def expand(suite: Suite, *, deterministic: bool = False) -> Plan:
     """Read the suite's traces, select their windows and list every task.
 
     Windows drawn by several seeds (random windows) appear once, at their
-    first position.
+    first position. ``deterministic`` runs the CP-SAT back-ends in their
+    deterministic mode (:func:`optsched.models.cpsat.deterministic`); it is
+    a parameter of the solver tasks, so their ids differ from the default
+    mode's.
     """
     tasks: list[Task] = []
     traces: dict[str, Trace] = {}
     windows: dict[tuple[str, str], WindowSpec] = {}
     for ref in suite.traces:
         trace = read_suite_trace(ref)
+        note_skips(trace, str(ref.file))  # issue 17: no job dropped silently
         traces[ref.sha256] = trace
         specs: dict[str, WindowSpec] = {}
         for rule in suite.window_rules:
@@ -193,12 +205,17 @@ def expand(suite: Suite) -> Plan:
                 specs.setdefault(spec.key, spec)
         for index, spec in enumerate(specs.values()):
             windows[(ref.sha256, spec.key)] = spec
-            tasks += window_tasks(suite, ref, spec, index)
+            tasks += window_tasks(suite, ref, spec, index, deterministic=deterministic)
     return Plan(suite, tuple(tasks), traces, windows)
 
 
 def window_tasks(
-    suite: Suite, ref: TraceRef, spec: WindowSpec, index: int
+    suite: Suite,
+    ref: TraceRef,
+    spec: WindowSpec,
+    index: int,
+    *,
+    deterministic: bool = False,
 ) -> list[Task]:
     """The tasks of one window: its policy tasks, then its solver tasks, which
     come after every policy task of the window."""
@@ -227,12 +244,14 @@ def window_tasks(
         for policy in suite.policies
     ]  # fmt: skip
     after = tuple(t.task_id for t in policies)
+    # Only when set, so that the ids of the default mode's tasks never change.
+    mode = {"deterministic": True} if deterministic else {}
     solvers = [
         task(
             SOLVER,
             solver.backend,
             objective,
-            {"time_limit": solver.time_limit, "workers": solver.workers},
+            {"time_limit": solver.time_limit, "workers": solver.workers, **mode},
             after,
         )
         for objective in suite.objectives
@@ -273,14 +292,17 @@ def execute_task(task: Task, instance: Instance) -> dict[str, Any]:
             "killed": outcome.killed,
             "lost_work": float(outcome.lost),
         }
-    reference = evaluate_reference(
-        instance,
-        task.objective,
-        backend=task.name,
-        time_limit=params["time_limit"],
-        workers=params["workers"],
-        incumbents=task.incumbents,
-    )
+    deterministic = bool(params.get("deterministic", False))
+    clock = _Clock()
+    with _cpsat_mode(deterministic, params["time_limit"]):
+        reference = evaluate_reference(
+            instance,
+            task.objective,
+            backend=task.name,
+            time_limit=params["time_limit"],
+            workers=params["workers"],
+            incumbents=task.incumbents,
+        )
     if reference.error is not None:
         # Record the back-end's own words as the task's error.
         raise RuntimeError(f"{task.name}: {reference.error}")
@@ -302,4 +324,94 @@ def execute_task(task: Task, instance: Instance) -> dict[str, Any]:
         "runtime": reference.runtime,
         "interrupted": int(reference.interrupted),
         "rejected": to_json(list(reference.rejected)) if reference.rejected else None,
+        "incomplete": None
+        if deterministic or reference.interrupted
+        else starved(
+            str(reference.status.value),
+            params["time_limit"],
+            params["workers"],
+            *clock.read(cpsat=task.name in CPSAT_BACKENDS),
+        ),
     }
+
+
+def _cpsat_mode(
+    deterministic: bool, time_limit: float
+) -> contextlib.AbstractContextManager[None]:
+    if not deterministic:
+        return contextlib.nullcontext()
+    from optsched.models.cpsat import deterministic as fixed_work
+
+    return fixed_work(time_limit)
+
+
+CPSAT_BACKENDS = frozenset({"cpsat", "shelf"})
+"""Back-ends whose search time :func:`optsched.models.cpsat.search_seconds`
+counts."""
+
+
+class _Clock:
+    """Wall, CPU and CP-SAT search seconds since it was made (this process)."""
+
+    def __init__(self) -> None:
+        self.wall = time.perf_counter()
+        self.cpu = time.process_time()
+        self.search = _search_seconds() or 0.0
+
+    def read(self, *, cpsat: bool) -> tuple[float, float, float | None]:
+        """(wall, CPU, CP-SAT search) seconds; search ``None`` unless
+        ``cpsat`` (the task ran a CP-SAT back-end; 0 if it never searched)."""
+        search = (_search_seconds() or 0.0) - self.search
+        return (
+            time.perf_counter() - self.wall,
+            time.process_time() - self.cpu,
+            search if cpsat else None,
+        )
+
+
+def _search_seconds() -> float | None:
+    # Only the CP-SAT back-ends (cpsat, shelf) load the module.
+    cpsat = sys.modules.get("optsched.models.cpsat")
+    return None if cpsat is None else float(cpsat.search_seconds())
+
+
+STARVED_WALL = 0.9
+STARVED_SEARCH = 0.5
+STARVED_CPU = 0.25
+
+
+def starved(
+    status: str,
+    time_limit: float,
+    workers: int,
+    wall: float,
+    cpu: float,
+    search: float | None,
+) -> str | None:
+    """Why an unproven solve that used up its time limit was time-starved,
+    or ``None`` (see :mod:`optsched.bench.store` for the rule).
+
+    Parameters
+    ----------
+    status
+        The solve's status.
+    time_limit, workers
+        The task's settings.
+    wall, cpu
+        Wall-clock and CPU seconds of the task (this process, all threads).
+    search
+        Seconds in CP-SAT searches during the task (``None``: not a CP-SAT
+        back-end; 0: its search was skipped, the limit being spent).
+    """
+    if status in PROVEN_STATUSES or wall < STARVED_WALL * time_limit:
+        return None
+    numbers = (
+        f"limit {time_limit:g} s, wall {wall:.1f} s, CPU {cpu:.1f} s, "
+        f"{workers} worker(s)"
+    )
+    if search is not None and search < STARVED_SEARCH * time_limit:
+        return f"time-starved: the search ran {search:.1f} s ({numbers})"
+    threads = min(workers, os.cpu_count() or 1)
+    if cpu < STARVED_CPU * wall * threads:
+        return f"time-starved: too little CPU ({numbers})"
+    return None

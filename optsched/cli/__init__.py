@@ -5,39 +5,72 @@ Every command lives in its own module of this package and is registered in
 ``ValueError`` from validation, or an ``OSError`` on a file) and a missing
 optional dependency (:class:`optsched.extras.MissingExtra`, naming the pip
 command) print one line and exit with status 2; the traceback is shown only
-with ``--debug``.
+with ``--debug``. Ctrl-C (SIGINT) and SIGTERM stop any command like a
+``KeyboardInterrupt`` (outputs are written atomically, so none is left
+half-written) and exit with status 130 and 143, after one line.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 from typing import Any
 
 import click
 
+from optsched.cli.console import literal
 from optsched.errors import InputError
 from optsched.extras import MissingExtra
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so that every command cleans up (no
+    half-written output) before it exits with status 143."""
+
+    signum = signal.SIGTERM
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+def _exit_status(error: KeyboardInterrupt) -> int:
+    """128 + the signal that stopped the command (SIGINT unless it says)."""
+    return 128 + int(getattr(error, "signum", signal.SIGINT))
+
+
 class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
+        if threading.current_thread() is not threading.main_thread():
+            return self._invoke(ctx)  # only the main thread handles signals
+        previous = signal.signal(signal.SIGTERM, _terminate)
+        try:
+            return self._invoke(ctx)
+        finally:
+            signal.signal(signal.SIGTERM, previous or signal.SIG_DFL)
+
+    def _invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except (InputError, ValueError, MissingExtra) as error:
             if ctx.params.get("debug"):
                 raise
-            click.echo(f"optsched: error: {error}", err=True)
+            click.echo(literal(f"optsched: error: {error}"), err=True)
             sys.exit(2)
         except OSError as error:
             # Unreadable input or unwritable output: one line, no traceback.
             if ctx.params.get("debug"):
                 raise
             where = f"{error.filename}: " if error.filename else ""
-            click.echo(f"optsched: error: {where}{error.strerror or error}", err=True)
+            message = f"optsched: error: {where}{error.strerror or error}"
+            click.echo(literal(message), err=True)
             sys.exit(2)
-        except KeyboardInterrupt:
-            click.echo("optsched: interrupted", err=True)
-            sys.exit(130)
+        except KeyboardInterrupt as error:
+            status = _exit_status(error)
+            name = signal.Signals(status - 128).name
+            click.echo(f"optsched: interrupted ({name})", err=True)
+            sys.exit(status)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -7,6 +7,8 @@ import sys
 import click
 
 from optsched.bench import Store, run_suite
+from optsched.cli.console import echo
+from optsched.cli.options import output_file
 from optsched.extras import require
 
 
@@ -17,6 +19,7 @@ from optsched.extras import require
     default="results.sqlite",
     show_default=True,
     type=click.Path(dir_okay=False),
+    callback=output_file,
     help="SQLite results store (created when absent; re-runs skip stored tasks).",
 )
 @click.option(
@@ -45,6 +48,15 @@ from optsched.extras import require
     help="Run again the tasks stored with status ERROR.",
 )
 @click.option(
+    "--deterministic",
+    is_flag=True,
+    help="Run CP-SAT (back-ends cpsat, shelf) in its deterministic mode: "
+    "interleaved search stopped after the time limit in deterministic time "
+    "(CP-SAT's work count, about seconds but often several times longer in "
+    "wall-clock time), so that a re-run gives the same rows whatever the "
+    "load. Its solver tasks are distinct from the default mode's.",
+)
+@click.option(
     "--progress/--no-progress",
     default=True,
     show_default=True,
@@ -57,14 +69,19 @@ def command(
     dask_address: str | None,
     dask_local: int | None,
     retry_failed: bool,
+    deterministic: bool,
     progress: bool,
 ) -> None:
     """Run every task of SUITE (a TOML file) not yet in the store.
 
     Each finished task is one row of the store, written when it ends: an
     interrupted run loses no finished task, and running the same command
-    again resumes. Exit status 1 when the store holds failed tasks of the
-    suite.
+    again resumes. Ctrl-C (SIGINT) or SIGTERM stops the run within a second
+    or two (exit status 130 or 143); a solve cut short is stored as
+    provisional, and the next run computes it again, as it does solves that
+    were time-starved. Several runs may share one store: each task is
+    claimed before it runs, so none is computed twice. Exit status 1 when
+    the store holds failed tasks of the suite.
     """
     given = [
         name
@@ -88,29 +105,39 @@ def command(
         dask_local=dask_local,
         progress=progress,
         retry_failed=retry_failed,
+        deterministic=deterministic,
     )
     for path, sha256 in summary.unpinned.items():
-        click.echo(
+        echo(
             f"note: trace {path} has no sha256 in the suite; recorded {sha256} "
             "(add it to the suite to pin the file)",
             err=True,
         )
-    click.echo(
+    elsewhere = (
+        f", {summary.elsewhere} run by another process" if summary.elsewhere else ""
+    )
+    echo(
         f"suite {summary.suite}: {summary.total} tasks, {summary.skipped} already "
-        f"stored, {summary.ran} run ({summary.failed} failed) in "
+        f"stored, {summary.ran} run ({summary.failed} failed){elsewhere} in "
         f"{summary.elapsed:.1f} s -> {summary.store}"
     )
+    if summary.provisional:
+        echo(
+            f"{summary.provisional} provisional rows (interrupted or time-starved "
+            "solves): run the command again to compute them again",
+            err=True,
+        )
     if summary.failed_total:
         with Store(summary.store, create=False) as results:
             failures = results.failures(summary.suite)
-        click.echo(
+        echo(
             f"{summary.failed_total} failed tasks in the store "
             "(rerun with --retry-failed); first ones:",
             err=True,
         )
         for f in failures:
             first_line = (f["error"] or "").splitlines()[0] if f["error"] else ""
-            click.echo(
+            echo(
                 f"  {f['window']} {f['kind']} "
                 f"{' '.join(filter(None, [f['name'], f['objective']]))}: "
                 f"{first_line}",

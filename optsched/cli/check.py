@@ -2,7 +2,10 @@
 
 Exit status: 0 when the schedule is valid, 1 when it has violations (the
 first :data:`MAX_VIOLATIONS` printed one per line, then a count by kind), 2
-on bad input.
+on bad input: any instance or schedule that cannot be read (missing, a
+directory or a device, malformed, nested too deeply, numbers beyond
+2**53), with one line ``file[:line]: reason`` on stderr. Status 1 means
+"the checker found violations" and nothing else.
 """
 
 from __future__ import annotations
@@ -10,15 +13,19 @@ from __future__ import annotations
 import operator
 import sys
 from collections import Counter
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
 from optsched.check import Violation, check_schedule
 from optsched.cli.options import input_options, load_instance
+from optsched.errors import InputError
 from optsched.instance import Instance
 from optsched.io.schedules import SCHEDULE_FORMATS, read_schedule
 from optsched.schedule import Schedule
+
+T = TypeVar("T")
 
 MAX_VIOLATIONS = 20
 """Violations listed by default; the rest are counted by kind."""
@@ -59,9 +66,27 @@ def _window_hint(instance: Instance, schedule: Schedule, windowed: bool) -> str:
     )
 
 
+def _read(path: str, reader: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``reader(*args, **kwargs)``, any failure to read ``path`` as an InputError.
+
+    Exit status 1 means "the checker found violations" and nothing else, so
+    an input that exhausts the stack or the memory (which Python would
+    report with a traceback and status 1) is bad input: one line, status 2.
+    """
+    try:
+        return reader(*args, **kwargs)
+    except RecursionError:
+        raise InputError("nested too deeply to read", path) from None
+    except MemoryError:
+        raise InputError("too large to read in memory", path) from None
+
+
+# Paths are checked by the readers, not by click: a directory given for a
+# file is then one line "PATH: cannot read file: Is a directory", status 2,
+# not click's three-line usage error.
 @click.command("check")
-@click.argument("instance_file", metavar="INSTANCE", type=click.Path(dir_okay=False))
-@click.argument("schedule_file", metavar="SCHEDULE", type=click.Path(dir_okay=False))
+@click.argument("instance_file", metavar="INSTANCE", type=click.Path())
+@click.argument("schedule_file", metavar="SCHEDULE", type=click.Path())
 @click.option(
     "--schedule-format",
     type=click.Choice(SCHEDULE_FORMATS),
@@ -99,8 +124,8 @@ def command(
 
     Exit status: 0 when valid, 1 with violations, 2 on bad input.
     """
-    instance = load_instance(instance_file, **input_kwargs)
-    schedule = read_schedule(schedule_file, schedule_format)
+    instance = _read(instance_file, load_instance, instance_file, **input_kwargs)
+    schedule = _read(schedule_file, read_schedule, schedule_file, schedule_format)
     violations = check_schedule(instance, schedule)
     n = len(instance.jobs)
     if not violations:

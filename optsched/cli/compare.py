@@ -15,8 +15,8 @@ import click
 from rich.table import Table
 
 from optsched.check import check_schedule
-from optsched.cli.console import wide_console
-from optsched.cli.options import input_options, load_instance
+from optsched.cli.console import echo, wide_console
+from optsched.cli.options import input_options, load_instance, output_file
 from optsched.cli.simulate import (
     POLICY_HELP,
     completion_unit,
@@ -27,6 +27,7 @@ from optsched.cli.simulate import (
 from optsched.heuristics import Policy, parse_policy, simulate
 from optsched.instance import Instance
 from optsched.io.atomic import atomic_write
+from optsched.io.spreadsheet import safe_cell
 from optsched.metrics import summarize
 
 DEFAULT_POLICIES = "fcfs,firstfit,easy,conservative"
@@ -155,7 +156,7 @@ def _csv_text(rows: list[Row]) -> str:
     for row in rows:
         writer.writerow(
             [
-                row.policy,
+                safe_cell(row.policy),  # a spec may start with "=" or "-"
                 row.makespan,
                 repr(row.weighted_completion),
                 repr(row.mean_response),
@@ -184,6 +185,7 @@ def _csv_text(rows: list[Row]) -> str:
     "-o",
     type=click.Path(dir_okay=False),
     default=None,
+    callback=output_file,
     help="Also write the table as CSV to this file.",
 )
 @input_options
@@ -221,4 +223,4 @@ def command(
     if output is not None:
         with atomic_write(output, "w", encoding="utf-8", newline="") as handle:
             handle.write(_csv_text(rows))
-        click.echo(f"table written to {output}")
+        echo(f"table written to {output}")

@@ -7,6 +7,8 @@ from pathlib import Path
 import click
 
 from optsched.bench.store import TABLES, export_store
+from optsched.cli.console import echo
+from optsched.cli.options import output_file
 from optsched.extras import require
 
 
@@ -17,6 +19,7 @@ from optsched.extras import require
     "--output",
     required=True,
     type=click.Path(dir_okay=False),
+    callback=output_file,
     help="Output file: .csv, or .parquet (needs pyarrow).",
 )
 @click.option("--suite", default=None, help="Only this suite's rows.")
@@ -36,4 +39,4 @@ def command(store: str, output: str, suite: str | None, table: str) -> None:
         count = export_store(store, output, suite=suite, table=table)
     except ImportError as error:
         raise click.ClickException(str(error)) from None
-    click.echo(f"{count} rows -> {output}")
+    echo(f"{count} rows -> {output}")

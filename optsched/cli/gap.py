@@ -8,6 +8,7 @@ run in memory through the same task graph as ``optsched bench``.
 from __future__ import annotations
 
 import math
+import signal
 import sys
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from optsched.bench.suite import (
     TraceRef,
     sha256_of,
 )
-from optsched.cli.options import file_options
+from optsched.cli.options import file_options, output_file
 from optsched.gap import aggregate
 from optsched.selection import WindowRule
 
@@ -262,6 +263,15 @@ def _console(stderr: bool = False) -> Console:
     help="Solver threads per solve.",
 )
 @click.option(
+    "--deterministic",
+    is_flag=True,
+    help="Run CP-SAT in its deterministic mode: interleaved search stopped "
+    "after --time-limit in deterministic time (CP-SAT's work count, about "
+    "seconds but often several times longer in wall-clock time) instead of "
+    "wall-clock time, so that two runs give the same rows whatever the load "
+    "and the --workers.",
+)
+@click.option(
     "--shelves",
     is_flag=True,
     help="Also solve the shelf-restricted problem (back-end 'shelf'): each "
@@ -272,6 +282,7 @@ def _console(stderr: bool = False) -> Console:
     "--store",
     type=click.Path(dir_okay=False),
     default=None,
+    callback=output_file,
     help="Keep every task row in this SQLite results store (as 'optsched "
     "bench' writes it; a re-run resumes).",
 )
@@ -286,6 +297,7 @@ def _console(stderr: bool = False) -> Console:
     "--output",
     type=click.Path(dir_okay=False),
     default=None,
+    callback=output_file,
     help="Write every (window, policy, objective) row to this CSV.",
 )
 def command(
@@ -307,6 +319,7 @@ def command(
     backend: str,
     time_limit: float,
     workers: int,
+    deterministic: bool,
     shelves: bool,
     store: str | None,
     progress: bool,
@@ -320,7 +333,8 @@ def command(
     the interval [value / UB, value / LB]. A policy that killed jobs (stopped
     at their estimate) did less work than the window: its ratio is not
     comparable. Without FILE, runs on the bundled default instance. Ctrl-C
-    stops the run and keeps the finished windows (exit status 130).
+    (SIGINT) or SIGTERM stops the run within a second or two, even during a
+    solve, and keeps the finished windows (exit status 130 or 143).
     """
     from optsched.bench.analysis import MEMORY, WindowLines, analyse
 
@@ -347,7 +361,8 @@ def command(
     )
     from optsched.bench.tasks import expand
 
-    plan = expand(suite)  # reads the file: bad input stops here, one line
+    # Reads the file: bad input stops here, one line.
+    plan = expand(suite, deterministic=deterministic)
     console = _console()
     console.print(
         f"{file or 'instances/default.json (bundled)'}: {len(plan.windows)} "
@@ -367,9 +382,10 @@ def command(
         console.print(_aggregate_table(aggregate(frame)))
     if output:
         from optsched.io.atomic import atomic_write
+        from optsched.io.spreadsheet import safe_frame
 
         with atomic_write(output, newline="") as handle:
-            frame.to_csv(handle, index=False)
+            safe_frame(frame).to_csv(handle, index=False)
         console.print(f"wrote {len(frame)} rows to {output}")
     _finish(found)
 
@@ -456,7 +472,7 @@ def _finish(found: object) -> None:
             f"optsched: interrupted: {found.finished} of {found.windows} window(s) "
             "finished; the rows above are theirs"
         )
-        sys.exit(130)
+        sys.exit(128 + (found.stop_signal or signal.SIGINT))
     if found.defects:
         sys.exit(EXIT_DEFECT)
     if found.failures:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import click
 
+from optsched.cli.console import echo
+from optsched.cli.options import output_file
 from optsched.generate import perfect_packing_layout
 
 
@@ -39,12 +41,14 @@ def command() -> None:
     "--output",
     required=True,
     type=click.Path(dir_okay=False),
+    callback=output_file,
     help="Native JSON instance file to write.",
 )
 @click.option(
     "--layout",
     type=click.Path(dir_okay=False),
     default=None,
+    callback=output_file,
     help="Also write the cut as a schedule (CSV): an optimal schedule.",
 )
 def perfect_packing_command(
@@ -71,7 +75,7 @@ def perfect_packing_command(
         from optsched.io.schedules import write_schedule
 
         write_schedule(schedule, layout, "csv", instance)
-    click.echo(
+    echo(
         f"wrote {output}: {items} jobs on {width} contiguous processors, "
         f"optimal makespan {height}"
     )

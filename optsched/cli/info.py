@@ -145,6 +145,8 @@ def _overview(path: str, trace: Trace, instance: Instance, s: Summary) -> Table:
     table = Table(title=f"{path}", show_header=False, title_justify="left")
     table.add_column("what", style="bold")
     table.add_column("value")
+    if instance.name:
+        table.add_row("name", instance.name)
     for key in ("Computer", "Installation"):
         if key in trace.header:
             table.add_row(key.lower(), trace.header[key].split("\n")[0])

@@ -1,13 +1,17 @@
-"""Options shared by every command that reads an instance or a trace."""
+"""Options shared by every command that reads an instance or a trace, and
+the check every output option makes before any work is done."""
 
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
+from optsched.errors import InputError
 from optsched.instance import Instance
 from optsched.trace import Trace
 
@@ -16,6 +20,62 @@ F = TypeVar("F", bound=Callable[..., Any])
 Decorator = Callable[[Any], Any]
 
 FORMATS = ("swf", "json", "strip")
+
+
+def check_output_path(path: str | Path, *, folder: bool = False) -> None:
+    """Fail at once when ``path`` cannot be written, before any computation.
+
+    The folder that will hold ``path`` must exist and be writable (nothing
+    creates it: a typo must not become a new folder tree), and ``path``
+    must not be a folder (a file output) or a file (a folder output). The
+    message names ``path`` as the user gave it, not the temporary file an
+    atomic write would use.
+
+    Parameters
+    ----------
+    path
+        The output the user named.
+    folder
+        ``path`` is a folder optsched creates (or fills) rather than a file.
+
+    Raises
+    ------
+    InputError
+        ``path: cannot write file: ...`` (or ``folder``), one line.
+    """
+    target = Path(path)
+    parent = target.parent
+    what = "cannot write folder" if folder else "cannot write file"
+    if not parent.exists():
+        raise InputError(f"{what}: no such folder {str(parent)!r}", path)
+    if not parent.is_dir():
+        raise InputError(f"{what}: {str(parent)!r} is not a folder", path)
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(f"{what}: folder {str(parent)!r} is not writable", path)
+    if folder and target.exists() and not target.is_dir():
+        raise InputError(f"{what}: a file of that name exists", path)
+    if not folder and target.is_dir():
+        raise InputError(f"{what}: it is a folder", path)
+
+
+def output_file(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Click callback of every output file option: :func:`check_output_path`.
+
+    Click runs it while parsing the command line, so a bad output stops the
+    command before it reads or computes anything.
+    """
+    del ctx, param  # the click callback signature
+    if value is not None:
+        check_output_path(value)
+    return value
+
+
+def output_folder(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """As :func:`output_file`, for an option naming a folder to fill."""
+    del ctx, param
+    if value is not None:
+        check_output_path(value, folder=True)
+    return value
 
 
 def _apply(command: F, options: list[Decorator]) -> F:
@@ -128,11 +188,15 @@ def load_trace_and_instance(
 
     The allocation override applies before the window is cut, so that busy
     blocks of a recorded initial state get offsets on a contiguous machine.
+    Jobs the reader skipped are announced in one note line on stderr
+    (:meth:`~optsched.trace.Trace.skip_note`).
     """
     from optsched.io import read_trace
+    from optsched.trace import note_skips
     from optsched.window import cut_window, wants_window
 
     trace = read_trace(path, input_format, processors=processors)
+    note_skips(trace, path)
     whole = trace.instance
     if allocation is not None and allocation != whole.machine.allocation:
         whole = whole.replace(machine=whole.machine.with_allocation(allocation))

@@ -6,7 +6,8 @@ from typing import Any
 
 import click
 
-from optsched.cli.options import input_options, load_instance
+from optsched.cli.console import echo
+from optsched.cli.options import input_options, load_instance, output_file
 from optsched.io.schedules import SCHEDULE_FORMATS, read_schedule
 
 
@@ -28,6 +29,7 @@ def command() -> None:
     "--output",
     required=True,
     type=click.Path(dir_okay=False),
+    callback=output_file,
     help="Figure file: .png, .svg or .pdf.",
 )
 @click.option("--title", default=None, help="Chart title (default: name, producer).")
@@ -67,7 +69,7 @@ def gantt_command(
         instance = load_instance(instance_file, **input_kwargs)
         violations = check_schedule(instance, schedule)
         if violations:
-            click.echo(
+            echo(
                 f"warning: the schedule has {len(violations)} violation(s), "
                 f"first: {violations[0]}",
                 err=True,
@@ -82,11 +84,11 @@ def gantt_command(
             raise ValueError(
                 f"{schedule_file}: {error}; give the INSTANCE the schedule belongs to"
             ) from None
-        click.echo(
+        echo(
             f"note: no INSTANCE given; instance rebuilt from the schedule "
             f"(m = {instance.processors}, the fewest processors that hold it; "
             "no busy blocks)",
             err=True,
         )
     path = save_gantt(instance, schedule, output, title=title)
-    click.echo(f"gantt -> {path} ({len(schedule)} jobs, m = {instance.processors})")
+    echo(f"gantt -> {path} ({len(schedule)} jobs, m = {instance.processors})")

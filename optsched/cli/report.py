@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import click
 
+from optsched.cli.console import echo
+from optsched.cli.options import output_file
+
 
 @click.command(name="report")
 @click.argument("store", type=click.Path(dir_okay=False))
@@ -12,8 +15,10 @@ import click
     "--output",
     required=True,
     type=click.Path(dir_okay=False),
+    callback=output_file,
     help="report.html (one self-contained page) or report.md (figures in "
-    "report_figures/ beside it).",
+    "report_figures/ beside it; an existing folder of that name is replaced "
+    "only if an earlier report wrote it).",
 )
 @click.option(
     "--suite",
@@ -44,4 +49,4 @@ def command(
             err=True,
         )
     path = build_report(store, output, suite=suite)
-    click.echo(f"report -> {path}")
+    echo(f"report -> {path}")

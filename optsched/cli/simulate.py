@@ -13,8 +13,8 @@ from typing import Any
 import click
 from rich.table import Table
 
-from optsched.cli.console import wide_console
-from optsched.cli.options import input_options, load_instance
+from optsched.cli.console import echo, wide_console
+from optsched.cli.options import input_options, load_instance, output_file
 from optsched.heuristics import (
     ALLOCATION_RULES,
     Policy,
@@ -192,6 +192,7 @@ def _write(result: SimulationResult, instance: Instance, path: str, fmt: str) ->
     "-o",
     type=click.Path(dir_okay=False),
     default=None,
+    callback=output_file,
     help="Write the schedule to this file.",
 )
 @click.option(
@@ -233,12 +234,15 @@ def command(
         progress=True,
     )
     summary = summarize(instance, result.schedule)
-    table = Table(title=f"{result.schedule.producer} on {instance.name or file}")
+    title = f"{result.schedule.producer} on {instance.name or file}"
+    console = wide_console()
+    # As wide as the title: a name must not be folded over two lines.
+    table = Table(title=title, min_width=min(len(title) + 4, console.width))
     table.add_column("metric")
     table.add_column("value", justify="right")
     for name, value in metrics_rows(summary, result, instance):
         table.add_row(name, value)
-    wide_console().print(table)
+    console.print(table)
     if output is not None:
         _write(result, instance, output, _output_format(output, schedule_format))
-        click.echo(f"schedule written to {output}")
+        echo(f"schedule written to {output}")

@@ -14,7 +14,8 @@ from typing import Any
 
 import click
 
-from optsched.cli.options import input_options, load_instance
+from optsched.cli.console import echo
+from optsched.cli.options import input_options, load_instance, output_file
 from optsched.errors import InputError
 
 
@@ -25,6 +26,7 @@ from optsched.errors import InputError
     "--output",
     required=True,
     type=click.Path(dir_okay=False),
+    callback=output_file,
     help="Native JSON instance file to write.",
 )
 @input_options
@@ -52,7 +54,7 @@ def command(trace_file: str, output: str, **input_kwargs: Any) -> None:
         ) from None
     window = instance.source.window
     shift = 0 if window is None else window.shift
-    click.echo(
+    echo(
         f"wrote {output}: {len(instance.jobs)} jobs, {instance.processors} "
         f"processors, {len(instance.machine.unavailable)} busy blocks, "
         f"releases shifted by {shift}"

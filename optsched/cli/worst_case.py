@@ -6,6 +6,8 @@ import click
 from rich.table import Table
 
 from optsched.cli.console import console as make_console
+from optsched.cli.console import echo
+from optsched.cli.options import output_folder
 from optsched.instance import ALLOCATIONS
 from optsched.worstcase.measure import ESTIMATE_MODES, MEASURES, Space
 from optsched.worstcase.search import DEFAULT_BUDGET, WorstCase, search_worst_case
@@ -145,6 +147,7 @@ def _versus_table(rows: list[tuple[str, str, Counterexample | None]]) -> Table:
     "--output",
     type=click.Path(file_okay=False),
     default=None,
+    callback=output_folder,
     help="Folder for the instance JSON, a summary and Gantt PNGs of both schedules.",
 )
 def command(
@@ -198,7 +201,7 @@ def command(
                 max_evaluations=evaluations,
             )
             results.append(result)
-            click.echo(result.summary())
+            echo(result.summary())
             if output:
                 write_worst_case(result, output)
         console.print(_ratio_table(results))
@@ -219,13 +222,13 @@ def command(
         )
         rows.append((spec, versus, found))
         if found is None:
-            click.echo(
+            echo(
                 f"{spec} never worse than {versus} on {objective} in {examples} "
                 f"Hypothesis examples and {climbs} local-search evaluations "
                 f"(m <= {processors}, n <= {jobs}); seed {seed}"
             )
             continue
-        click.echo(found.summary())
+        echo(found.summary())
         if output:
             write_counterexample(found, output)
     console.print(_versus_table(rows))

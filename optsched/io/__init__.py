@@ -8,12 +8,12 @@ forces one. Schedules have their own pair, :func:`read_schedule` and
 
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 
 from optsched.errors import InputError
 from optsched.instance import Instance
 from optsched.io.schedules import read_schedule, write_schedule
+from optsched.io.text import head, refuse_utf16, strip_bom
 from optsched.trace import Trace
 
 __all__ = [
@@ -26,56 +26,48 @@ __all__ = [
 ]
 
 INSTANCE_FORMATS = ("swf", "json", "strip")
-_GZIP_MAGIC = b"\x1f\x8b"
-
-
-def _head(path: Path, size: int = 4096) -> bytes:
-    try:
-        with path.open("rb") as handle:
-            raw = handle.read(size)
-        if raw.startswith(_GZIP_MAGIC):
-            with gzip.open(path, "rb") as handle:
-                return handle.read(size)
-        return raw
-    except (OSError, EOFError) as error:
-        raise InputError(f"cannot read file: {error}", path) from None
+_TEXT_FORMATS = "SWF, JSON or strip-packing text"
 
 
 def detect_format(path: str | Path) -> str:
     """Recognise an instance file's format from its first bytes.
 
     ``{`` first -> ``json``; a ``;`` comment or a line of 18 fields -> ``swf``;
-    lines of one to three numbers -> ``strip``.
+    lines of one to three numbers -> ``strip``. The content is looked at
+    after gzip decompression and without a UTF-8 byte order mark.
+
+    Raises
+    ------
+    InputError
+        Naming the file: unreadable, corrupt gzip, UTF-16, binary, empty or
+        unrecognised content. The message never quotes the file's bytes.
     """
     path = Path(path)
-    head = _head(path)
-    if b"\x00" in head:
-        raise InputError("binary file: not SWF, JSON or strip-packing text", path)
-    try:
-        text = head.decode("utf-8")
-    except UnicodeDecodeError:
-        # A cut in the middle of a multi-byte character is not an error.
-        text = head[:-4].decode("utf-8", errors="strict") if len(head) > 4 else ""
-    stripped = text.lstrip()
-    if not stripped:
-        raise InputError("empty file: no jobs", path)
-    if stripped.startswith(("{", "[")):
-        return "json"
-    for line in stripped.splitlines():
+    data = strip_bom(head(path))
+    refuse_utf16(path, data, _TEXT_FORMATS)
+    if b"\x00" in data:
+        raise InputError(f"binary file: not {_TEXT_FORMATS}", path)
+    # Only the shape of the first lines matters here; bytes that are not
+    # UTF-8 (a Latin-1 comment, a multi-byte character cut at the end of the
+    # head) are left for the reader, which accepts or locates them.
+    text = data.decode("utf-8", errors="replace")
+    for number, line in enumerate(text.splitlines(), 1):
         line = line.strip()
         if not line:
             continue
+        if line.startswith(("{", "[")):
+            return "json"
         if line.startswith(";") or len(line.split()) == 18:
             return "swf"
         if 1 <= len(line.split()) <= 3:
             return "strip"
-        break
-    raise InputError(
-        "unrecognised format: expected SWF (18 fields per line), a JSON instance "
-        "or a strip-packing file (use --format to force one)",
-        path,
-        1,
-    )
+        raise InputError(
+            "unrecognised format: expected SWF (18 fields per line), a JSON "
+            "instance or a strip-packing file (use --format to force one)",
+            path,
+            number,
+        )
+    raise InputError("empty file: no jobs", path)
 
 
 def read_trace(

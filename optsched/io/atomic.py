@@ -27,10 +27,14 @@ def atomic_write(path: str | Path, mode: str = "w", **kwargs: object) -> Iterato
     """Open a temporary file beside ``path``; rename it to ``path`` on success.
 
     On any exception the temporary file is removed and ``path`` is untouched.
+    An ``OSError`` about the temporary file is raised as one about ``path``.
     """
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    except OSError as error:
+        raise _about(error, path) from None
     try:
         # mkstemp creates 0600 files; give the result the mode a plain open()
         # would (or keep the mode of the file it replaces).
@@ -40,7 +44,18 @@ def atomic_write(path: str | Path, mode: str = "w", **kwargs: object) -> Iterato
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as error:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(error, OSError) and error.filename == tmp:
+            raise _about(error, path) from None
         raise
+
+
+def _about(error: OSError, path: Path) -> OSError:
+    """``error`` naming ``path``: the user never heard of the temporary file.
+
+    An error of the temporary file (its folder vanished or is read-only, the
+    rename onto a folder failed) is an error of writing ``path``.
+    """
+    return type(error)(error.errno, error.strerror, str(path))

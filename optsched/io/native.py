@@ -77,7 +77,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from optsched.errors import InputError
+from optsched.errors import InputError, shown
 from optsched.instance import (
     ALLOCATIONS,
     BusyBlock,
@@ -86,8 +86,11 @@ from optsched.instance import (
     Machine,
     Source,
     Window,
+    block_name,
+    job_name,
 )
 from optsched.io.atomic import atomic_write
+from optsched.io.text import decode_utf8, read_data, refuse_utf16, strip_bom
 from optsched.trace import Trace
 
 FORMAT_NAME = "optsched-instance"
@@ -100,6 +103,9 @@ MACHINE_KEYS = ("processors", "allocation", "unavailable")
 WINDOW_KEYS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Window))
 SOURCE_KEYS = ("file", "sha256", "format", "window")
 TOP_KEYS = ("format", "version", "name", "machine", "jobs", "source")
+MAX_DEPTH = 64
+"""Nesting depth named in the message on JSON too deep to parse (the format
+itself needs 4 levels; the parser gives up near the recursion limit)."""
 
 JsonPath = tuple[str | int, ...]
 
@@ -210,11 +216,23 @@ class _Problem(Exception):
 
 
 def format_json_path(path: JsonPath) -> str:
-    """``("jobs", 3, "size")`` -> ``"jobs[3].size"``; ``()`` -> ``"top level"``."""
+    """``("jobs", 3, "size")`` -> ``"jobs[3].size"``; ``()`` -> ``"top level"``.
+
+    A key that is not a short identifier (an unknown key copied from a file)
+    is quoted and cut: ``source['a b']``.
+    """
     out = ""
     for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif not _IDENTIFIER.fullmatch(part):
+            out += f"[{shown(part)}]"
+        else:
+            out += f".{part}" if out else part
     return out or "top level"
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
 
 
 def _kind(value: object) -> str:
@@ -223,9 +241,9 @@ def _kind(value: object) -> str:
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, int | float):
-        return f"{value!r}"
+        return shown(value)
     if isinstance(value, str):
-        return f"the string {value!r}"
+        return f"the string {shown(value)}"
     if isinstance(value, list):
         return "a list"
     return "an object"
@@ -255,7 +273,7 @@ class _Object:
             key = next(k for k in value if k not in keys)
             raise _Problem(
                 (*path, key),
-                f"unknown key {key!r} (expected one of: {', '.join(keys)})",
+                f"unknown key {shown(key)} (expected one of: {', '.join(keys)})",
                 self.label,
             )
 
@@ -289,7 +307,9 @@ class _Object:
         if not isinstance(value, int | float) or isinstance(value, bool):
             raise self._problem(key, f"{key}: expected a number, got {_kind(value)}")
         if not math.isfinite(value):
-            raise self._problem(key, f"{key}: expected a finite number, got {value}")
+            raise self._problem(
+                key, f"{key}: expected a finite number, got {shown(value)}"
+            )
         return value
 
     def string(self, key: str, *, nullable: bool = False) -> str | None:
@@ -333,7 +353,7 @@ def _parse_block(
     start, end, size = (obj.integer(k) for k in ("start", "end", "size"))
     offset = obj.integer("offset", required=False, nullable=True)
     label = obj.string("label") or ""
-    owner = f"busy block {label or (start, end)}: "
+    owner = f"{block_name(label, start, end)}: "
     block: BusyBlock = obj.validated(
         lambda: BusyBlock(start, end, size, offset, label),  # type: ignore[arg-type]
         owner,
@@ -352,7 +372,8 @@ def _parse_machine(value: object) -> Machine:
     elif allocation not in ALLOCATIONS:
         raise obj._problem(
             "allocation",
-            f"allocation: expected one of {', '.join(ALLOCATIONS)}, got {allocation!r}",
+            f"allocation: expected one of {', '.join(ALLOCATIONS)}, "
+            f"got {shown(allocation)}",
         )
     machine: Machine = obj.validated(
         lambda: Machine(processors, allocation),  # type: ignore[arg-type]
@@ -371,7 +392,7 @@ def _parse_machine(value: object) -> Machine:
 
 def _job_label(value: object, index: int) -> str:
     if isinstance(value, dict) and "id" in value:
-        return f"jobs[{index}] (id {value['id']})"
+        return f"jobs[{index}] (id {shown(value['id'])})"
     return f"jobs[{index}]"
 
 
@@ -390,7 +411,7 @@ def _parse_job(value: object, index: int, machine: Machine) -> Job:
             fields[name] = item
         elif item is not None or name in JOB_REQUIRED:
             obj.integer(name)  # raises: not an integer
-    job: Job = obj.validated(lambda: Job(**fields), f"job {fields.get('id')}: ")
+    job: Job = obj.validated(lambda: Job(**fields), f"{job_name(fields.get('id'))}: ")
     if job.size > machine.processors:
         raise obj._problem(
             "size",
@@ -434,7 +455,7 @@ def _parse_window(value: object) -> Window | None:
         raise obj._problem(
             "initial_state",
             "initial_state: expected 'none', 'recorded' or 'simulated:POLICY', "
-            f"got {state!r}",
+            f"got {shown(state)}",
         )
     return Window(
         **numbers,
@@ -457,12 +478,15 @@ def _parse_instance(data: object, default_source: Source) -> Instance:
     top = _Object(data, (), TOP_KEYS)
     fmt = top.string("format")
     if fmt is not None and fmt != FORMAT_NAME:
-        raise top._problem("format", f"format: expected {FORMAT_NAME!r}, got {fmt!r}")
+        raise top._problem(
+            "format", f"format: expected {FORMAT_NAME!r}, got {shown(fmt)}"
+        )
     version = top.integer("version")
     if version != FORMAT_VERSION:
         raise top._problem(
             "version",
-            f"version: this optsched reads version {FORMAT_VERSION}, got {version}",
+            f"version: this optsched reads version {FORMAT_VERSION}, "
+            f"got {shown(version)}",
         )
     machine = _parse_machine(top.require("machine"))
     jobs = _parse_jobs(top.array("jobs"), machine)
@@ -496,23 +520,62 @@ def instance_from_dict(
 
 
 def _read_text(path: Path) -> tuple[str, bytes]:
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise InputError(f"cannot read file: {error.strerror or error}", path) from None
-    if not raw.strip():
+    """The text of the file (gzip decompressed, BOM skipped) and its raw bytes."""
+    raw, data = read_data(path)
+    data = strip_bom(data)
+    if not data.strip():
         raise InputError("empty file: expected a JSON instance", path)
-    if b"\x00" in raw:
+    refuse_utf16(path, data, "a JSON instance")
+    if b"\x00" in data:
         raise InputError("binary file: expected a JSON instance", path)
+    return decode_utf8(path, data, "a JSON instance"), raw
+
+
+def _parse_json(text: str, path: Path, hook: _DuplicateKeys) -> Any:
+    """``json.loads`` with every failure as one located :class:`InputError`."""
     try:
-        return raw.decode("utf-8-sig"), raw
-    except UnicodeDecodeError as error:
-        line = raw[: error.start].count(b"\n") + 1
+        data = json.loads(text, object_pairs_hook=hook)
+    except json.JSONDecodeError as error:
         raise InputError(
-            f"not UTF-8 text (byte 0x{raw[error.start]:02x}): expected a JSON instance",
-            path,
-            line,
+            f"invalid JSON: {error.msg} (column {error.colno})", path, error.lineno
         ) from None
+    except RecursionError:
+        # Hundreds of levels: the C scanner gives up at the recursion limit.
+        # Shallower nesting parses, and validation (which never recurses into
+        # values) refuses it where a scalar is expected.
+        raise InputError(
+            f"invalid JSON: arrays and objects nested too deeply (more than "
+            f"{MAX_DEPTH} levels)",
+            path,
+            _deep_line(text),
+        ) from None
+    except ValueError:
+        # int() refuses more than 4300 digits (CVE-2020-10735); the message
+        # names no position, so point at the first long run of digits.
+        match = _LONG_NUMBER.search(text)
+        line = _line_of(text, match.start()) if match else None
+        raise InputError(
+            "invalid JSON: a number has more than 4300 digits", path, line
+        ) from None
+    return data
+
+
+_LONG_NUMBER = re.compile(r"[0-9]{4300}")
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _deep_line(text: str) -> int | None:
+    """Line of the first bracket deeper than :data:`MAX_DEPTH` (strings skipped)."""
+    depth = 0
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return _line_of(text, match.start())
+        elif token in "]}":
+            depth -= 1
+    return None
 
 
 class _DuplicateKeys:
@@ -551,20 +614,13 @@ def read_native(path: str | Path) -> Trace:
     path = Path(path)
     text, raw = _read_text(path)
     duplicates = _DuplicateKeys()
-    try:
-        data = json.loads(text, object_pairs_hook=duplicates)
-    except json.JSONDecodeError as error:
-        raise InputError(
-            f"invalid JSON: {error.msg} (column {error.colno})", path, error.lineno
-        ) from None
-    except RecursionError:
-        raise InputError("invalid JSON: nested too deeply", path) from None
+    data = _parse_json(text, path, duplicates)
     if duplicates.found is not None:
-        where, offset = _JsonLocator(text).duplicate or ((), 0)
+        where, line = _duplicate_location(text)
         raise InputError(
-            f"{format_json_path(where)}: duplicate key {duplicates.found!r}",
+            f"{format_json_path(where)}: duplicate key {shown(duplicates.found)}",
             path,
-            _line_of(text, offset),
+            line,
         )
     default_source = Source(
         file=str(path), sha256=hashlib.sha256(raw).hexdigest(), format="json"
@@ -585,6 +641,17 @@ def read_native(path: str | Path) -> Trace:
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 
 
+def _duplicate_location(text: str) -> tuple[JsonPath, int | None]:
+    """JSON path and line of the first repeated key of a parsed ``text``."""
+    try:
+        found = _JsonLocator(text).duplicate
+    except (ValueError, IndexError, RecursionError):
+        found = None
+    if found is None:
+        return (), None
+    return found[0], _line_of(text, found[1])
+
+
 def _line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
@@ -594,7 +661,7 @@ def json_lines(text: str) -> Callable[[JsonPath], int | None]:
     :func:`json_line`). For several look-ups in the same text."""
     try:
         return _JsonLocator(text).line
-    except (ValueError, IndexError):
+    except (ValueError, IndexError, RecursionError):
         return lambda path: None
 
 
@@ -606,7 +673,7 @@ def json_line(text: str, path: JsonPath) -> int | None:
     """
     try:
         return _JsonLocator(text).line(path)
-    except (ValueError, IndexError):
+    except (ValueError, IndexError, RecursionError):
         return None
 
 

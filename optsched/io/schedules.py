@@ -26,8 +26,16 @@
     ``COMPLETED_SUCCESSFULLY``. ``consumed_energy`` is -1 (not modelled).
     Reading uses ``job_id`` (a ``workload!id`` prefix is dropped),
     ``starting_time``, ``finish_time``, ``allocated_resources`` and
-    ``final_state`` (``success`` when there is no ``final_state``); rows of
-    ``REJECTED`` jobs have no placement and are left out.
+    ``final_state`` (``success``, 1 or 0, when there is no ``final_state``;
+    every job ran to its end when there is neither). ``final_state`` must
+    be one Batsim writes (:data:`FINAL_STATES`): ``COMPLETED_SUCCESSFULLY``
+    and ``COMPLETED_FAILED`` jobs ran to their own end (a failure is an exit
+    code, the processors were held all the same) and are complete runs;
+    ``COMPLETED_WALLTIME_REACHED`` and ``COMPLETED_KILLED`` jobs were
+    stopped and are read as killed (:attr:`Schedule.killed`), so that such a
+    schedule is never taken for a complete one, nor for an upper bound; the
+    checker then expects them to stop at their estimate. ``REJECTED`` jobs
+    have no placement and are left out (missing, for the checker).
 ``json``
     ``{"format": "optsched-schedule", "version": 1, "producer": "...",
     "placements": [{"job": 17, "start": 0, "end": 10, "processors": "0-3",
@@ -35,7 +43,19 @@
     and ``moves`` are optional.
 
 Times are integer seconds (``"12.0"`` is read as 12, ``"12.5"`` is an
-error). :func:`read_schedule` recognises the format from the content.
+error) within ``2**53`` in absolute value, as are job ids and processor
+indices. Processor intervals stay intervals once read
+(:class:`~optsched.schedule.ProcessorSet`): ``"0-3000000000"`` costs two
+integers, and the checker judges it without expanding it.
+:func:`read_schedule` recognises the format from the content.
+
+The CSV writers guard against spreadsheet formulas (OWASP "CSV
+injection"): a text cell starting with ``= + - @``, a tab or a carriage
+return gets a leading ``'`` (numbers such as ``-1`` do not), and a producer
+holding a comma or a quote is written as one quoted cell. The free text
+cells are the Batsim ``workload_name`` (the instance's name) and the
+producer; ``moves`` starting with a negative time are guarded too, and the
+reader drops that ``'``.
 """
 
 from __future__ import annotations
@@ -45,16 +65,20 @@ import functools
 import io
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from optsched.errors import InputError
+from optsched.errors import InputError, shown
 from optsched.instance import Instance
 from optsched.io.atomic import atomic_write
 from optsched.io.native import JsonPath, json_line, json_lines
 from optsched.schedule import (
+    MAX_PROCESSOR,
+    MAX_TIME,
+    Moves,
     Placement,
+    ProcessorLimitError,
     Schedule,
     format_moves,
     format_processors,
@@ -89,12 +113,23 @@ BATSIM_COLUMNS = (
 )
 BATSIM_REQUIRED = ("job_id", "starting_time", "finish_time")
 COMPLETED = "COMPLETED_SUCCESSFULLY"
+FAILED = "COMPLETED_FAILED"
 WALLTIME_REACHED = "COMPLETED_WALLTIME_REACHED"
+KILLED = "COMPLETED_KILLED"
 REJECTED = "REJECTED"
+FINAL_STATES = (COMPLETED, FAILED, WALLTIME_REACHED, KILLED, REJECTED)
+"""The ``final_state`` values Batsim writes in ``out_jobs.csv``."""
+_STOPPED = (WALLTIME_REACHED, KILLED)
+"""Final states of jobs stopped before their end: read as killed, so that
+their schedule is never taken for a complete run (nor an upper bound)."""
+_HEADER_SHOWN = 250
+"""A Batsim header is 240 characters; longer ones are cut in messages."""
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 _PRODUCER = re.compile(r"#\s*producer: ?(.*)$")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _INTEGRAL_FLOAT = re.compile(r"[+-]?[0-9]+\.0*")
+_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
 def _ordered(schedule: Schedule) -> list[tuple[int, Placement]]:
@@ -225,14 +260,33 @@ def _json_text(schedule: Schedule) -> str:
     return f'{{\n{head}  "placements": {body}\n}}\n'
 
 
+def _cell(text: str) -> str:
+    """``text`` made safe to open in a spreadsheet (OWASP CSV injection).
+
+    A text cell starting with ``= + - @``, a tab or a carriage return would
+    be run as a formula: it gets a leading ``'``. Numbers (``-1``) stay as
+    they are. The cells concerned are free text (a Batsim workload name, an
+    instance's name) and migrations starting with a negative time.
+    """
+    if text.startswith(_FORMULA_START) and not _NUMBER.fullmatch(text):
+        return "'" + text
+    return text
+
+
 def _csv_text(rows: Iterable[list[str]], producer: str = "") -> str:
     buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
     if producer:
         # One line: line breaks in the producer would break the comment.
         one_line = producer.replace("\r", " ").replace("\n", " ")
-        buffer.write(f"# producer: {one_line}\n")
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerows(rows)
+        comment = f"# producer: {one_line}"
+        if "," in comment or '"' in comment:
+            # Quoted as one cell: a spreadsheet would otherwise start a new
+            # cell, maybe a formula, after each comma.
+            writer.writerow([comment])
+        else:
+            buffer.write(comment + "\n")
+    writer.writerows([_cell(value) for value in row] for row in rows)
     return buffer.getvalue()
 
 
@@ -276,6 +330,9 @@ def write_schedule(
 
 
 def _read_text(path: Path) -> str:
+    if path.exists() and not path.is_file() and not path.is_dir():
+        # A device or a pipe (/dev/zero, /dev/stdin) may never end.
+        raise InputError("cannot read file: not a regular file", path)
     try:
         raw = path.read_bytes()
     except OSError as error:
@@ -291,9 +348,19 @@ def _read_text(path: Path) -> str:
         raise InputError("not UTF-8 text: expected a schedule", path, line) from None
 
 
+def _comment(line: str) -> str | None:
+    """The text of a ``#`` comment line (maybe quoted as one CSV cell), else None."""
+    stripped = line.strip()
+    if stripped.startswith("#"):
+        return line.lstrip()
+    if stripped.startswith('"#'):
+        return next(csv.reader([stripped]), [""])[0]
+    return None
+
+
 def _first_content_line(text: str) -> str:
     for _, _, line in _physical_lines(text):
-        if line.strip() and not line.lstrip().startswith("#"):
+        if line.strip() and _comment(line) is None:
             return line.strip()
     return ""
 
@@ -319,45 +386,72 @@ def detect_schedule_format(text: str, path: str | Path | None = None) -> str:
     )
 
 
+def _bounded(text: str, column: str, what: str, path: Path, line: int | None) -> int:
+    """``int(text)`` for text matching ``[+-]?[0-9]+``, within ``MAX_TIME``.
+
+    Digits are counted first: ``int()`` of thousands of digits is slow, and
+    refused past 4300.
+    """
+    digits = text.lstrip("+-").lstrip("0")
+    if len(digits) > len(str(MAX_TIME)) or abs(int(text)) > MAX_TIME:
+        raise InputError(
+            f"{column}: {what} {shown(text)} is beyond the limit 2**53 ({MAX_TIME})",
+            path,
+            line,
+        )
+    return int(text)
+
+
 def _seconds(text: str, column: str, path: Path, line: int) -> int:
     text = text.strip()
     if _INTEGER.fullmatch(text):
-        return int(text)
+        return _bounded(text, column, "time", path, line)
     if _INTEGRAL_FLOAT.fullmatch(text):
         # "12.000000" as Batsim writes it; no float() round trip, which
         # would lose digits beyond 2**53.
-        return int(text.partition(".")[0])
-    raise InputError(f"{column}: expected integer seconds, got {text!r}", path, line)
+        return _bounded(text.partition(".")[0], column, "time", path, line)
+    raise InputError(
+        f"{column}: expected integer seconds, got {shown(text)}", path, line
+    )
 
 
 def _job_id(text: str, path: Path, line: int) -> int:
     # Batsim may write "workload!17".
     text = text.strip().rsplit("!", 1)[-1]
     if not _INTEGER.fullmatch(text):
-        raise InputError(f"job_id: expected an integer, got {text!r}", path, line)
-    return int(text)
+        raise InputError(f"job_id: expected an integer, got {shown(text)}", path, line)
+    return _bounded(text, "job_id", "id", path, line)
 
 
-def _processors(
-    text: str, column: str, path: Path, line: int
-) -> tuple[int, ...] | None:
+def _processors(text: str, column: str, path: Path, line: int) -> Sequence[int] | None:
     try:
         return parse_processors(text)
+    except ProcessorLimitError:
+        raise InputError(
+            f"{column}: a processor index in {shown(text.strip())} is beyond the "
+            f"limit 2**53 ({MAX_PROCESSOR})",
+            path,
+            line,
+        ) from None
     except ValueError:
         raise InputError(
-            f"{column}: bad processor intervals {text.strip()!r} "
+            f"{column}: bad processor intervals {shown(text.strip())} "
             "(expected e.g. '0-3 7')",
             path,
             line,
         ) from None
 
 
-def _moves(text: str, path: Path, line: int) -> tuple[tuple[int, tuple[int, ...]], ...]:
+def _moves(text: str, path: Path, line: int) -> Moves:
+    text = text.strip()
+    if text.startswith("'"):
+        text = text[1:]  # the writer's guard against spreadsheet formulas
     try:
         return parse_moves(text)
     except ValueError:
         raise InputError(
-            f"moves: bad migrations {text.strip()!r} (expected e.g. '120:0-3;300:4-7')",
+            f"moves: bad migrations {shown(text)} "
+            "(expected e.g. '120:0-3;300:4-7', times and processors within 2**53)",
             path,
             line,
         ) from None
@@ -369,7 +463,9 @@ def _flag(text: str, column: str, path: Path, line: int) -> bool:
         return True
     if value in ("", "0", "false", "no"):
         return False
-    raise InputError(f"{column}: expected 1 or 0, got {text.strip()!r}", path, line)
+    raise InputError(
+        f"{column}: expected 1 or 0, got {shown(text.strip())}", path, line
+    )
 
 
 class _Duplicate(Exception):
@@ -421,10 +517,11 @@ def _csv_records(
     """Producer, header line number, header and ``(line, row)`` pairs."""
     producer, header_offset, header_line = "", len(text), 0
     for offset, number, line in _physical_lines(text):
-        if line.strip() and not line.lstrip().startswith("#"):
+        comment = _comment(line)
+        if line.strip() and comment is None:
             header_offset, header_line = offset, number
             break
-        match = _PRODUCER.match(line.lstrip())
+        match = _PRODUCER.match(comment or "")
         if match and not producer:
             producer = match.group(1)
     reader = csv.reader(io.StringIO(text[header_offset:], newline=""))
@@ -439,6 +536,14 @@ def _csv_records(
     return producer, header_line, header, rows()
 
 
+def _header_text(header: list[str]) -> str:
+    """The header as written when short and printable, else quoted and cut."""
+    text = ",".join(header)
+    if len(text) <= _HEADER_SHOWN and text.isprintable():
+        return text
+    return shown(text, _HEADER_SHOWN)
+
+
 def _check_header(
     header: list[str],
     required: tuple[str, ...],
@@ -449,10 +554,10 @@ def _check_header(
     columns: dict[str, int] = {}
     for index, name in enumerate(header):
         if name in columns:
-            raise InputError(f"header: column {name!r} appears twice", path, line)
+            raise InputError(f"header: column {shown(name)} appears twice", path, line)
         if known is not None and name not in known:
             raise InputError(
-                f"header: unknown column {name!r} (expected {', '.join(known)})",
+                f"header: unknown column {shown(name)} (expected {', '.join(known)})",
                 path,
                 line,
             )
@@ -477,18 +582,22 @@ class _Row:
     def seconds(self, name: str) -> int:
         return _seconds(self[name], name, self.path, self.line)
 
-    def processors(self, name: str) -> tuple[int, ...] | None:
+    def processors(self, name: str) -> Sequence[int] | None:
         return _processors(self[name], name, self.path, self.line)
 
-    def moves(self, name: str) -> tuple[tuple[int, tuple[int, ...]], ...]:
+    def moves(self, name: str) -> Moves:
         return _moves(self[name], self.path, self.line)
 
 
 def _csv_row(row: _Row) -> tuple[Placement, bool] | None:
-    if row["size"] and not _INTEGER.fullmatch(row["size"]):
-        raise InputError(
-            f"size: expected an integer, got {row['size']!r}", row.path, row.line
-        )
+    if row["size"]:
+        if not _INTEGER.fullmatch(row["size"]):
+            raise InputError(
+                f"size: expected an integer, got {shown(row['size'])}",
+                row.path,
+                row.line,
+            )
+        _bounded(row["size"], "size", "size", row.path, row.line)
     placement = Placement(
         row.seconds("start"),
         row.seconds("end"),
@@ -499,16 +608,33 @@ def _csv_row(row: _Row) -> tuple[Placement, bool] | None:
 
 
 def _batsim_row(row: _Row) -> tuple[Placement, bool] | None:
-    if row["final_state"] == REJECTED:
-        return None  # never started: no placement
+    if "final_state" in row.columns:
+        state = row["final_state"]
+        if state not in FINAL_STATES:
+            raise InputError(
+                f"final_state: unknown value {shown(state)} (expected one of "
+                f"{', '.join(FINAL_STATES)})",
+                row.path,
+                row.line,
+            )
+        if state == REJECTED:
+            return None  # never started: no placement, the job is missing
+        stopped = state in _STOPPED
+    elif "success" in row.columns:
+        success = row["success"]
+        if success not in ("0", "1"):
+            raise InputError(
+                f"success: expected 1 or 0, got {shown(success)}", row.path, row.line
+            )
+        stopped = success == "0"
+    else:
+        stopped = False  # a bare file of starts and ends: every job ran to its end
     placement = Placement(
         row.seconds("starting_time"),
         row.seconds("finish_time"),
         row.processors("allocated_resources"),
     )
-    if "final_state" in row.columns:
-        return placement, row["final_state"] == WALLTIME_REACHED
-    return placement, row["success"] == "0"
+    return placement, stopped
 
 
 def _read_csv(text: str, path: Path, batsim: bool) -> Schedule:
@@ -527,7 +653,7 @@ def _read_csv(text: str, path: Path, batsim: bool) -> Schedule:
     for line, values in rows:
         if len(values) != len(header):
             raise InputError(
-                f"expected {len(header)} fields ({','.join(header)}), "
+                f"expected {len(header)} fields ({_header_text(header)}), "
                 f"got {len(values)}",
                 path,
                 line,
@@ -554,26 +680,51 @@ def schedule_from_json(text: str, origin: str | Path = "<json>") -> Schedule:
     return _read_json(text, Path(origin))
 
 
-def _read_json(text: str, path: Path) -> Schedule:
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _load_json(text: str, path: Path) -> object:
+    """``json.loads`` with every failure as one :class:`InputError`."""
     try:
-        data = json.loads(text)
+        return json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as error:
         raise InputError(
             f"invalid JSON: {error.msg} (column {error.colno})", path, error.lineno
         ) from None
+    except RecursionError:
+        # A schedule nests three levels; hundreds exhaust the parser's stack.
+        raise InputError("invalid JSON: nested too deeply", path) from None
+    except ValueError as error:
+        # NaN/Infinity (refused above) or an integer of over 4300 digits,
+        # whose message suggests a Python setting: not for this reader.
+        reason = str(error) if "JSON number" in str(error) else "a number too long"
+        raise InputError(f"invalid JSON: {reason}", path) from None
+
+
+def _json_line(text: str, where: JsonPath) -> int | None:
+    # The line is a courtesy: a text too deep to walk again gets none.
+    try:
+        return json_line(text, where)
+    except RecursionError:
+        return None
+
+
+def _read_json(text: str, path: Path) -> Schedule:
+    data = _load_json(text, path)
 
     def fail(where: JsonPath, reason: str) -> InputError:
-        return InputError(reason, path, json_line(text, where))
+        return InputError(reason, path, _json_line(text, where))
 
     if not isinstance(data, dict):
         raise fail((), "expected a JSON object with 'placements'")
     unknown = sorted(set(data) - {"format", "version", "producer", "placements"})
     if unknown:
-        raise fail((unknown[0],), f"unknown key {unknown[0]!r}")
+        raise fail((unknown[0],), f"unknown key {shown(unknown[0])}")
     if data.get("format", JSON_FORMAT_NAME) != JSON_FORMAT_NAME:
         raise fail(
             ("format",),
-            f"format: expected {JSON_FORMAT_NAME!r}, got {data['format']!r}"
+            f"format: expected {JSON_FORMAT_NAME!r}, got {shown(data['format'])}"
             + (" (an instance file?)" if data["format"] == "optsched-instance" else ""),
         )
     if data.get("version", JSON_VERSION) != JSON_VERSION:
@@ -598,7 +749,10 @@ def _read_json(text: str, path: Path) -> Schedule:
             collected.add(job_id, placement, killed, index)
         except _Duplicate as twice:
             # Lines are found by walking the text again: only on this error.
-            line = json_lines(text)
+            try:
+                line = json_lines(text)
+            except RecursionError:  # pragma: no cover - the text parsed
+                line = lambda where: None  # noqa: E731
             raise InputError(
                 f"{label}: job {job_id} appears twice (first at "
                 f"placements[{twice.first}], line {line(('placements', twice.first))})",
@@ -625,14 +779,22 @@ def _json_placement(
     keys = {"job", "start", "end", "processors", "killed", "moves"}
     unknown = sorted(set(item) - keys)
     if unknown:
-        raise fail((unknown[0],), f"{label}: unknown key {unknown[0]!r}")
+        raise fail((unknown[0],), f"{label}: unknown key {shown(unknown[0])}")
     values: dict[str, int] = {}
     for key in ("job", "start", "end"):
         value = item.get(key)
         if key not in item:
             raise fail((), f"{label}: missing key {key!r}")
         if not isinstance(value, int) or isinstance(value, bool):
-            raise fail((key,), f"{label}: {key}: expected an integer, got {value!r}")
+            raise fail(
+                (key,), f"{label}: {key}: expected an integer, got {shown(value)}"
+            )
+        if abs(value) > MAX_TIME:
+            raise fail(
+                (key,),
+                f"{label}: {key}: {shown(value)} is beyond the limit 2**53 "
+                f"({MAX_TIME})",
+            )
         values[key] = value
     text = item.get("processors", "")
     if not isinstance(text, str):
@@ -641,10 +803,16 @@ def _json_placement(
         )
     try:
         processors = parse_processors(text)
+    except ProcessorLimitError:
+        raise fail(
+            ("processors",),
+            f"{label}: processors: a processor index in {shown(text)} is beyond "
+            f"the limit 2**53 ({MAX_PROCESSOR})",
+        ) from None
     except ValueError:
         raise fail(
             ("processors",),
-            f"{label}: processors: bad processor intervals {text!r} "
+            f"{label}: processors: bad processor intervals {shown(text)} "
             "(expected e.g. '0-3 7')",
         ) from None
     killed = item.get("killed", False)
@@ -659,7 +827,7 @@ def _json_placement(
         raise fail(
             ("moves",),
             f"{label}: moves: expected a string like '120:0-3;300:4-7', "
-            f"got {moves_text!r}",
+            f"got {shown(moves_text)}",
         ) from None
     placement = Placement(values["start"], values["end"], processors, moves)
     return values["job"], placement, killed

@@ -26,18 +26,20 @@ The layout is recognised from the shape of the first two non-blank lines
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from optsched.errors import InputError
-from optsched.instance import Instance, Job, Machine, Source
+from optsched.errors import InputError, shown
+from optsched.instance import MAX_INTEGER, Instance, Job, Machine, Source
+from optsched.io.text import read_data, refuse_utf16, strip_bom
 from optsched.trace import Trace
 
-_GZIP_MAGIC = b"\x1f\x8b"
 _DIGITS = re.compile(r"[0-9]+")
+# 2**53 has 16 digits; longer runs are refused before int() (which refuses
+# more than 4300 digits with a ValueError naming no file).
+_MAX_DIGITS = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,15 +49,13 @@ class _Line:
 
 
 def _load_lines(path: Path) -> tuple[list[_Line], bytes]:
-    try:
-        raw = path.read_bytes()
-        text_bytes = gzip.decompress(raw) if raw.startswith(_GZIP_MAGIC) else raw
-    except (OSError, EOFError) as error:
-        raise InputError(f"cannot read file: {error}", path) from None
+    raw, text_bytes = read_data(path)
+    text_bytes = strip_bom(text_bytes)
+    refuse_utf16(path, text_bytes, "a strip-packing text file")
     if b"\x00" in text_bytes:
         raise InputError("binary file: expected a strip-packing text file", path)
     try:
-        text = text_bytes.decode("utf-8-sig")
+        text = text_bytes.decode("utf-8")
     except UnicodeDecodeError as error:
         line = text_bytes[: error.start].count(b"\n") + 1
         raise InputError("not UTF-8 text: expected numbers", path, line) from None
@@ -70,12 +70,24 @@ def _load_lines(path: Path) -> tuple[list[_Line], bytes]:
 
 
 def _integer(text: str, what: str, path: Path, line: int, *, minimum: int = 0) -> int:
-    # Plain decimal digits only: int() would also take "1_000" and "+5".
-    value = int(text) if _DIGITS.fullmatch(text) else None
-    if value is None or value < minimum:
+    """A plain decimal integer in ``[minimum, MAX_INTEGER]``.
+
+    Plain digits only: ``int()`` would also take ``"1_000"``, ``"+5"`` and
+    non-ASCII digits.
+    """
+    digits = text.lstrip("0") if _DIGITS.fullmatch(text) else None
+    if digits is None or (len(digits) <= _MAX_DIGITS and int(text) < minimum):
         bound = "a positive" if minimum == 1 else "a non-negative"
-        raise InputError(f"{what}: expected {bound} integer, got {text!r}", path, line)
-    return value
+        raise InputError(
+            f"{what}: expected {bound} integer, got {shown(text)}", path, line
+        )
+    if len(digits) > _MAX_DIGITS or int(text) > MAX_INTEGER:
+        raise InputError(
+            f"{what}: {shown(text)} is above the limit 2**53 = {MAX_INTEGER}",
+            path,
+            line,
+        )
+    return int(text)
 
 
 def _header(lines: list[_Line], path: Path) -> tuple[str, int, int, int | None]:

@@ -44,18 +44,17 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
-import gzip
 import hashlib
 import math
 import re
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
-from optsched.errors import InputError
-from optsched.instance import Instance, Job, Machine, Source
+from optsched.errors import InputError, shown
+from optsched.instance import MAX_INTEGER, Instance, Job, Machine, Source
+from optsched.io.text import decompress, read_bytes, refuse_utf16, strip_bom
 from optsched.trace import SkipCollector, Trace
 
 FIELDS: tuple[str, ...] = (
@@ -103,14 +102,17 @@ SKIP_REASONS: tuple[str, ...] = (
 SIZE_FIELDS = ("auto", "allocated", "requested")
 ESTIMATE_RULES = ("auto", "requested", "runtime")
 
-_GZIP_MAGIC = b"\x1f\x8b"
 _HEADER_KEY = re.compile(r";\s{0,2}([A-Za-z][A-Za-z0-9_]*):(.*)")
 _CONTINUATION = re.compile(r";\s{3,}\S")
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+# Longest run of digits worth converting: 2**53 has 16 digits, and int()
+# refuses more than 4300 digits (a ValueError naming no file).
+_MAX_DIGITS = 20
 # Job lines per numpy call (see _parse_table).
 _CHUNK = 16_384
 # float64 holds every integer up to 2**53 exactly.
 _EXACT_LIMIT = 2.0**53
+_TOO_LARGE = 2**53  # stands for any value at or past the limit
 
 
 def read_swf(
@@ -164,7 +166,7 @@ def read_swf(
         raise ValueError(
             f"estimate_rule {estimate_rule!r} is not one of {', '.join(ESTIMATE_RULES)}"
         )
-    raw = _read_bytes(path)
+    raw = read_bytes(path)
     text = _decode(path, raw)
     header, header_lines, job_lines, line_numbers = _split_lines(text)
     if not job_lines:
@@ -203,31 +205,9 @@ def _gc_paused() -> Iterator[None]:
 # Bytes, text and lines
 
 
-def _read_bytes(path: Path) -> bytes:
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise InputError(f"cannot read file: {error.strerror or error}", path) from None
-    return raw
-
-
-def _decompressed(path: Path, raw: bytes) -> bytes:
-    if not raw.startswith(_GZIP_MAGIC):
-        return raw
-    try:
-        return gzip.decompress(raw)
-    except EOFError:
-        raise InputError(
-            "truncated gzip file: compressed data ended before the end-of-stream "
-            "marker",
-            path,
-        ) from None
-    except (gzip.BadGzipFile, zlib.error) as error:
-        raise InputError(f"corrupt gzip file: {error}", path) from None
-
-
 def _decode(path: Path, raw: bytes) -> str:
-    data = _decompressed(path, raw)
+    data = strip_bom(decompress(path, raw))
+    refuse_utf16(path, data, "an SWF trace")
     nul = data.find(b"\x00")
     if nul >= 0:
         raise InputError(
@@ -321,19 +301,33 @@ def _machine_size(
         if key in header:
             # First token: "MaxProcs: 128 (hypercube)" still means 128.
             value = (header[key].split() or [""])[0]
-            if not value.isdigit() or int(value) < 1:
-                raise InputError(
-                    f"header {key}: expected a positive integer, got '{value}' "
-                    "(pass --processors to set the machine size)",
-                    path,
-                    header_lines[key],
-                )
-            return int(value)
+            return _header_size(path, key, value, header_lines[key])
     raise InputError(
         "machine size unknown: the header has neither MaxProcs nor MaxNodes; "
         "pass --processors",
         path,
     )
+
+
+def _header_size(path: Path, key: str, value: str, line: int) -> int:
+    # ASCII digits only: str.isdigit() also takes "²", which int() refuses;
+    # the length is checked before int(), which refuses 4300 digits.
+    digits = value.lstrip("0")
+    if not (value.isascii() and value.isdigit()) or not digits:
+        raise InputError(
+            f"header {key}: expected a positive integer, got {shown(value)} "
+            "(pass --processors to set the machine size)",
+            path,
+            line,
+        )
+    if len(digits) > _MAX_DIGITS or int(digits) > MAX_INTEGER:
+        raise InputError(
+            f"header {key}: {shown(value)} processors is above the limit 2**53 = "
+            f"{MAX_INTEGER} (pass --processors to set the machine size)",
+            path,
+            line,
+        )
+    return int(value)
 
 
 # --------------------------------------------------------------------------
@@ -398,21 +392,26 @@ def _parse_token(path: Path, number: int, col: int, token: str) -> int:
     rounded = col in _ROUNDED
     if not _NUMBER.fullmatch(token):
         expected = "a number" if rounded else "an integer"
-        raise InputError(f"{field}: expected {expected}, got '{token}'", path, number)
-    if token.lstrip("+-").isdigit():
-        value = int(token)
+        raise InputError(
+            f"{field}: expected {expected}, got {shown(token)}", path, number
+        )
+    digits = token.lstrip("+-")
+    if digits.isdigit():
+        # The length first: int() refuses more than 4300 digits.
+        value = int(token) if len(digits) <= _MAX_DIGITS else _TOO_LARGE
     else:
         real = float(token)
-        if not math.isfinite(real):
-            raise InputError(f"{field}: expected a number, got '{token}'", path, number)
-        if not rounded and real != math.floor(real):
+        if not rounded and math.isfinite(real) and real != math.floor(real):
             raise InputError(
-                f"{field}: expected an integer, got '{token}'", path, number
+                f"{field}: expected an integer, got {shown(token)}", path, number
             )
-        value = math.floor(real + 0.5)
+        # Infinity ("1e400") and values past 2**53 are both too large.
+        value = math.floor(real + 0.5) if abs(real) < _EXACT_LIMIT else _TOO_LARGE
     if abs(value) >= _EXACT_LIMIT:
         raise InputError(
-            f"{field}: value '{token}' is too large (at most 2**53)", path, number
+            f"{field}: value {shown(token)} is too large (the limit is below 2**53)",
+            path,
+            number,
         )
     return value
 

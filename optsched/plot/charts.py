@@ -33,6 +33,7 @@ from optsched.gap import OPTIMAL_TOLERANCE
 from optsched.instance import Instance
 from optsched.metrics import utilisation as mean_utilisation
 from optsched.plot.gantt import BUSY_EDGE, BUSY_FACE, BUSY_HATCH
+from optsched.plot.text import literal_texts
 from optsched.schedule import Schedule
 
 if TYPE_CHECKING:
@@ -162,7 +163,7 @@ def ratio_distribution(
         bbox_to_anchor=(1.005, 1.0),
         frameon=False,
     )
-    return ax
+    return literal_texts(ax)
 
 
 def _draw_ratio_group(
@@ -303,7 +304,7 @@ def bounds_per_window(
     )
     if len(x) and len(x) <= 30:
         ax.set_xticks(sorted(set(x.astype(int).tolist())))
-    return ax
+    return literal_texts(ax)
 
 
 def _relative_to_upper(rows: pd.DataFrame) -> pd.DataFrame:
@@ -504,7 +505,7 @@ def binding_bounds(
         )
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.margins(x=0.12)
-    return ax
+    return literal_texts(ax)
 
 
 # ---------------------------------------------------------------------------
@@ -616,4 +617,4 @@ def utilisation(
         title="mean over [first release, C_max)",
         title_fontsize=7.5,
     )
-    return ax
+    return literal_texts(ax)

@@ -44,6 +44,7 @@ from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import MaxNLocator
 
 from optsched.instance import BusyBlock, Instance
+from optsched.plot.text import literal_texts
 from optsched.schedule import Placement, Schedule
 
 BUSY_FACE = "#d9d9d9"
@@ -93,7 +94,7 @@ class _Interval:
 
     start: int
     end: int
-    processors: tuple[int, ...]
+    processors: Sequence[int]
 
 
 def _overlaps(a_start: int, a_end: int, b: _Interval) -> bool:
@@ -326,7 +327,7 @@ def gantt(
     ax.set_ylabel(f"processor (m = {m})")
     _legend_and_notes(ax, instance, schedule, laid_out)
     ax.set_title(title if title is not None else _default_title(instance, schedule))
-    return ax
+    return literal_texts(ax)
 
 
 def _makespan(schedule: Schedule) -> int | None:

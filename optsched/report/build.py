@@ -64,7 +64,9 @@ from optsched.report.render import (
     Image,
     Paragraph,
     Table,
+    check_figures_folder,
     figure_png,
+    figures_folder,
     new_figure,
     write_html,
     write_markdown,
@@ -188,6 +190,8 @@ def build_report(
         raise ValueError(f"{out}: the report must be a .html or a .md file")
     if not out.parent.is_dir():
         raise InputError("no such folder for the report", out.parent)
+    if suffix in MARKDOWN_SUFFIXES:
+        check_figures_folder(figures_folder(out))  # before any work
     with Store(store_path, create=False) as store:
         name = _pick_suite(store.suites(), suite, Path(store_path))
         rows = store.rows(name)

@@ -6,6 +6,12 @@ and figures (PNG bytes). :func:`render_html` makes one self-contained page
 :func:`write_markdown` writes Markdown with the PNG files in a folder
 ``<stem>_figures/`` beside it. Both write atomically: a crash leaves the old
 report (or none), never half of one.
+
+The figures folder is replaced on every run, so optsched marks the folders
+it creates with a file :data:`FIGURES_MARKER` listing the files it wrote,
+and replaces a folder only when it carries that mark and holds nothing
+else (:func:`check_figures_folder`): a folder of the user's that happens to
+have the same name is never deleted.
 """
 
 from __future__ import annotations
@@ -25,7 +31,14 @@ from pathlib import Path
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from optsched.errors import InputError
 from optsched.io.atomic import atomic_write
+
+FIGURES_MARKER = ".optsched-figures"
+"""File in every figures folder optsched creates: the names of the files it
+wrote there, one a line (after a comment line)."""
+
+_MARKER_HEADER = "# written by optsched report, replaced by the next report"
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,28 +116,41 @@ p.note { background: #fff6d6; border-left: 4px solid #e0b000; padding: 0.4em 0.8
 """
 
 
+def _html_text(text: str) -> str:
+    """``text`` escaped for HTML, control characters shown as escapes."""
+    return html.escape(_printable(text))
+
+
+def _printable(text: str) -> str:
+    # A report shown with cat or less must not move the cursor or clear the
+    # screen: control characters in user text are written as escapes.
+    from optsched.cli.console import literal
+
+    return literal(text)
+
+
 def _html_block(block: Block) -> str:
     if isinstance(block, Heading):
         level = min(max(block.level, 1), 6)
-        return f"<h{level}>{html.escape(block.text)}</h{level}>"
+        return f"<h{level}>{_html_text(block.text)}</h{level}>"
     if isinstance(block, Paragraph):
         css = ' class="note"' if block.note else ""
-        return f"<p{css}>{html.escape(block.text)}</p>"
+        return f"<p{css}>{_html_text(block.text)}</p>"
     if isinstance(block, Table):
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in block.columns)
+        head = "".join(f"<th>{_html_text(c)}</th>" for c in block.columns)
         body = "\n".join(
-            "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>"
+            "<tr>" + "".join(f"<td>{_html_text(cell)}</td>" for cell in row) + "</tr>"
             for row in block.rows
         )
         return (
-            f'<table id="{html.escape(block.id)}">'
-            f"<caption>{html.escape(block.caption)}</caption>\n"
+            f'<table id="{_html_text(block.id)}">'
+            f"<caption>{_html_text(block.caption)}</caption>\n"
             f"<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody></table>"
         )
     data = base64.b64encode(block.png).decode("ascii")
-    caption = html.escape(block.caption)
+    caption = _html_text(block.caption)
     return (
-        f'<figure id="{html.escape(block.name)}">'
+        f'<figure id="{_html_text(block.name)}">'
         f'<img src="data:image/png;base64,{data}" alt="{caption}">'
         f"<figcaption>{caption}</figcaption></figure>"
     )
@@ -136,7 +162,7 @@ def render_html(title: str, blocks: Sequence[Block]) -> str:
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f"<title>{html.escape(title)}</title>\n<style>{_CSS}</style>\n</head>\n"
+        f"<title>{_html_text(title)}</title>\n<style>{_CSS}</style>\n</head>\n"
         f"<body>\n{body}\n</body>\n</html>\n"
     )
 
@@ -156,7 +182,7 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|])")
 
 def _md_text(text: str) -> str:
     """Escape Markdown syntax so that text stays text."""
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    return _MD_SPECIAL.sub(r"\\\1", _printable(text))
 
 
 def _md_cell(text: str) -> str:
@@ -204,15 +230,81 @@ def render_markdown(title: str, blocks: Sequence[Block], figures: str) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+def figures_folder(path: str | Path) -> Path:
+    """The folder of the figures of the Markdown report ``path``."""
+    path = Path(path)
+    return path.with_name(f"{path.stem}_figures")
+
+
+def check_figures_folder(folder: Path) -> None:
+    """Fail unless ``folder`` is absent or a figures folder optsched wrote.
+
+    A folder optsched wrote holds :data:`FIGURES_MARKER` and only the
+    regular files that marker lists; replacing it loses nothing of the
+    user's. Anything else (no marker, a file or folder it does not list, a
+    symbolic link, a file in place of the folder) stops the report.
+
+    Raises
+    ------
+    InputError
+        ``folder: reason``, one line naming the folder.
+    """
+    if not folder.exists() and not folder.is_symlink():
+        return
+    advice = "move it away or give the report another name"
+    if folder.is_symlink() or not folder.is_dir():
+        raise InputError(
+            f"exists and is not a figures folder optsched wrote; {advice}", folder
+        )
+    written = _marked_files(folder)
+    if written is None:
+        raise InputError(
+            f"folder exists and optsched did not create it (no {FIGURES_MARKER} "
+            f"file): it would be replaced; {advice}",
+            folder,
+        )
+    strangers = sorted(
+        entry.name
+        for entry in folder.iterdir()
+        if entry.name != FIGURES_MARKER
+        and (entry.name not in written or entry.is_symlink() or not entry.is_file())
+    )
+    if strangers:
+        shown = ", ".join(repr(name) for name in strangers[:3])
+        more = f" and {len(strangers) - 3} more" if len(strangers) > 3 else ""
+        raise InputError(
+            f"folder holds files optsched did not write ({shown}{more}): it would "
+            f"be replaced; {advice}",
+            folder,
+        )
+
+
+def _marked_files(folder: Path) -> set[str] | None:
+    """Names the marker of ``folder`` lists, or ``None`` without a marker."""
+    marker = folder / FIGURES_MARKER
+    if marker.is_symlink() or not marker.is_file():
+        return None
+    lines = marker.read_text(encoding="utf-8", errors="replace").splitlines()
+    return {line for line in lines if line and not line.startswith("#")}
+
+
 def write_markdown(path: Path, title: str, blocks: Sequence[Block]) -> Path:
     """Write Markdown to ``path`` and its PNG files to ``<stem>_figures/``.
 
     The figures are written to a fresh temporary folder that then replaces
     the old one, and the Markdown file is written last (atomically), so a
-    failure half-way leaves the previous report intact.
+    failure half-way leaves the previous report intact. An old folder is
+    replaced only if optsched wrote it (:func:`check_figures_folder`).
+
+    Raises
+    ------
+    InputError
+        The figures folder exists and is not one optsched wrote; nothing is
+        written.
     """
     path = Path(path)
-    folder = path.with_name(f"{path.stem}_figures")
+    folder = figures_folder(path)
+    check_figures_folder(folder)
     names = _figure_names(blocks)
     staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=path.parent))
     mask = os.umask(0)
@@ -222,6 +314,8 @@ def write_markdown(path: Path, title: str, blocks: Sequence[Block]) -> Path:
         for block in blocks:
             if isinstance(block, Image):
                 (staging / names[block.name]).write_bytes(block.png)
+        marker = "\n".join([_MARKER_HEADER, *sorted(names.values())]) + "\n"
+        (staging / FIGURES_MARKER).write_text(marker, encoding="utf-8")
         _replace_folder(staging, folder)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -232,12 +326,28 @@ def write_markdown(path: Path, title: str, blocks: Sequence[Block]) -> Path:
 
 
 def _replace_folder(new: Path, target: Path) -> None:
-    """Put ``new`` at ``target``; an old ``target`` is removed after the swap."""
+    """Put ``new`` at ``target``; an old ``target`` is removed after the swap.
+
+    The old folder is checked again just before (it may have changed while
+    the report was computed), and then only the files its marker lists are
+    deleted: a file that appeared since stays, in the renamed old folder.
+    """
     old = None
-    if target.exists():
+    if target.exists() or target.is_symlink():
+        check_figures_folder(target)
         old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
         os.replace(target, old / target.name)
     os.replace(new, target)
     if old is not None:
+        _remove_written(old / target.name)
         with contextlib.suppress(OSError):
-            shutil.rmtree(old)
+            old.rmdir()
+
+
+def _remove_written(folder: Path) -> None:
+    """Delete the files the marker of ``folder`` lists, the marker, the folder."""
+    with contextlib.suppress(OSError):
+        for name in sorted(_marked_files(folder) or ()):
+            (folder / name).unlink()
+        (folder / FIGURES_MARKER).unlink()
+        folder.rmdir()

@@ -1,0 +1,113 @@
+"""Bytes and text of instance files, shared by format detection and the readers.
+
+Every reader (SWF, native JSON, strip packing) and :func:`optsched.io.detect_format`
+go through these functions, so that a file gives the same one-line
+:class:`~optsched.errors.InputError` whichever path reads it:
+
+- gzip is recognised by its magic bytes (not the ``.gz`` name), and a
+  truncated or corrupt stream is ``file: truncated gzip file: ...`` or
+  ``file: corrupt gzip file: ...``;
+- a UTF-8 byte order mark is skipped (editors on Windows write one);
+- UTF-16 text is refused with a message that says so; each reader refuses
+  binary data (NUL bytes) without quoting it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from pathlib import Path
+
+from optsched.errors import InputError
+
+GZIP_MAGIC = b"\x1f\x8b"
+UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+TRUNCATED_GZIP = (
+    "truncated gzip file: compressed data ended before the end-of-stream marker"
+)
+
+# What a damaged gzip stream raises: EOFError when it ends early, BadGzipFile
+# (an OSError) for a bad header, CRC or length, zlib.error for bad deflate data.
+_GZIP_ERRORS = (EOFError, OSError, zlib.error)
+
+
+def _gzip_error(path: Path, error: BaseException) -> InputError:
+    if isinstance(error, EOFError):
+        return InputError(TRUNCATED_GZIP, path)
+    reason = getattr(error, "strerror", None) or str(error) or type(error).__name__
+    return InputError(f"corrupt gzip file: {reason}", path)
+
+
+def read_bytes(path: Path) -> bytes:
+    """The file's bytes as stored (compressed or not)."""
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise InputError(f"cannot read file: {error.strerror or error}", path) from None
+
+
+def decompress(path: Path, raw: bytes) -> bytes:
+    """``raw`` itself, or its decompression when it starts with the gzip magic."""
+    if not raw.startswith(GZIP_MAGIC):
+        return raw
+    try:
+        return gzip.decompress(raw)
+    except _GZIP_ERRORS as error:
+        raise _gzip_error(path, error) from None
+
+
+def read_data(path: Path) -> tuple[bytes, bytes]:
+    """``(raw, data)``: the stored bytes (for the checksum) and the content."""
+    raw = read_bytes(path)
+    return raw, decompress(path, raw)
+
+
+def head(path: Path, size: int = 4096) -> bytes:
+    """The first ``size`` bytes of the content, decompressed if gzip.
+
+    Only as much of a gzip stream is inflated as ``size`` needs; damage past
+    that point is reported by the reader that reads the whole file.
+    """
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(size)
+    except OSError as error:
+        raise InputError(f"cannot read file: {error.strerror or error}", path) from None
+    if not raw.startswith(GZIP_MAGIC):
+        return raw
+    try:
+        with gzip.open(path, "rb") as stream:
+            return stream.read(size)
+    except _GZIP_ERRORS as error:
+        raise _gzip_error(path, error) from None
+
+
+def strip_bom(data: bytes) -> bytes:
+    """``data`` without a leading UTF-8 byte order mark."""
+    return data[len(UTF8_BOM) :] if data.startswith(UTF8_BOM) else data
+
+
+def refuse_utf16(path: Path, data: bytes, expected: str) -> None:
+    """Refuse text with a UTF-16 byte order mark, naming what was ``expected``.
+
+    Without this check UTF-16 would be called binary (its ASCII characters
+    come with NUL bytes), which does not tell the user how to fix the file.
+    """
+    if data.startswith(_UTF16_BOMS):
+        raise InputError(f"UTF-16 text: expected {expected} in UTF-8 or ASCII", path)
+
+
+def decode_utf8(path: Path, data: bytes, expected: str) -> str:
+    """Decode UTF-8 text (BOM skipped); name the line of the first bad byte."""
+    data = strip_bom(data)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise InputError(
+            f"not UTF-8 text (byte 0x{data[error.start]:02x}): expected {expected}",
+            path,
+            line,
+        ) from None

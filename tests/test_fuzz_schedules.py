@@ -1,0 +1,249 @@
+"""Fuzzing of the schedule readers, the checker and the suite reader (issue 17).
+
+Inputs are mutants of real files: a valid schedule of instances/kth_20.json
+written by :func:`~optsched.io.schedules.write_schedule` in the three formats
+(CSV, Batsim ``out_jobs.csv``, JSON), and the bench tests' suite TOML.
+Mutations: truncation, bit flips, deletions and repeats, numbers replaced by
+huge, non-finite or malformed ones, wide processor ranges, deep nesting,
+Latin-1, NUL and control bytes, a byte order mark, UTF-16.
+
+The contract, per input: either the reader returns a schedule (resp. a
+suite) and :func:`~optsched.check.check_schedule` judges it without raising,
+every violation one line; or the reader raises
+:class:`~optsched.errors.InputError` whose message is one short line
+starting with the file's path. Any other exception fails the test. A range
+of billions of processors costs two integers (the checker never walks it),
+so no input here can take long or much memory.
+
+The regular run draws ``REGULAR_EXAMPLES`` inputs per test; ``pytest
+--fuzz`` runs the campaign (tests/fuzzing.py).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from fuzzing import fuzz_settings
+from hypothesis import given
+from hypothesis import strategies as st
+
+from optsched.bench.suite import Suite, load_suite
+from optsched.check import check_schedule
+from optsched.cli import main
+from optsched.errors import InputError
+from optsched.instance import Instance
+from optsched.io import read
+from optsched.io.schedules import read_schedule, write_schedule
+from optsched.schedule import Placement, Schedule
+
+pytestmark = pytest.mark.fuzz
+
+REPO = Path(__file__).resolve().parent.parent
+KTH = REPO / "instances" / "kth_20.json"
+SUITES = Path(__file__).resolve().parent / "data" / "suites"
+INSTANCE = read(KTH)
+
+TOKENS = (
+    b"9" * 30,
+    b"9" * 5000,
+    str(2**63).encode(),
+    str(2**53 + 1).encode(),
+    b"-1",
+    b"0",
+    b"1.5",
+    b"12.000000",
+    b"1e400",
+    b"NaN",
+    b"Infinity",
+    b"null",
+    b"true",
+    b"0-3000000000",
+    b"0-10000000",
+    b"99-0",
+    b"0-99 50-60",
+    b"120:0-3;300:4-7",
+    b"-5:0",
+    b"REJECTED",
+    b"COMPLETED_KILLED",
+    b"DONE",
+    b"wl!",
+    b'"x"',
+    b"[",
+    b"]",
+    b"{",
+    b"}",
+    b'"',
+    b",",
+    b":",
+    b"=",
+    b"#",
+    b"\n",
+    b"\r",
+    b"\t",
+    b"\xe9",
+    b"\xff",
+    b"\x00",
+    b"\x1b[2J",
+    b"\xef\xbb\xbf",
+)
+_NUMBER = re.compile(rb"-?[0-9]+(?:\.[0-9]+)?")
+
+Mutation = Callable[[bytes], bytes]
+KINDS = ("cut", "flip", "insert", "number", "cut out", "repeat", "deep", "bom",
+         "utf16", "latin1")  # fmt: skip
+
+
+def _valid_schedule(instance: Instance) -> Schedule:
+    """Jobs one after another on the lowest processors: valid by construction."""
+    placements, time = {}, 0
+    for job in sorted(instance.jobs, key=lambda j: j.release):
+        start = max(time, job.release)
+        processors = tuple(range(job.size))
+        placements[job.id] = Placement(start, start + job.runtime, processors)
+        time = start + job.runtime
+    return Schedule(placements, "sequential")
+
+
+def _seeds(folder: Path) -> dict[str, bytes]:
+    schedule = _valid_schedule(INSTANCE)
+    assert check_schedule(INSTANCE, schedule) == []
+    seeds = {}
+    for fmt in ("csv", "batsim", "json"):
+        write_schedule(schedule, folder / fmt, fmt, INSTANCE)
+        seeds[fmt] = (folder / fmt).read_bytes()
+    return seeds
+
+
+@st.composite
+def _mutation(draw: st.DrawFn) -> Mutation:
+    kind = draw(st.sampled_from(KINDS))
+    where = draw(st.floats(0, 1))
+    other = draw(st.floats(0, 1))
+    token = draw(st.sampled_from(TOKENS))
+    bit = draw(st.integers(0, 7))
+    depth = draw(st.sampled_from([2, 70, 600, 3000]))
+
+    def apply(data: bytes) -> bytes:
+        i = int(where * len(data))
+        j = min(len(data), i + 1 + int(other * 64))
+        if kind == "cut":
+            return data[:i]
+        if kind == "flip" and data:
+            i = min(i, len(data) - 1)
+            return data[:i] + bytes([data[i] ^ (1 << bit)]) + data[i + 1 :]
+        if kind == "number":
+            numbers = list(_NUMBER.finditer(data))
+            if numbers:
+                match = numbers[int(where * len(numbers)) % len(numbers)]
+                return data[: match.start()] + token + data[match.end() :]
+        if kind == "cut out":
+            return data[:i] + data[j:]
+        if kind == "repeat":
+            return data[:j] + data[i:j] + data[j:]
+        if kind == "deep":
+            nest = b"[" * depth + b"]" * depth if bit % 2 else b'{"a":' * depth
+            tail = b"" if bit % 2 else b"1" + b"}" * depth
+            return data[:i] + nest + tail + data[i:]
+        if kind == "bom":
+            return b"\xef\xbb\xbf" + data
+        if kind == "utf16":
+            return data.decode("latin-1").encode("utf-16")
+        if kind == "latin1":
+            return data.replace(b"e", b"\xe9")
+        return data[:i] + token + data[i:]
+
+    return apply
+
+
+@st.composite
+def _mutant(draw: st.DrawFn, seeds: list[bytes]) -> bytes:
+    data = draw(st.sampled_from(seeds))
+    for mutation in draw(st.lists(_mutation(), min_size=1, max_size=4)):
+        data = mutation(data)
+    return data
+
+
+def _one_located_line(error: InputError, path: Path) -> None:
+    message = str(error)
+    assert message.startswith(str(path)), message
+    assert "\n" not in message and "\r" not in message, message
+    assert len(message) < 400 + len(str(path)), message
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("fuzz_schedules")
+
+
+@pytest.fixture(scope="module")
+def seeds(workdir: Path) -> dict[str, bytes]:
+    return _seeds(workdir)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "batsim", "json"])
+def test_seeds_are_valid(seeds: dict[str, bytes], workdir: Path, fmt: str) -> None:
+    (workdir / "seed").write_bytes(seeds[fmt])
+    assert check_schedule(INSTANCE, read_schedule(workdir / "seed")) == []
+
+
+@fuzz_settings(regular=60)
+@given(data=st.data())
+def test_schedule_readers_and_check(
+    data: st.DataObject, seeds: dict[str, bytes], workdir: Path
+) -> None:
+    fmt = data.draw(st.sampled_from(["csv", "batsim", "json"]))
+    forced = data.draw(st.sampled_from([None, fmt]))
+    mutant = data.draw(_mutant([seeds[fmt]]))
+    path = workdir / f"mutant.{fmt}"
+    path.write_bytes(mutant)
+    try:
+        schedule = read_schedule(path, forced)
+    except InputError as error:
+        _one_located_line(error, path)
+        return
+    for violation in check_schedule(INSTANCE, schedule):
+        assert "\n" not in str(violation) and len(str(violation)) < 400
+
+
+@fuzz_settings(regular=20)
+@given(data=st.data())
+def test_check_command(
+    data: st.DataObject, seeds: dict[str, bytes], workdir: Path
+) -> None:
+    fmt = data.draw(st.sampled_from(["csv", "batsim", "json"]))
+    path = workdir / f"cli.{fmt}"
+    path.write_bytes(data.draw(_mutant([seeds[fmt]])))
+    result = CliRunner().invoke(main, ["check", str(KTH), str(path), "--all"])
+    assert result.exit_code in (0, 1, 2), result.output
+    if result.exit_code == 2:
+        assert result.stdout == ""
+        assert result.stderr.startswith(f"optsched: error: {path}"), result.stderr
+        assert result.stderr.count("\n") == 1, result.stderr
+    else:
+        assert result.stdout.splitlines()[-1].startswith(("OK", "INVALID"))
+
+
+@pytest.fixture(scope="module")
+def suite_dir(workdir: Path) -> Path:
+    folder = workdir / "suites"
+    folder.mkdir()
+    shutil.copy(SUITES / "tiny.swf", folder / "tiny.swf")
+    return folder
+
+
+@fuzz_settings(regular=40)
+@given(mutant=_mutant([(SUITES / "tiny.toml").read_bytes()]))
+def test_suite_reader(mutant: bytes, suite_dir: Path) -> None:
+    path = suite_dir / "suite.toml"
+    path.write_bytes(mutant)
+    try:
+        suite = load_suite(path)
+    except InputError as error:
+        _one_located_line(error, path)
+        return
+    assert isinstance(suite, Suite) and suite.traces
