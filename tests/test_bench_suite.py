@@ -385,3 +385,25 @@ def test_shipped_suites_parse_and_expand(traces_dir: Path) -> None:
     tasks = expand(kth).tasks
     assert len({t.window for t in tasks}) == kth.windows.count
     assert len(tasks) == kth.windows.count * (len(kth.policies) + 2 * 1)
+
+
+def test_a_trace_is_read_once_from_load_to_expansion(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Loading validates each trace by reading it; expansion reuses that read."""
+    import optsched.io
+
+    reads: list[Path] = []
+    real = optsched.io.read_trace
+
+    def counting(path: Path, *args: object, **kwargs: object) -> object:
+        reads.append(Path(path))
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(optsched.io, "read_trace", counting)
+    plan = expand(load_suite(SUITES / "tiny.toml"))
+    assert len(reads) == 1 and reads[0].name == "tiny.swf"
+    assert plan.tasks
+    # Loading again reads the file again (it may have changed), still once.
+    expand(load_suite(SUITES / "tiny.toml"))
+    assert len(reads) == 2

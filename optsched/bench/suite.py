@@ -78,6 +78,7 @@ from optsched.instance import MAX_INTEGER
 from optsched.models import BACKENDS
 from optsched.objective import Objective
 from optsched.selection import WindowRule
+from optsched.trace import Trace
 
 TOP_KEYS = ("suite", "traces", "windows", "policies", "objectives", "solvers", "seeds")
 SUITE_KEYS = ("name", "description")
@@ -214,6 +215,7 @@ def load_suite(path: str | Path) -> Suite:
         sha256 mismatch, an unknown objective or window rule.
     """
     path = Path(path)
+    READ_AT_LOAD.clear()  # only the last suite's traces wait for their run
     text = _suite_text(path)
     try:
         data = tomllib.loads(text)
@@ -557,7 +559,12 @@ def _check_trace(
     from optsched.io import read_trace
 
     try:
-        read_trace(file, options.get("format"), processors=options.get("processors"))
+        trace = read_trace(
+            file,
+            options.get("format"),
+            processors=options.get("processors"),
+            allocation=options.get("allocation"),
+        )
     except (ValueError, RecursionError, MemoryError) as error:  # InputError too
         line = getattr(error, "line", None)
         at = f" (first error at line {line} of the file)" if line else ""
@@ -569,6 +576,28 @@ def _check_trace(
             "traces",
             index,
         ) from None
+    # Kept for the run that follows, so that the trace is read once.
+    READ_AT_LOAD[_read_key(file, options)] = trace
+
+
+READ_AT_LOAD: dict[tuple[Path, tuple[tuple[str, Any], ...]], Trace] = {}
+"""Traces read while a suite was validated, taken (once) by
+:func:`take_read_trace` when the run reads them."""
+
+
+def _read_key(
+    file: Path, options: dict[str, Any]
+) -> tuple[Path, tuple[tuple[str, Any], ...]]:
+    return file, tuple(sorted((k, v) for k, v in options.items() if v is not None))
+
+
+def take_read_trace(file: Path, options: dict[str, Any]) -> Trace | None:
+    """The trace read when the suite was loaded with these options, if any.
+
+    The entry is removed: a later run reads the file again (it may have
+    changed; its sha256 is checked when the suite is loaded).
+    """
+    return READ_AT_LOAD.pop(_read_key(file, options), None)
 
 
 def _read_options(table: dict[str, Any], index: int, where: _Located) -> dict[str, Any]:

@@ -170,8 +170,17 @@ class Plan:
 def read_suite_trace(ref: TraceRef) -> Trace:
     """The trace of a suite entry, read with its options (format, processors,
     allocation override applied before any window is cut)."""
+    from optsched.bench.suite import take_read_trace
     from optsched.io import read_trace
 
+    options = {
+        "format": ref.format,
+        "processors": ref.processors,
+        "allocation": ref.allocation,
+    }
+    loaded = take_read_trace(ref.file, options)
+    if loaded is not None:
+        return loaded
     return read_trace(
         ref.file, ref.format, processors=ref.processors, allocation=ref.allocation
     )
