@@ -327,13 +327,23 @@ class Reference:
 
 
 def is_optimal(lower: float | None, upper: float | None) -> bool:
-    """``LB = UB`` up to :data:`OPTIMAL_TOLERANCE` (relative)."""
+    """``LB = UB``: exactly when both are integers, else up to
+    :data:`OPTIMAL_TOLERANCE` (relative).
+
+    Integer values (makespans, integral ``wct``) are exact up to ``2**53``
+    in a float; a relative tolerance there would call ``10**12`` optimal
+    against a bound ``1000`` lower (issue 17).
+    """
     if lower is None or upper is None:
         return False
-    return upper - lower <= OPTIMAL_TOLERANCE * max(1.0, abs(upper))
+    return upper - lower <= _slack(upper, lower)
 
 
-def _slack(value: float) -> float:
+def _slack(value: float, other: float) -> float:
+    """Float noise allowed between ``value`` and ``other``: none between
+    integers, :data:`OPTIMAL_TOLERANCE` relative otherwise."""
+    if float(value).is_integer() and float(other).is_integer():
+        return 0.0
     return OPTIMAL_TOLERANCE * max(1.0, abs(value))
 
 
@@ -367,7 +377,11 @@ def window_reference(
             best = candidate
     lower = best_lower[1] if best_lower else None
     defect = None
-    if best is not None and lower is not None and best.value < lower - _slack(lower):
+    if (
+        best is not None
+        and lower is not None
+        and best.value < lower - _slack(lower, best.value)
+    ):
         assert best_lower is not None
         defect = (
             f"{objective}: the schedule of {best.source} has value {best.value}, "

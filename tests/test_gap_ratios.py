@@ -167,3 +167,15 @@ def test_restricted_bounds_never_bound_the_unrestricted_optimum() -> None:
     assert (plain.lower, plain.upper, plain.upper_source) == (100.0, 103.0, "shelf")
     shelves = restricted_references(rows)[("s", "h", "w", "cmax", "shelves")]
     assert (shelves.lower, shelves.upper, shelves.optimal) == (103.0, 103.0, True)
+
+
+def test_integer_values_are_optimal_only_when_equal() -> None:
+    """Issue 17: at 10**12 a relative tolerance would hide a gap of 1000."""
+    from optsched.gap import is_optimal
+
+    assert is_optimal(10**12, 10**12)
+    assert not is_optimal(10**12 - 1000, 10**12)
+    assert not is_optimal(10**12 - 1, 10**12)
+    # Float noise on a non-integer value is still absorbed.
+    assert is_optimal(1101.5, 1101.5 + 1e-7)
+    assert not is_optimal(1101.5, 1101.6)

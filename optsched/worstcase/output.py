@@ -57,11 +57,13 @@ def write_gantt(instance: Instance, schedule: Schedule, path: Path, title: str) 
     import matplotlib.pyplot as plt
 
     from optsched.plot.gantt import gantt
+    from optsched.plot.text import literal_texts
 
     figure, ax = plt.subplots(figsize=(7, 0.6 * instance.processors + 1.6))
     try:
         gantt(instance, schedule, ax=ax)
         ax.set_title(title)
+        literal_texts(ax)  # the title holds policy specs: drawn as written
         figure.tight_layout()
         with atomic_write(path, "wb") as handle:
             figure.savefig(handle, format="png", dpi=100)
