@@ -289,9 +289,17 @@ def test_malformed_sha256(tmp_path: Path) -> None:
 def test_missing_trace(tmp_path: Path) -> None:
     text = HEAD + SUITE + TRACE.replace('"tiny.swf"', '"nowhere/kth.swf"')
     message = _error(tmp_path, text)
-    assert f":8: trace not found: nowhere/kth.swf ({tmp_path}/nowhere/kth.swf)" in (
-        message
-    )
+    where = f"{tmp_path}/nowhere/kth.swf"
+    assert f":8: trace not found: 'nowhere/kth.swf' ('{where}')" in message
+
+
+def test_a_trace_path_too_long_is_one_line(tmp_path: Path) -> None:
+    """Found by the suite fuzzing: a 2,000-character name raised OSError."""
+    long_name = "tiny.s" + "[" * 1000 + "]" * 1000 + "wf"
+    message = _error(tmp_path, HEAD + SUITE + TRACE.replace("tiny.swf", long_name))
+    assert ":8: [[traces]] path 'tiny.s[[[" in message
+    assert "File name too long" in message
+    assert len(message) < 200
 
 
 def test_same_trace_twice(tmp_path: Path) -> None:

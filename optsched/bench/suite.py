@@ -506,10 +506,17 @@ def _trace(table: dict[str, Any], index: int, where: _Located) -> TraceRef:
         )
     # Relative to the suite's folder, not the current one: a suite runs
     # alike from anywhere. An absolute path stays as it is.
-    file = (where.path.parent / given).resolve()
-    if not file.is_file():
+    try:
+        file = (where.path.parent / given).resolve()
+        is_file = file.is_file()
+    except (OSError, RuntimeError) as error:  # a name too long, a symlink loop
+        reason = getattr(error, "strerror", None) or str(error)
         raise where.error(
-            f"trace not found: {given} ({file})",
+            f"[[traces]] path {shown(given)}: {reason}", "path", "traces", index
+        ) from None
+    if not is_file:
+        raise where.error(
+            f"trace not found: {shown(given)} ({shown(str(file), 120)})",
             "path",
             "traces",
             index,
