@@ -97,6 +97,7 @@ estimates and no busy block with an offset.
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -599,26 +600,74 @@ class BestPackage(Policy):
                 sim.start(j)
 
 
+BITSET_CAPACITY = 1 << 16
+"""Up to this capacity :func:`best_package` uses bitsets (fast, ``n`` bitsets
+of ``capacity`` bits); beyond it, a table of the reachable sums."""
+
+SPARSE_SUMS = 1 << 16
+"""Most reachable sums the sparse table holds before :func:`best_package`
+falls back to bitsets."""
+
+
 def best_package(sizes: list[int], capacity: int) -> list[int]:
     """Indices of a subset of ``sizes`` with the largest sum ``<= capacity``.
 
-    Exact subset sum with bitsets: ``reach[i]`` has bit ``s`` set when some
-    subset of the first ``i`` sizes sums to ``s``. Backtracking from the
-    best sum leaves out the latest item whenever the sum is reachable
-    without it, so ties favour earlier items. Time ``O(n * capacity / w)``
-    for machine word ``w``.
+    Exact subset sum. ``reach[i]`` is the set of sums of subsets of the first
+    ``i`` sizes; backtracking from the best sum leaves out the latest item
+    whenever the sum is reachable without it, so ties favour earlier items.
+
+    Two representations of ``reach``, with the same answer:
+
+    - bitsets (bit ``s`` of ``reach[i]`` set when ``s`` is reachable), time
+      ``O(n * capacity / w)`` for machine word ``w``, memory ``n * capacity``
+      bits: the choice for capacities up to :data:`BITSET_CAPACITY`;
+    - beyond it, a table mapping each reachable sum to the shortest prefix
+      reaching it (``s in reach[i]`` iff ``first[s] <= i``), memory in the
+      number of reachable sums (at most ``2**n``), not in the capacity: a
+      machine of ``10**9`` processors costs what its jobs cost (issue 17).
+      When more than :data:`SPARSE_SUMS` sums are reachable the bitsets are
+      used after all (subset sum is pseudo-polynomial: no exact method is
+      small in both).
     """
     capacity = min(capacity, sum(sizes))  # bitsets in the sizes, not in m
+    if capacity > BITSET_CAPACITY:
+        first = _reachable_sums(sizes, capacity, SPARSE_SUMS)
+        if first is not None:
+            return _backtrack(sizes, max(first), lambda i, t: first[t] <= i)
     mask = (1 << (capacity + 1)) - 1
     reach = [1]
     bits = 1
     for s in sizes:
         bits = (bits | (bits << s)) & mask
         reach.append(bits)
-    total = bits.bit_length() - 1
+    return _backtrack(
+        sizes, bits.bit_length() - 1, lambda i, t: bool((reach[i] >> t) & 1)
+    )
+
+
+def _reachable_sums(
+    sizes: list[int], capacity: int, limit: int
+) -> dict[int, int] | None:
+    """Each subset sum ``<= capacity`` with the length of the shortest prefix
+    of ``sizes`` reaching it; ``None`` past ``limit`` sums."""
+    first = {0: 0}
+    for i, size in enumerate(sizes):
+        new = [t + size for t in first if t + size <= capacity]
+        for total in new:
+            first.setdefault(total, i + 1)
+        if len(first) > limit:
+            return None
+    return first
+
+
+def _backtrack(
+    sizes: list[int], total: int, reachable: Callable[[int, int], bool]
+) -> list[int]:
+    """The subset summing to ``total``: item ``i`` is left out whenever
+    ``reachable(i, total)`` (the sum is reached by the first ``i`` items)."""
     chosen: list[int] = []
     for i in range(len(sizes) - 1, -1, -1):
-        if (reach[i] >> total) & 1:
+        if reachable(i, total):
             continue
         chosen.append(i)
         total -= sizes[i]

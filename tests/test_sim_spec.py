@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from optsched.heuristics import (
     POLICY_NAMES,
@@ -149,3 +153,47 @@ def test_profile_earliest_before_own_reservation() -> None:
     # From 6 the job's window [6, 16) needs 4 free only until 10.
     assert profile.earliest_before(4, 10, 10) == 6
     assert profile.earliest_before(5, 10, 10) is None
+
+
+@settings(max_examples=200, deadline=None, database=None, derandomize=True)
+@given(
+    sizes=st.lists(st.integers(1, 60), max_size=10),
+    capacity=st.integers(0, 400),
+    scale=st.sampled_from([1, 10**7]),
+)
+def test_best_package_sparse_table_matches_bitsets(
+    sizes: list[int], capacity: int, scale: int
+) -> None:
+    """Issue 17: past BITSET_CAPACITY the reachable-sum table is used; it
+    must choose exactly what the bitsets choose (same sum, same tie-break)."""
+    from optsched.heuristics import policies
+
+    bitsets = best_package(sizes, capacity)  # capacities below 2**16
+    scaled = best_package([s * scale for s in sizes], capacity * scale)
+    assert scaled == bitsets
+    assert sum(sizes[i] for i in bitsets) <= capacity
+    # brute force: no subset fits better
+    best = max(
+        (
+            sum(s for s, keep in zip(sizes, mask, strict=True) if keep)
+            for mask in itertools.product([0, 1], repeat=len(sizes))
+            if sum(s for s, keep in zip(sizes, mask, strict=True) if keep) <= capacity
+        ),
+        default=0,
+    )
+    assert sum(sizes[i] for i in bitsets) == best
+    assert policies.BITSET_CAPACITY < 10**7  # the scaled case is sparse
+
+
+def test_best_package_on_a_huge_machine_is_small() -> None:
+    """Two jobs on 10**9 processors: a table of 4 sums, not 10**9 bits."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        chosen = best_package([700_000_000, 1, 400_000_000], 10**9)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert chosen == [0, 1]  # 700,000,001: the first and third exceed 10**9
+    assert peak < 1_000_000
