@@ -1,4 +1,4 @@
-"""Settings shared by the fuzz tests (issue 17).
+"""Settings and input mutations shared by the fuzz tests (issue 17).
 
 A regular run draws :data:`REGULAR_EXAMPLES` inputs per fuzz test, a few
 hundred over the whole suite; ``pytest --fuzz`` (or ``OPTSCHED_FUZZ=1``)
@@ -11,8 +11,11 @@ the input is valid and the result is correct.
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Callable, Sequence
 
 from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
 
 CAMPAIGN = os.environ.get("OPTSCHED_FUZZ") == "1"
 REGULAR_EXAMPLES = 40
@@ -28,3 +31,66 @@ def fuzz_settings(regular: int = REGULAR_EXAMPLES) -> settings:
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
         database=None,
     )
+
+
+NUMBER = re.compile(rb"-?[0-9]+(?:\.[0-9]+)?")
+"""A number of a text file, the target of the ``number`` mutation."""
+
+MUTATIONS = ("cut", "flip", "insert", "number", "cut out", "repeat", "deep",
+             "bom", "utf16", "latin1")  # fmt: skip
+"""Kinds of mutation: truncation, a bit flip, a token inserted, a number
+replaced by a token, a cut-out, a repeat, deep JSON nesting, a byte order
+mark, UTF-16, Latin-1 ``é`` for ``e``."""
+
+Mutation = Callable[[bytes], bytes]
+
+
+@st.composite
+def mutation(draw: st.DrawFn, tokens: Sequence[bytes]) -> Mutation:
+    """One mutation of a file's bytes, its tokens drawn from ``tokens``."""
+    kind = draw(st.sampled_from(MUTATIONS))
+    where = draw(st.floats(0, 1))
+    other = draw(st.floats(0, 1))
+    token = draw(st.sampled_from(tokens))
+    bit = draw(st.integers(0, 7))
+    depth = draw(st.sampled_from([2, 70, 600, 3000]))
+
+    def apply(data: bytes) -> bytes:
+        i = int(where * len(data))
+        j = min(len(data), i + 1 + int(other * 64))
+        if kind == "cut":
+            return data[:i]
+        if kind == "flip" and data:
+            i = min(i, len(data) - 1)
+            return data[:i] + bytes([data[i] ^ (1 << bit)]) + data[i + 1 :]
+        if kind == "number":
+            numbers = list(NUMBER.finditer(data))
+            if numbers:
+                match = numbers[int(where * len(numbers)) % len(numbers)]
+                return data[: match.start()] + token + data[match.end() :]
+        if kind == "cut out":
+            return data[:i] + data[j:]
+        if kind == "repeat":
+            return data[:j] + data[i:j] + data[j:]
+        if kind == "deep":
+            nest = b"[" * depth + b"]" * depth if bit % 2 else b'{"a":' * depth
+            tail = b"" if bit % 2 else b"1" + b"}" * depth
+            return data[:i] + nest + tail + data[i:]
+        if kind == "bom":
+            return b"\xef\xbb\xbf" + data
+        if kind == "utf16":
+            return data.decode("latin-1").encode("utf-16")
+        if kind == "latin1":
+            return data.replace(b"e", b"\xe9")
+        return data[:i] + token + data[i:]
+
+    return apply
+
+
+@st.composite
+def mutated(draw: st.DrawFn, seeds: Sequence[bytes], tokens: Sequence[bytes]) -> bytes:
+    """One of ``seeds`` with one to four mutations."""
+    data = draw(st.sampled_from(seeds))
+    for change in draw(st.lists(mutation(tokens), min_size=1, max_size=4)):
+        data = change(data)
+    return data

@@ -22,14 +22,12 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
-import re
 import tracemalloc
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from conftest import DATA, INSTANCES
-from fuzzing import fuzz_settings
+from fuzzing import fuzz_settings, mutated
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -102,58 +100,13 @@ TOKENS = (
     "\u00b2".encode(),
     "\u0661".encode(),
 )
-_NUMBER = re.compile(rb"-?[0-9]+(?:\.[0-9]+)?")
 MEMORY_CAP = 8_000_000  # bytes; the seeds are read with well under 1 MB
-
-Mutation = Callable[[bytes], bytes]
-
-
-@st.composite
-def _mutation(draw: st.DrawFn) -> Mutation:
-    kind = draw(st.sampled_from(["cut", "flip", "insert", "number", "cut out",
-                                 "repeat", "deep", "bom", "utf16"]))  # fmt: skip
-    where = draw(st.floats(0, 1))
-    other = draw(st.floats(0, 1))
-    token = draw(st.sampled_from(TOKENS))
-    bit = draw(st.integers(0, 7))
-    depth = draw(st.sampled_from([2, 70, 600, 3000]))
-
-    def apply(data: bytes) -> bytes:
-        i = int(where * len(data))
-        j = min(len(data), i + 1 + int(other * 64))
-        if kind == "cut":
-            return data[:i]
-        if kind == "flip" and data:
-            i = min(i, len(data) - 1)
-            return data[:i] + bytes([data[i] ^ (1 << bit)]) + data[i + 1 :]
-        if kind == "number":
-            numbers = list(_NUMBER.finditer(data))
-            if numbers:
-                match = numbers[int(where * len(numbers)) % len(numbers)]
-                return data[: match.start()] + token + data[match.end() :]
-        if kind == "cut out":
-            return data[:i] + data[j:]
-        if kind == "repeat":
-            return data[:j] + data[i:j] + data[j:]
-        if kind == "deep":
-            nest = b"[" * depth + b"]" * depth if bit % 2 else b'{"a":' * depth
-            tail = b"" if bit % 2 else b"1" + b"}" * depth
-            return data[:i] + nest + tail + data[i:]
-        if kind == "bom":
-            return b"\xef\xbb\xbf" + data
-        if kind == "utf16":
-            return data.decode("latin-1").encode("utf-16")
-        return data[:i] + token + data[i:]
-
-    return apply
 
 
 @st.composite
 def mutants(draw: st.DrawFn, seeds: tuple[bytes, ...] = ALL_SEEDS) -> bytes:
     """A seed file with one to four mutations, then maybe gzip (or bad gzip)."""
-    data = draw(st.sampled_from(seeds))
-    for mutation in draw(st.lists(_mutation(), min_size=1, max_size=4)):
-        data = mutation(data)
+    data = draw(mutated(seeds, TOKENS))
     packing = draw(st.sampled_from(["plain"] * 6 + ["gzip", "cut gzip", "bad gzip"]))
     if packing == "plain":
         return data

@@ -21,14 +21,12 @@ The regular run draws ``REGULAR_EXAMPLES`` inputs per test; ``pytest
 
 from __future__ import annotations
 
-import re
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fuzzing import fuzz_settings
+from fuzzing import fuzz_settings, mutated
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -91,11 +89,6 @@ TOKENS = (
     b"\x1b[2J",
     b"\xef\xbb\xbf",
 )
-_NUMBER = re.compile(rb"-?[0-9]+(?:\.[0-9]+)?")
-
-Mutation = Callable[[bytes], bytes]
-KINDS = ("cut", "flip", "insert", "number", "cut out", "repeat", "deep", "bom",
-         "utf16", "latin1")  # fmt: skip
 
 
 def _valid_schedule(instance: Instance) -> Schedule:
@@ -119,53 +112,8 @@ def _seeds(folder: Path) -> dict[str, bytes]:
     return seeds
 
 
-@st.composite
-def _mutation(draw: st.DrawFn) -> Mutation:
-    kind = draw(st.sampled_from(KINDS))
-    where = draw(st.floats(0, 1))
-    other = draw(st.floats(0, 1))
-    token = draw(st.sampled_from(TOKENS))
-    bit = draw(st.integers(0, 7))
-    depth = draw(st.sampled_from([2, 70, 600, 3000]))
-
-    def apply(data: bytes) -> bytes:
-        i = int(where * len(data))
-        j = min(len(data), i + 1 + int(other * 64))
-        if kind == "cut":
-            return data[:i]
-        if kind == "flip" and data:
-            i = min(i, len(data) - 1)
-            return data[:i] + bytes([data[i] ^ (1 << bit)]) + data[i + 1 :]
-        if kind == "number":
-            numbers = list(_NUMBER.finditer(data))
-            if numbers:
-                match = numbers[int(where * len(numbers)) % len(numbers)]
-                return data[: match.start()] + token + data[match.end() :]
-        if kind == "cut out":
-            return data[:i] + data[j:]
-        if kind == "repeat":
-            return data[:j] + data[i:j] + data[j:]
-        if kind == "deep":
-            nest = b"[" * depth + b"]" * depth if bit % 2 else b'{"a":' * depth
-            tail = b"" if bit % 2 else b"1" + b"}" * depth
-            return data[:i] + nest + tail + data[i:]
-        if kind == "bom":
-            return b"\xef\xbb\xbf" + data
-        if kind == "utf16":
-            return data.decode("latin-1").encode("utf-16")
-        if kind == "latin1":
-            return data.replace(b"e", b"\xe9")
-        return data[:i] + token + data[i:]
-
-    return apply
-
-
-@st.composite
-def _mutant(draw: st.DrawFn, seeds: list[bytes]) -> bytes:
-    data = draw(st.sampled_from(seeds))
-    for mutation in draw(st.lists(_mutation(), min_size=1, max_size=4)):
-        data = mutation(data)
-    return data
+def _mutant(seeds: list[bytes]) -> st.SearchStrategy[bytes]:
+    return mutated(seeds, TOKENS)
 
 
 def _one_located_line(error: InputError, path: Path) -> None:
