@@ -859,6 +859,9 @@ class _ShelfModel:
     """What both formulations start from: the CP model, the blocks that
     matter, whether offsets are modelled, and the completion deadlines."""
 
+    exact: bool
+    scale: float
+
     def __init__(
         self, instance: Instance, objective: Objective, incumbent: Candidate
     ) -> None:
@@ -870,6 +873,23 @@ class _ShelfModel:
         self.with_offsets = machine.allocation == "contiguous" and bool(self.blocks)
         self.deadlines = shelf_deadlines(instance, objective, incumbent.schedule)
         self.horizon = max(self.deadlines.values())
+
+    def solver_bound(self, raw: float) -> float:
+        """The solver's objective bound in the objective's units (``exact``
+        and ``scale`` are set by each formulation's objective).
+
+        Integer objectives get an ``int`` (see
+        :meth:`optsched.models.cpsat._Model.solver_bound`).
+        """
+        exact = self.objective.kind == "cmax" or (self.exact and self.scale == 1.0)
+        if exact and abs(raw) <= 2**53:
+            return int(raw) - self.objective.offset(self.instance)
+        if exact:
+            return int(raw - math.ulp(raw)) - self.objective.offset(self.instance)
+        value = raw / self.scale
+        if not self.exact:
+            value *= 1.0 - 1e-12  # one division's rounding, in the safe direction
+        return value - self.objective.offset(self.instance)
 
 
 class _ChainModel(_ShelfModel):
@@ -1037,22 +1057,6 @@ class _ChainModel(_ShelfModel):
                 model.add_hint(self.assign[job.id, k], int(index[job.id] == k))
             if self.with_offsets:
                 model.add_hint(self.offsets[job.id], int(placement.offset or 0))
-
-    def solver_bound(self, raw: float) -> float:
-        """The solver's objective bound in the objective's units.
-
-        Integer objectives get an ``int`` (see
-        :meth:`optsched.models.cpsat._Model.solver_bound`).
-        """
-        exact = self.objective.kind == "cmax" or (self.exact and self.scale == 1.0)
-        if exact and abs(raw) <= 2**53:
-            return int(raw) - self.objective.offset(self.instance)
-        if exact:
-            return int(raw - math.ulp(raw)) - self.objective.offset(self.instance)
-        value = raw / self.scale
-        if not self.exact:
-            value *= 1.0 - 1e-12  # one division's rounding, in the safe direction
-        return value - self.objective.offset(self.instance)
 
 
 class _RepresentativeModel(_ShelfModel):
@@ -1301,22 +1305,6 @@ class _RepresentativeModel(_ShelfModel):
             model.add_hint(
                 self.makespan, max((p.end for p in placements.values()), default=0)
             )
-
-    def solver_bound(self, raw: float) -> float:
-        """The solver's objective bound in the objective's units.
-
-        Integer objectives get an ``int`` (see
-        :meth:`optsched.models.cpsat._Model.solver_bound`).
-        """
-        exact = self.objective.kind == "cmax" or (self.exact and self.scale == 1.0)
-        if exact and abs(raw) <= 2**53:
-            return int(raw) - self.objective.offset(self.instance)
-        if exact:
-            return int(raw - math.ulp(raw)) - self.objective.offset(self.instance)
-        value = raw / self.scale
-        if not self.exact:
-            value *= 1.0 - 1e-12  # one division's rounding, in the safe direction
-        return value - self.objective.offset(self.instance)
 
 
 def _adjacent_identical(order: Sequence[Job], objective: Objective) -> list[list[Job]]:
