@@ -565,6 +565,26 @@ def _restore_sigint() -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+def solve_model(
+    solver: cp_model.CpSolver,
+    model: cp_model.CpModel,
+    callback: cp_model.CpSolverSolutionCallback | None = None,
+) -> Any:
+    """``solver.solve(model, callback)``, with Python's Ctrl-C handler put
+    back as soon as it returns.
+
+    CP-SAT's own handler (``catch_sigint_signal``) may outlive the solve and
+    swallow a later Ctrl-C until the solver is collected, which a reference
+    cycle can delay indefinitely; the ``weakref.finalize`` of
+    :func:`_configure` still covers the reset CP-SAT does when the solver goes.
+    """
+    try:
+        return solver.solve(model, callback)
+    finally:
+        if solver.parameters.catch_sigint_signal:
+            _restore_sigint()
+
+
 # --------------------------------------------------------------------------
 # Solving and decoding
 # --------------------------------------------------------------------------
@@ -674,7 +694,7 @@ def _search(solver: cp_model.CpSolver, model: _Model) -> _SearchOutcome:
     tracker = _Tracker(model)
     began = time.perf_counter()
     try:
-        status = solver.solve(model.model, tracker)
+        status = solve_model(solver, model.model, tracker)
     except KeyboardInterrupt:  # only if CP-SAT did not catch SIGINT itself
         return _SearchOutcome("INTERRUPTED", None, tracker.last, {"interrupted": True})
     elapsed = time.perf_counter() - began

@@ -168,6 +168,7 @@ from optsched.models.cpsat import (
     _relabel,
     integer_weights,
     model_overflow,
+    solve_model,
     stop_notes,
 )
 from optsched.models.result import Bound, Incumbent, Result
@@ -1419,7 +1420,7 @@ def _search(
     notes (``interrupted``, ``error``). Ctrl-C stops it as a time limit would."""
     began = time.perf_counter()
     try:
-        status = solver.solve(model.model)
+        status = solve_model(solver, model.model)
     except KeyboardInterrupt:  # only if CP-SAT did not catch SIGINT itself
         return "INTERRUPTED", None, None, {"interrupted": True}
     elapsed = time.perf_counter() - began

@@ -193,10 +193,23 @@ def test_library_ctrl_c_returns_the_best_so_far_and_keeps_ctrl_c_working() -> No
     # (CP-SAT used to leave SIGINT at SIG_DFL: the next one killed Python).
     code = (
         "import os, signal, threading, time\n"
+        # A run started in the background of a non-interactive shell (as CI
+        # may be) inherits SIGINT ignored; a script run by a user has
+        # Python's handler.
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "from optsched.io import read\n"
         "from optsched.models import solve\n"
         f"instance = read({str(KTH_50)!r})\n"
-        "threading.Timer(2, os.kill, (os.getpid(), signal.SIGINT)).start()\n"
+        "import optsched.models.cpsat as cpsat\n"
+        "def ctrl_c():\n"
+        # Once CP-SAT runs (its solver registered, then a second for it to
+        # install its handler): a signal in the instant between the call and
+        # CP-SAT's handler waits, in Python, for the solve to end.
+        "    while not list(cpsat._SOLVERS):\n"
+        "        time.sleep(0.05)\n"
+        "    time.sleep(1.5)\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "threading.Thread(target=ctrl_c, daemon=True).start()\n"
         "began = time.perf_counter()\n"
         "result = solve(instance, 'wct', time_limit=60, workers=2)\n"
         "print(result.status, result.interrupted, result.schedule is not None,\n"
@@ -208,7 +221,7 @@ def test_library_ctrl_c_returns_the_best_so_far_and_keeps_ctrl_c_working() -> No
         "    print('KeyboardInterrupt')\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=90
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [
