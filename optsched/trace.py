@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import shlex
 import sys
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from optsched.errors import one_line
@@ -38,10 +38,43 @@ class SkipReport:
         """One line per reason: ``"12 jobs: size <= 0 (lines 40, 41, ...)"``."""
         out = []
         for reason, count in sorted(self.counts.items()):
-            first = ", ".join(str(n) for n in self.lines.get(reason, ()))
-            more = ", ..." if count > len(self.lines.get(reason, ())) else ""
+            lines = self.lines.get(reason, ())
+            if not lines:
+                # Readers without line numbers (a JSON instance's jobs).
+                out.append(f"{count} jobs: {reason}")
+                continue
+            first = ", ".join(str(n) for n in lines)
+            more = ", ..." if count > len(lines) else ""
             out.append(f"{count} jobs: {reason} (lines {first}{more})")
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class FoldReport:
+    """Partial-execution lines an SWF reader folded into their jobs.
+
+    Parameters
+    ----------
+    jobs
+        Jobs written on more than one line (each read as one job).
+    partial_lines
+        Their partial-execution lines (status 2, 3 or 4).
+    summaries
+        Their summary lines (status 0, 1 or 5): at most one per job.
+    rule
+        How the run time was taken: ``"summary"`` (the summary line's) or
+        ``"sum"`` (the sum of the partial executions').
+    """
+
+    jobs: int = 0
+    partial_lines: int = 0
+    summaries: int = 0
+    rule: str = "summary"
+
+    @property
+    def lines_merged(self) -> int:
+        """Job lines that did not become a job of their own."""
+        return self.partial_lines + self.summaries - self.jobs
 
 
 class SkipCollector:
@@ -78,13 +111,25 @@ class Trace:
     header
         Header fields (SWF ``; Key: value`` comments), keys as in the file.
     records
-        Number of job records read (kept + skipped).
+        Number of job records read (kept + skipped): SWF job lines, a job's
+        partial-execution lines counting once with it.
+    folded
+        Partial-execution lines folded into their jobs (SWF only).
+    statuses
+        Jobs read by SWF status code (field 11; -1 for unknown), before the
+        status filter and the skips (SWF only).
+    estimates_missing
+        Jobs kept whose estimate is their run time because the file has
+        none (SWF field 9 missing).
     """
 
     instance: Instance
     skipped: SkipReport = field(default_factory=SkipReport)
     header: Mapping[str, str] = field(default_factory=dict)
     records: int = 0
+    folded: FoldReport = field(default_factory=FoldReport)
+    statuses: Mapping[int, int] = field(default_factory=dict)
+    estimates_missing: int = 0
 
     def skip_note(self, path: str) -> str | None:
         """One line saying how many job records the reader left out, or ``None``.
@@ -98,20 +143,71 @@ class Trace:
         counts = sorted(self.skipped.counts.items(), key=lambda kv: (-kv[1], kv[0]))
         # "size <= 0 (processors missing)" -> "size <= 0": the note stays short.
         reasons = ", ".join(f"{n:,} {reason.split(' (')[0]}" for reason, n in counts)
-        quoted = shlex.quote(path)
-        see = f"'optsched info {path}'" if quoted == path else f"optsched info {quoted}"
         return one_line(
             f"{path}: skipped {self.skipped.total:,} of {self.records:,} job "
-            f"records ({reasons}); see {see}"
+            f"records ({reasons}); see {_info_command(path)}"
+        )
+
+    def estimate_note(self, path: str) -> str | None:
+        """One line saying how many jobs use their run time as estimate, or ``None``.
+
+        E.g. ``"t.swf: estimates missing for 8,233 of 32,000 jobs (SWF field
+        9): their run time is used, so backfilling policies such as EASY know
+        it exactly; see 'optsched info t.swf'"``. Without this note an EASY
+        result on such a trace would silently be an oracle policy's.
+        """
+        if not self.estimates_missing:
+            return None
+        batsim = self.header.get("format") == "batsim"
+        source = "Batsim walltime -1 or none" if batsim else "SWF field 9"
+        return one_line(
+            f"{path}: estimates missing for {self.estimates_missing:,} of "
+            f"{len(self.instance.jobs):,} jobs ({source}): their run time is "
+            f"used, so backfilling policies such as EASY know it exactly; see "
+            f"{_info_command(path)}"
         )
 
 
-def note_skips(trace: Trace, path: str) -> None:
-    """Print :meth:`Trace.skip_note` on stderr (``optsched: note: ...``), if any.
+def _info_command(path: str) -> str:
+    quoted = shlex.quote(path)
+    return f"'optsched info {path}'" if quoted == path else f"optsched info {quoted}"
 
-    Used by every command that reads a trace: stdout may be piped into
-    another program, so the note goes to stderr.
+
+def keep_statuses(trace: Trace, statuses: Collection[int]) -> Trace:
+    """The trace without the jobs whose status is not in ``statuses``.
+
+    For readers that do not filter by status themselves (JSON instances: a
+    job's SWF status, ``None`` counting as -1, unknown). The jobs left out
+    are added to the skip report (without line numbers).
     """
-    note = trace.skip_note(path)
-    if note is not None:
-        print(f"optsched: note: {note}", file=sys.stderr)
+    from optsched.io.swf import SKIP_STATUS
+
+    wanted = frozenset(statuses)
+    kept = [j for j in trace.instance.jobs if _code(j.status) in wanted]
+    dropped = len(trace.instance.jobs) - len(kept)
+    if not dropped:
+        return trace
+    counts = {**trace.skipped.counts}
+    counts[SKIP_STATUS] = counts.get(SKIP_STATUS, 0) + dropped
+    return replace(
+        trace,
+        instance=trace.instance.with_jobs(kept),
+        skipped=SkipReport(counts, trace.skipped.lines),
+        records=trace.records or len(trace.instance.jobs),
+    )
+
+
+def _code(status: int | None) -> int:
+    return -1 if status is None or status < 0 else status
+
+
+def note_skips(trace: Trace, path: str) -> None:
+    """Print the trace's notes on stderr (``optsched: note: ...``), if any.
+
+    :meth:`Trace.skip_note` and :meth:`Trace.estimate_note`, one line each.
+    Used by every command that reads a trace: stdout may be piped into
+    another program, so the notes go to stderr.
+    """
+    for note in (trace.skip_note(path), trace.estimate_note(path)):
+        if note is not None:
+            print(f"optsched: note: {note}", file=sys.stderr)

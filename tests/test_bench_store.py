@@ -19,6 +19,7 @@ from optsched.bench.store import (
     Store,
     TaskRow,
     decode_rows,
+    export_frame,
     export_store,
     references,
 )
@@ -479,7 +480,7 @@ def test_export_csv_and_parquet_read_back(tmp_path: Path) -> None:
     path = tmp_path / "r.sqlite"
     with _gap_store(path) as store:
         store.insert(policy("x", "fcfs", {"cmax": 1.0}, suite="other"))
-        expected = store.rows("s")
+        expected = export_frame(store.rows("s"))  # JSON spread into columns
         expected_gap = store.gap_rows("s")
     assert export_store(path, tmp_path / "out.csv", suite="s") == 9
     assert export_store(path, tmp_path / "out.parquet", suite="s") == 9

@@ -325,7 +325,7 @@ def test_same_trace_twice(tmp_path: Path) -> None:
         ('objectives = ["cmax"]\npolicies = ["sjf", "fcfs", "spt"]\n' + SUITE + TRACE,
          ":2: policies: 'sjf' and 'spt' are one policy (spt)"),
         (HEAD + SUITE + TRACE.replace("\n\n", '\nformat = "csv"\n'),
-         ":10: [[traces]] format 'csv' is not one of swf, json, strip"),
+         ":10: [[traces]] format 'csv' is not one of swf, json, batsim, strip"),
         (HEAD + SUITE + TRACE.replace("\n\n", "\nprocessors = 0\n"),
          ":10: [[traces]] processors must be an integer in [1, 2**53], got 0"),
         (HEAD + SUITE + TRACE.replace("\n\n", "\nprocessors = true\n"),

@@ -8,6 +8,7 @@ the file holds, by construction: the tests make expanding them an error.
 
 from __future__ import annotations
 
+import json
 import pickle
 from pathlib import Path
 
@@ -437,8 +438,11 @@ def test_csv_writers_guard_against_formulas(tmp_path: Path) -> None:
     )
     write_schedule(schedule, tmp_path / "s.csv", "csv", instance)
     lines = (tmp_path / "s.csv").read_text().splitlines()
-    assert lines[0] == "\"# producer: policy,=cmd|' /C calc'!A0\""
-    assert lines[2].endswith(",'-5:2")
+    # The producer is in the JSON sidecar, never a CSV cell.
+    assert lines[0] == "job_id,start,end,size,processors,moves"
+    sidecar = json.loads((tmp_path / "s.csv.json").read_text())
+    assert sidecar["producer"] == "policy,=cmd|' /C calc'!A0"
+    assert lines[1].endswith(",'-5:2")
     assert read_schedule(tmp_path / "s.csv") == schedule
     plain = Schedule({job.id: Placement(0, 1, (1,)) for job in jobs})
     write_schedule(plain, tmp_path / "b.csv", "batsim", instance)

@@ -874,6 +874,98 @@ def _with_restrictions(
 EXPORT_FORMATS = {".csv": "csv", ".parquet": "parquet"}
 TABLES = ("tasks", "gap")
 
+EXPANDED = {
+    "values": "value_",
+    "metrics": "metric_",
+    "bounds": "bound_",
+    "params": "param_",
+    "versions": "version_",
+}
+"""JSON columns of table ``tasks`` that an export spreads into one column per
+key, and the prefix of those columns (``value_cmax``, ``metric_mean_wait``,
+``bound_area``, ``param_time_limit``, ``version_ortools``)."""
+
+
+def _scalar(value: object) -> object:
+    """A JSON value as one cell: lists of plain values joined by commas."""
+    if isinstance(value, list) and all(
+        isinstance(v, str | int | float) and not isinstance(v, bool) for v in value
+    ):
+        return ",".join(str(v) for v in value)
+    if isinstance(value, list | dict):
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return value
+
+
+def export_frame(rows: pd.DataFrame) -> pd.DataFrame:
+    """The ``tasks`` rows as exported: JSON objects spread into columns.
+
+    Each column of :data:`EXPANDED` becomes one column per key found in
+    any row, named with its prefix and sorted by name, after the plain
+    columns: ``value_<objective>`` holds a row's value under each objective
+    (a policy row's every objective, a solver row's one, from ``value``),
+    ``metric_<name>`` the schedule's metrics
+    (:func:`optsched.metrics.summarize`), ``bound_<method>`` a solver's
+    lower bounds, ``param_<key>`` the task's parameters (a list of values
+    joined by commas: ``cmax,wct:one``), ``version_<package>`` the versions
+    of the run. A row without a key has a missing value there. ``rejected``
+    (a list of lines) becomes one text cell, lines joined by ``"; "``.
+    ``schedule`` stays the one JSON cell: a whole schedule in the ``json``
+    format of :mod:`optsched.io.schedules`
+    (:func:`~optsched.io.schedules.schedule_from_json` reads it).
+
+    Parameters
+    ----------
+    rows
+        :meth:`Store.rows`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per task, in the order of ``rows``.
+    """
+    records = rows.to_dict("records")
+    plain = rows.drop(columns=[c for c in EXPANDED if c in rows.columns])
+    rejected = [_lines(r) for r in rows["rejected"]]
+    plain = plain.assign(rejected=pd.Series(rejected, index=rows.index, dtype=object))
+    spread: dict[str, list[object]] = {}
+    for index, record in enumerate(records):
+        for column, prefix in EXPANDED.items():
+            found = _object(record[column])
+            if column == "values" and record["kind"] == "solver":
+                value = _float(record["value"])
+                found = {} if value is None else {str(record["objective"]): value}
+            for key, value in found.items():
+                cells = spread.setdefault(prefix + str(key), [None] * len(records))
+                cells[index] = _scalar(value)
+    extra = pd.DataFrame(
+        {name: spread[name] for name in sorted(spread, key=_expanded_order)},
+        index=plain.index,
+    )
+    # Numbers stay numbers (float64 with NaN for a missing value).
+    extra = extra.apply(_numeric_if_possible)
+    return pd.concat([plain, extra], axis=1)
+
+
+def _lines(cell: object) -> str | None:
+    """A JSON list of lines (column ``rejected``) as one text cell."""
+    text = _text(cell)
+    return None if text is None else "; ".join(str(x) for x in json.loads(text))
+
+
+def _expanded_order(name: str) -> tuple[int, str]:
+    prefixes = list(EXPANDED.values())
+    return next(i for i, p in enumerate(prefixes) if name.startswith(p)), name
+
+
+def _numeric_if_possible(column: pd.Series) -> pd.Series:
+    present = column.dropna()
+    if len(present) and all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in present
+    ):
+        return column.astype("float64")
+    return column.astype(object)
+
 
 def export_store(
     store_path: str | Path,
@@ -894,7 +986,8 @@ def export_store(
     suite
         Only this suite's rows (it must be in the store).
     table
-        ``tasks`` (:meth:`Store.rows`) or ``gap`` (:meth:`Store.gap_rows`).
+        ``tasks`` (:meth:`Store.rows` with its JSON columns spread into
+        columns: :func:`export_frame`) or ``gap`` (:meth:`Store.gap_rows`).
 
     Returns
     -------
@@ -921,7 +1014,10 @@ def export_store(
             raise InputError(
                 f"no suite {suite!r} in the store (suites: {known})", store_path
             )
-        frame = store.rows(suite) if table == "tasks" else store.gap_rows(suite)
+        if table == "tasks":
+            frame = export_frame(store.rows(suite))
+        else:
+            frame = store.gap_rows(suite)
     if fmt == "csv":
         from optsched.io.spreadsheet import safe_frame
 

@@ -25,7 +25,6 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import click
@@ -121,7 +120,9 @@ back-end gets the rest (and whatever they leave)."""
     type=click.Path(dir_okay=False),
     default=None,
     callback=output_file,
-    help="Write the best schedule (.json: JSON, otherwise CSV).",
+    help="Write the best schedule, in the format its name gives as for "
+    "simulate -o (.json JSON, *_jobs.csv Batsim with its *_schedule.csv, "
+    ".swf SWF, else CSV).",
 )
 @click.option("--log", is_flag=True, help="Stream the solver's log.")
 def command(
@@ -183,9 +184,9 @@ def command(
         with atomic_write(output, "w", encoding="utf-8") as handle:
             handle.write(text + "\n")
     if schedule_out is not None and result.schedule is not None:
-        from optsched.io import write_schedule
+        from optsched.io.schedules import schedule_format_for, write_schedule
 
-        fmt = "json" if Path(schedule_out).suffix.lower() == ".json" else "csv"
+        fmt = schedule_format_for(schedule_out)
         write_schedule(result.schedule, schedule_out, fmt, instance)
 
 

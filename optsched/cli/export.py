@@ -28,11 +28,17 @@ from optsched.extras import require
     type=click.Choice(TABLES),
     default="tasks",
     show_default=True,
-    help="tasks: one row per task as stored; gap: policy rows with the best "
-    "bounds of their window and the competitive-ratio interval.",
+    help="tasks: one row per task, its objective values, metrics, bounds, "
+    "parameters and versions spread into columns (value_cmax, metric_mean_wait, "
+    "bound_area, param_seed, version_ortools, ...); gap: policy rows with the "
+    "best bounds of their window and the competitive-ratio interval.",
 )
 def command(store: str, output: str, suite: str | None, table: str) -> None:
-    """Write the rows of a results STORE to a CSV or Parquet file (atomically)."""
+    """Write the rows of a results STORE to a CSV or Parquet file (atomically).
+
+    The CSV opens with pandas.read_csv as it is: numbers are numbers, and no
+    cell holds JSON but the schedule column (a JSON schedule).
+    """
     if Path(output).suffix.lower() == ".parquet":
         require("pyarrow", "parquet", "export to .parquet")
     try:

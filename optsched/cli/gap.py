@@ -384,7 +384,8 @@ def command(
         from optsched.io.atomic import atomic_write
         from optsched.io.spreadsheet import safe_frame
 
-        with atomic_write(output, newline="") as handle:
+        # UTF-8 whatever the locale: pandas.read_csv reads UTF-8 by default.
+        with atomic_write(output, "w", encoding="utf-8", newline="") as handle:
             safe_frame(frame).to_csv(handle, index=False)
         console.print(f"wrote {len(frame)} rows to {output}")
     _finish(found)

@@ -1,7 +1,9 @@
 """``optsched info FILE``: what an instance or a trace holds.
 
-Prints the job count (and, for a trace, the records read and the jobs the
-reader skipped, by reason), the machine, the release span, the offered load,
+Prints the job count (and, for a trace, the records read, the jobs the
+reader skipped, by reason, the partial-execution lines it folded into their
+jobs, the jobs by SWF status and the jobs whose estimate is their run time
+because the file has none), the machine, the release span, the offered load,
 the total area, two lower bounds on the makespan and a distribution summary
 of runtimes, sizes and estimates. With window options, the numbers describe
 the window; the skip report is still the whole trace's.
@@ -137,6 +139,8 @@ def command(path: str, **input_kwargs: Any) -> None:
     console.print(_overview(path, trace, instance, summary))
     if trace.skipped.total:
         console.print(_skip_table(trace))
+    if trace.statuses:
+        console.print(_status_table(trace))
     if summary.runtime is not None:
         console.print(_distribution_table(summary))
 
@@ -160,6 +164,14 @@ def _overview(path: str, trace: Trace, instance: Instance, s: Summary) -> Table:
         table.add_row("job records read", f"{trace.records:,}")
         table.add_row("jobs skipped", f"{trace.skipped.total:,}")
         table.add_row("jobs kept", f"{len(trace.instance.jobs):,}")
+    if trace.folded.jobs:
+        table.add_row("partial executions", _folded_text(trace))
+    if trace.estimates_missing:
+        table.add_row(
+            "estimates missing",
+            f"{trace.estimates_missing:,} jobs, run time used (EASY sees exact "
+            "run times for them)",
+        )
     table.add_row("jobs", f"{s.jobs:,}")
     table.add_row("machine", f"{s.processors:,} processors, allocation {s.allocation}")
     table.add_row("busy blocks", f"{s.busy_blocks:,}")
@@ -201,6 +213,35 @@ def _skip_table(trace: Trace) -> Table:
         lines = trace.skipped.lines.get(reason, ())
         more = ", ..." if count > len(lines) else ""
         table.add_row(reason, f"{count:,}", ", ".join(map(str, lines)) + more)
+    return table
+
+
+def _folded_text(trace: Trace) -> str:
+    folded = trace.folded
+    rule = "summary run time" if folded.rule == "summary" else "run times summed"
+    return (
+        f"{folded.partial_lines:,} partial-execution lines folded into "
+        f"{folded.jobs:,} jobs ({rule})"
+    )
+
+
+def _status_table(trace: Trace) -> Table:
+    """Jobs read and kept by SWF status (field 11), whole file."""
+    from optsched.io.swf import status_name
+
+    kept: dict[int, int] = {}
+    for job in trace.instance.jobs:
+        code = -1 if job.status is None or job.status < 0 else job.status
+        kept[code] = kept.get(code, 0) + 1
+    table = Table(title="jobs by SWF status (whole file)", title_justify="left")
+    table.add_column("status")
+    table.add_column("code", justify="right")
+    table.add_column("read", justify="right")
+    table.add_column("kept", justify="right")
+    for code, count in sorted(trace.statuses.items()):
+        table.add_row(
+            status_name(code), str(code), f"{count:,}", f"{kept.get(code, 0):,}"
+        )
     return table
 
 

@@ -19,7 +19,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 Decorator = Callable[[Any], Any]
 
-FORMATS = ("swf", "json", "strip")
+FORMATS = ("swf", "json", "batsim", "strip")
 
 
 def check_output_path(path: str | Path, *, folder: bool = False) -> None:
@@ -160,7 +160,46 @@ def input_options(command: F) -> F:
             "jobs still running in the trace's recorded schedule into busy blocks.",
         ),
     ]
-    return _apply(command, _file_options() + window_options)
+    return _apply(command, _file_options() + _trace_options() + window_options)
+
+
+def _statuses(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Click callback of ``--status``: names to SWF status codes."""
+    del ctx, param
+    if value is None:
+        return None
+    from optsched.io.swf import parse_statuses
+
+    try:
+        return parse_statuses(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error).removeprefix("--status: ")) from None
+
+
+def _trace_options() -> list[Decorator]:
+    return [
+        click.option(
+            "--status",
+            "status",
+            default=None,
+            callback=_statuses,
+            metavar="NAMES",
+            help="Keep only the jobs of these SWF statuses (field 11), e.g. "
+            "'completed,failed': completed (1), failed (0), cancelled (5), "
+            "partial (2), partial-completed (3), partial-failed (4), unknown "
+            "(-1), or all. Default: every job, whatever its status.",
+        ),
+        click.option(
+            "--partial-runtime",
+            type=click.Choice(["summary", "sum"]),
+            # None, not "summary": commands tell options the user set from
+            # defaults by None (plot refuses input options without INSTANCE).
+            default=None,
+            help="SWF jobs written as a summary line plus partial-execution "
+            "lines (status 2/3/4): the run time of the summary line (the "
+            "default), or the sum of the partial executions' run times.",
+        ),
+    ]
 
 
 def load_instance(path: str, **options: Any) -> Instance:
@@ -170,6 +209,34 @@ def load_instance(path: str, **options: Any) -> Instance:
     options the whole file is used, times as in the file.
     """
     return load_trace_and_instance(path, **options)[1]
+
+
+def _read(
+    path: str,
+    input_format: str | None,
+    processors: int | None,
+    status: frozenset[int] | None,
+    partial_runtime: str | None,
+) -> tuple[Trace, bool]:
+    """The whole file, and whether the reader applied the status filter.
+
+    The SWF reader filters by status itself (so that the skip report names
+    the lines) and folds partial executions by ``partial_runtime``; other
+    formats are filtered afterwards.
+    """
+    from optsched.io import detect_format, read_trace
+
+    if Path(path).exists() and (input_format or detect_format(path)) == "swf":
+        from optsched.io.swf import read_swf
+
+        trace = read_swf(
+            path,
+            processors=processors,
+            status=status,
+            partial=partial_runtime or "summary",
+        )
+        return trace, True
+    return read_trace(path, input_format, processors=processors), False
 
 
 def load_trace_and_instance(
@@ -183,19 +250,25 @@ def load_trace_and_instance(
     window_start: int | None = None,
     window_end: int | None = None,
     initial_state: str = "none",
+    status: frozenset[int] | None = None,
+    partial_runtime: str | None = None,
 ) -> tuple[Trace, Instance]:
     """Like :func:`load_instance`, also returning the whole trace read.
 
     The allocation override applies before the window is cut, so that busy
     blocks of a recorded initial state get offsets on a contiguous machine.
-    Jobs the reader skipped are announced in one note line on stderr
-    (:meth:`~optsched.trace.Trace.skip_note`).
+    ``status`` keeps only the jobs of these SWF status codes (``None``:
+    every job); ``partial_runtime`` is :func:`~optsched.io.swf.read_swf`'s
+    ``partial`` (``None``: ``"summary"``). Jobs the reader skipped, and
+    jobs whose estimate is their run time, are announced in one note line
+    each on stderr (:func:`~optsched.trace.note_skips`).
     """
-    from optsched.io import read_trace
-    from optsched.trace import note_skips
+    from optsched.trace import keep_statuses, note_skips
     from optsched.window import cut_window, wants_window
 
-    trace = read_trace(path, input_format, processors=processors)
+    trace, filtered = _read(path, input_format, processors, status, partial_runtime)
+    if status is not None and not filtered:
+        trace = keep_statuses(trace, status)
     note_skips(trace, path)
     whole = trace.instance
     if allocation is not None and allocation != whole.machine.allocation:

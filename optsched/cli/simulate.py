@@ -7,7 +7,6 @@ Prints the metrics table of the schedule (recomputed from it by
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import Any
 
 import click
@@ -23,9 +22,10 @@ from optsched.heuristics import (
     simulate,
 )
 from optsched.instance import Instance
+from optsched.io.batsim import summary_path
 from optsched.metrics import Summary, summarize
 
-SCHEDULE_FORMATS = ("csv", "batsim", "json")
+SCHEDULE_FORMATS = ("csv", "batsim", "json", "swf")
 
 POLICY_HELP = """\b
 Policy specs: NAME[:PARAM,PARAM,...]
@@ -164,10 +164,10 @@ def metrics_rows(
 
 
 def _output_format(path: str, forced: str | None) -> str:
-    if forced is not None:
-        return forced
-    suffix = Path(path).suffix.lower()
-    return "json" if suffix == ".json" else "csv"
+    from optsched.io.schedules import schedule_format_for
+
+    # One table for every command that writes schedules (bound too).
+    return schedule_format_for(path, forced)
 
 
 def _write(result: SimulationResult, instance: Instance, path: str, fmt: str) -> None:
@@ -199,8 +199,9 @@ def _write(result: SimulationResult, instance: Instance, path: str, fmt: str) ->
     "--schedule-format",
     type=click.Choice(SCHEDULE_FORMATS),
     default=None,
-    help="Format of -o: csv, batsim (out_jobs.csv) or json "
-    "(default: json for a .json name, else csv).",
+    help="Format of -o: csv, batsim (out_jobs.csv) or json (default from "
+    "the name: .json json, *_jobs.csv batsim with its *_schedule.csv, .swf "
+    "swf, else csv).",
 )
 @input_options
 def command(
@@ -244,5 +245,9 @@ def command(
         table.add_row(name, value)
     console.print(table)
     if output is not None:
-        _write(result, instance, output, _output_format(output, schedule_format))
+        fmt = _output_format(output, schedule_format)
+        _write(result, instance, output, fmt)
         echo(f"schedule written to {output}")
+        beside = summary_path(output) if fmt == "batsim" else None
+        if beside is not None:
+            echo(f"Batsim summary written to {beside}")

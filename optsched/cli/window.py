@@ -4,8 +4,10 @@ Select ``--first-job K --jobs N`` (position, 0-based, submit order, after
 skipped jobs are removed) or ``--start T0 --end T1`` (submit time, trace
 seconds, half-open); ``--initial-state recorded`` turns the jobs the trace's
 recorded schedule still runs at the window start into busy blocks. See
-:mod:`optsched.window`. The file is written atomically: on any error no
-file is left behind.
+:mod:`optsched.window`. ``--workload-format batsim`` writes a Batsim JSON
+workload instead of the native instance
+(:func:`optsched.io.batsim.write_batsim_workload`). The file is written
+atomically: on any error no file is left behind.
 """
 
 from __future__ import annotations
@@ -29,8 +31,18 @@ from optsched.errors import InputError
     callback=output_file,
     help="Native JSON instance file to write.",
 )
+@click.option(
+    "--workload-format",
+    type=click.Choice(("native", "batsim")),
+    default="native",
+    show_default=True,
+    help="Write -o as an optsched instance or a Batsim JSON workload "
+    "(delay profiles; no busy blocks).",
+)
 @input_options
-def command(trace_file: str, output: str, **input_kwargs: Any) -> None:
+def command(
+    trace_file: str, output: str, workload_format: str, **input_kwargs: Any
+) -> None:
     """Cut a window of TRACE into a native JSON instance file.
 
     Releases are rebased so the window starts at 0; job ids are kept; the
@@ -44,10 +56,12 @@ def command(trace_file: str, output: str, **input_kwargs: Any) -> None:
             "--start T0 --end T1"
         )
     instance = load_instance(trace_file, **input_kwargs)
+    from optsched.io.batsim import write_batsim_workload
     from optsched.io.native import write_native
 
+    write = write_batsim_workload if workload_format == "batsim" else write_native
     try:
-        write_native(instance, output)
+        write(instance, output)
     except OSError as error:
         raise InputError(
             f"cannot write file: {error.strerror or error}", output

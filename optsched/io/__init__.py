@@ -1,17 +1,19 @@
 """Readers and writers behind one entry point.
 
 :func:`read_trace` / :func:`read` recognise the format from the content
-(``swf``, ``json`` native instance, ``strip`` packing benchmark); ``format``
-forces one. Schedules have their own pair, :func:`read_schedule` and
-:func:`write_schedule` (from :mod:`optsched.io.schedules`).
+(``swf``, ``json`` native instance, ``batsim`` JSON workload, ``strip``
+packing benchmark); ``format`` forces one. Schedules have their own pair,
+:func:`read_schedule` and :func:`write_schedule` (from :mod:`optsched.io.schedules`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from optsched.errors import InputError
 from optsched.instance import Instance
+from optsched.io.batsim import read_batsim_workload, write_batsim_workload
 from optsched.io.schedules import read_schedule, write_schedule
 from optsched.io.text import head, refuse_utf16, strip_bom
 from optsched.trace import Trace
@@ -20,12 +22,14 @@ __all__ = [
     "INSTANCE_FORMATS",
     "detect_format",
     "read",
+    "read_batsim_workload",
     "read_schedule",
     "read_trace",
+    "write_batsim_workload",
     "write_schedule",
 ]
 
-INSTANCE_FORMATS = ("swf", "json", "strip")
+INSTANCE_FORMATS = ("swf", "json", "batsim", "strip")
 _TEXT_FORMATS = "SWF, JSON or strip-packing text"
 
 
@@ -100,12 +104,8 @@ def read_trace(
     if allocation is not None and allocation != trace.instance.machine.allocation:
         instance = trace.instance
         machine = instance.machine.with_allocation(allocation)
-        trace = Trace(
-            instance.replace(machine=machine),
-            trace.skipped,
-            trace.header,
-            trace.records,
-        )
+        # replace() keeps every report field of the trace (folds, statuses).
+        trace = dataclasses.replace(trace, instance=instance.replace(machine=machine))
     return trace
 
 
@@ -116,6 +116,8 @@ def _read_trace(
     if not path.exists():
         raise InputError("no such file", path)
     fmt = format or detect_format(path)
+    if fmt == "json" and format is None and _is_batsim_workload(path):
+        fmt = "batsim"
     if fmt == "swf":
         from optsched.io.swf import read_swf
 
@@ -124,6 +126,10 @@ def _read_trace(
         from optsched.io.native import read_native
 
         trace = read_native(path)
+    elif fmt == "batsim":
+        from optsched.io.batsim import read_batsim_workload
+
+        trace = read_batsim_workload(path)
     elif fmt == "strip":
         from optsched.io.strip import read_strip
 
@@ -142,6 +148,31 @@ def _read_trace(
             trace.records,
         )
     return trace
+
+
+_NATIVE_MARK = b'"optsched-instance"'
+
+
+def _is_batsim_workload(path: Path) -> bool:
+    """A JSON file holding a Batsim workload rather than a native instance.
+
+    A JSON object with ``nb_res`` and ``jobs`` and no ``format``
+    ``optsched-instance`` (:func:`optsched.io.batsim.is_batsim_workload`).
+    Native files name their format on their second line: only files without
+    that mark near their start are parsed here (Batsim writers often sort
+    the keys, putting ``nb_res`` after a long ``jobs`` list). A file that
+    does not parse is left to the native reader, which locates the error.
+    """
+    if _NATIVE_MARK in head(path, 1 << 16):
+        return False
+    from optsched.io.batsim import is_batsim_workload
+    from optsched.io.native import _DuplicateKeys, _parse_json, _read_text
+
+    try:
+        data = _parse_json(_read_text(path)[0], path, _DuplicateKeys())
+    except InputError:
+        return False
+    return is_batsim_workload(data)
 
 
 def read(

@@ -7,11 +7,15 @@
     time 120 on processors 0-3, from 300 on 4-7; see
     :func:`optsched.schedule.format_moves`).
     ``processors`` lists processor indices as Batsim-style intervals
-    (``"0-3 7"``, see :func:`optsched.schedule.format_processors`) and is
+    (``"0-3 7"``, see :func:`optsched.io.batsim.format_resources`) and is
     empty when the producer only counted processors. ``size`` is
     informational (the instance's size, or the number of processors listed);
-    the checker judges placements against the instance. An optional first
-    line ``# producer: NAME`` names who made the schedule; other ``#`` lines
+    the checker judges placements against the instance. The file is plain
+    CSV that ``pandas.read_csv(path)`` reads without options: who made the
+    schedule (its producer) goes to a sidecar ``X.csv.json`` written with
+    it (:func:`provenance_path`, :func:`provenance_text`), which the reader
+    uses when its checksum matches the CSV. Files of older versions may
+    start with a line ``# producer: NAME``, still read; other ``#`` lines
     before the header are comments.
 ``batsim``
     The ``out_jobs.csv`` columns Batsim 4 writes and evalys reads, in this
@@ -24,7 +28,12 @@
     cannot record. A job stopped at its estimate has ``success`` 0 and
     ``final_state`` ``COMPLETED_WALLTIME_REACHED``; every other job
     ``COMPLETED_SUCCESSFULLY``. ``consumed_energy`` is -1 (not modelled).
-    Reading uses ``job_id`` (a ``workload!id`` prefix is dropped),
+    Written to ``X/out_jobs.csv`` (any ``*_jobs.csv``), it comes with
+    Batsim's summary ``X/out_schedule.csv``
+    (:data:`optsched.io.batsim.SUMMARY_COLUMNS`); both are renamed into
+    place only when both are complete.
+    Reading uses ``job_id`` (``jobID`` in the job sets evalys writes; a
+    ``workload!id`` prefix is dropped),
     ``starting_time``, ``finish_time``, ``allocated_resources`` and
     ``final_state`` (``success``, 1 or 0, when there is no ``final_state``;
     every job ran to its end when there is neither). ``final_state`` must
@@ -60,8 +69,10 @@ reader drops that ``'``.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import functools
+import hashlib
 import io
 import json
 import re
@@ -72,6 +83,12 @@ from typing import Any
 from optsched.errors import InputError, shown
 from optsched.instance import Instance
 from optsched.io.atomic import atomic_write
+from optsched.io.batsim import (
+    format_resources,
+    parse_resources,
+    schedule_summary_text,
+    summary_path,
+)
 from optsched.io.native import JsonPath, json_line, json_lines
 from optsched.schedule import (
     MAX_PROCESSOR,
@@ -81,12 +98,13 @@ from optsched.schedule import (
     ProcessorLimitError,
     Schedule,
     format_moves,
-    format_processors,
     parse_moves,
-    parse_processors,
 )
 
 SCHEDULE_FORMATS = ("csv", "batsim", "json")
+SCHEDULE_WRITE_FORMATS = (*SCHEDULE_FORMATS, "swf")
+"""Formats :func:`write_schedule` writes: ``swf`` (:mod:`optsched.io.swf_out`)
+is written only; read an SWF file back as a trace (its recorded schedule)."""
 JSON_FORMAT_NAME = "optsched-schedule"
 JSON_VERSION = 1
 
@@ -171,7 +189,7 @@ def _csv_rows(schedule: Schedule, instance: Instance | None) -> Iterator[list[st
             str(placement.start),
             str(placement.end),
             size,
-            format_processors(placement.processors),
+            format_resources(placement.processors),
         ]
         if with_killed:
             row.append("1" if job_id in schedule.killed else "0")
@@ -221,7 +239,7 @@ def _batsim_rows(schedule: Schedule, instance: Instance | None) -> Iterator[list
             "waiting_time": p.start - job.release,
             "turnaround_time": p.end - job.release,
             "stretch": _stretch(p.end - job.release, p.end - p.start),
-            "allocated_resources": format_processors(p.processors),
+            "allocated_resources": format_resources(p.processors),
             "consumed_energy": -1,
             "metadata": "",
         }
@@ -234,7 +252,7 @@ def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
     for job_id, p in _ordered(schedule):
         item: dict[str, Any] = {"job": job_id, "start": p.start, "end": p.end}
         if p.processors is not None:
-            item["processors"] = format_processors(p.processors)
+            item["processors"] = format_resources(p.processors)
         if job_id in schedule.killed:
             item["killed"] = True
         if p.moves:
@@ -290,6 +308,27 @@ def _csv_text(rows: Iterable[list[str]], producer: str = "") -> str:
     return buffer.getvalue()
 
 
+SUFFIX_FORMATS = {".json": "json", "_jobs.csv": "batsim", ".swf": "swf"}
+"""Schedule format by the end of an output file's name (lower case), longest
+match first; any other name is written as ``csv``. ``out_jobs.csv`` (and any
+``*_jobs.csv``) is Batsim's jobs file, written with its ``*_schedule.csv``."""
+
+
+def schedule_format_for(path: str | Path, forced: str | None = None) -> str:
+    """The schedule format to write ``path`` in: ``forced``, else by name.
+
+    One table (:data:`SUFFIX_FORMATS`) for every command writing schedules
+    (``simulate -o``, ``bound --schedule-out``), so that they agree.
+    """
+    if forced is not None:
+        return forced
+    name = Path(path).name.lower()
+    for suffix in sorted(SUFFIX_FORMATS, key=len, reverse=True):
+        if name.endswith(suffix):
+            return SUFFIX_FORMATS[suffix]
+    return "csv"
+
+
 def write_schedule(
     schedule: Schedule,
     path: str | Path,
@@ -305,23 +344,60 @@ def write_schedule(
     path
         Output file.
     format
-        ``"csv"``, ``"batsim"`` or ``"json"`` (see the module docstring).
+        ``"csv"``, ``"batsim"``, ``"json"`` (see the module docstring) or
+        ``"swf"`` (:func:`optsched.io.swf_out.write_swf`).
     instance
         Needed for ``batsim``; gives the ``size`` column of ``csv``.
     """
     if format == "csv":
-        text = _csv_text(_csv_rows(schedule, instance), schedule.producer)
+        # The producer goes to the sidecar: the CSV stays plain for pandas.
+        text = _csv_text(_csv_rows(schedule, instance))
+        write_with_provenance(path, text, schedule.producer)
+        return
     elif format == "batsim":
         text = _csv_text(_batsim_rows(schedule, instance))
+        summary = summary_path(path)
+        if summary is not None:
+            assert instance is not None  # _batsim_rows refused None
+            _write_pair(path, text, summary, schedule_summary_text(schedule, instance))
+            return
+    elif format == "swf":
+        from optsched.io.swf_out import write_swf
+
+        if instance is None:
+            raise ValueError("the swf format needs the instance (submit times, sizes)")
+        write_swf(schedule, path, instance)
+        return
     elif format == "json":
         text = _json_text(schedule)
     else:
         raise ValueError(
             f"unknown schedule format {format!r}; expected one of "
-            f"{', '.join(SCHEDULE_FORMATS)}"
+            f"{', '.join(SCHEDULE_WRITE_FORMATS)}"
         )
     with atomic_write(path, "w", encoding="utf-8", newline="") as handle:
         handle.write(text)
+
+
+def _write_pair(path: str | Path, text: str, second: Path, second_text: str) -> None:
+    """Write ``text`` to ``path`` and ``second_text`` to ``second``, atomically.
+
+    Both are complete temporary files before either is renamed (``second``
+    first); an error leaves neither, and removes ``second`` when ``path``
+    could not be renamed after it.
+    """
+    renamed = False
+    try:
+        with atomic_write(path, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            with atomic_write(second, "w", encoding="utf-8", newline="") as other:
+                other.write(second_text)
+            renamed = True
+    except BaseException:
+        if renamed:
+            with contextlib.suppress(OSError):
+                second.unlink()
+        raise
 
 
 # --------------------------------------------------------------------------
@@ -346,6 +422,107 @@ def _read_text(path: Path) -> str:
     except UnicodeDecodeError as error:
         line = raw[: error.start].count(b"\n") + 1
         raise InputError("not UTF-8 text: expected a schedule", path, line) from None
+
+
+PROVENANCE_FORMAT = "optsched-provenance"
+PROVENANCE_VERSION = 1
+_PROVENANCE_LIMIT = 1 << 20
+"""Bytes of a sidecar read at most: it holds one producer line."""
+
+
+def provenance_path(path: str | Path) -> Path:
+    """The sidecar of a CSV file: ``X.csv`` -> ``X.csv.json``.
+
+    The whole name plus ``.json``, so that ``out.csv`` and ``out.parquet``
+    (or ``out.json``) never share one.
+    """
+    path = Path(path)
+    return path.with_name(path.name + ".json")
+
+
+def provenance_text(path: str | Path, text: str, producer: str) -> str:
+    """The sidecar JSON of CSV ``text`` written to ``path`` by ``producer``.
+
+    ``{"format": "optsched-provenance", "version": 1, "file": "out.csv",
+    "sha256": "...", "producer": "easy"}``: ``sha256`` is that of the CSV's
+    UTF-8 bytes, so that a reader ignores the sidecar of a CSV edited or
+    replaced since (its producer no longer made it).
+    """
+    data = {
+        "format": PROVENANCE_FORMAT,
+        "version": PROVENANCE_VERSION,
+        "file": Path(path).name,
+        "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        "producer": producer,
+    }
+    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+
+def write_with_provenance(path: str | Path, text: str, producer: str) -> None:
+    """Write CSV ``text`` to ``path`` and its sidecar (:func:`provenance_path`).
+
+    Both are written to temporary files first and renamed only when both
+    are complete (the sidecar first), so that an error leaves neither half
+    written; a sidecar renamed but whose CSV then failed is removed.
+    """
+    sidecar = provenance_path(path)
+    renamed = False
+    try:
+        with atomic_write(path, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            with atomic_write(sidecar, "w", encoding="utf-8") as side:
+                side.write(provenance_text(path, text, producer))
+            renamed = True
+    except BaseException:
+        if renamed:
+            # The CSV was not renamed: its sidecar would describe nothing.
+            with contextlib.suppress(OSError):
+                sidecar.unlink()
+        raise
+
+
+def read_provenance(path: Path, text: str) -> str | None:
+    """The producer recorded in the sidecar of CSV ``path``, if any applies.
+
+    ``None`` when there is no sidecar, when the file there is not an
+    optsched provenance file, or when its ``sha256`` is not that of
+    ``text`` (the CSV changed since it was written: the recorded producer
+    no longer made it).
+
+    Raises
+    ------
+    InputError
+        Naming the sidecar: a file there that is not a regular file, is
+        larger than 1 MiB or is not JSON (a damaged sidecar is reported,
+        not silently dropped with its producer), or an optsched provenance
+        file whose ``producer`` is not a string.
+    """
+    sidecar = provenance_path(path)
+    if not sidecar.exists():
+        return None
+    if not sidecar.is_file():
+        raise InputError("provenance file: not a regular file", sidecar)
+    try:
+        with sidecar.open("rb") as handle:
+            raw = handle.read(_PROVENANCE_LIMIT + 1)
+    except OSError as error:
+        raise InputError(
+            f"cannot read provenance file: {error.strerror or error}", sidecar
+        ) from None
+    if len(raw) > _PROVENANCE_LIMIT:
+        raise InputError("provenance file: larger than 1 MiB", sidecar)
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise InputError("provenance file: not JSON", sidecar) from None
+    if not isinstance(data, dict) or data.get("format") != PROVENANCE_FORMAT:
+        return None  # someone else's file of that name
+    if data.get("sha256") != hashlib.sha256(text.encode("utf-8")).hexdigest():
+        return None
+    producer = data.get("producer", "")
+    if not isinstance(producer, str):
+        raise InputError("provenance file: producer: expected a string", sidecar)
+    return producer
 
 
 def _comment(line: str) -> str | None:
@@ -425,7 +602,7 @@ def _job_id(text: str, path: Path, line: int) -> int:
 
 def _processors(text: str, column: str, path: Path, line: int) -> Sequence[int] | None:
     try:
-        return parse_processors(text)
+        return parse_resources(text)
     except ProcessorLimitError:
         raise InputError(
             f"{column}: a processor index in {shown(text.strip())} is beyond the "
@@ -642,6 +819,9 @@ def _read_csv(text: str, path: Path, batsim: bool) -> Schedule:
     if not header:
         raise InputError("no header line: expected a CSV schedule", path)
     if batsim:
+        if "jobID" in header and "job_id" not in header:
+            # evalys's JobSet.to_csv renames job_id to jobID.
+            header = ["job_id" if name == "jobID" else name for name in header]
         columns = _check_header(header, BATSIM_REQUIRED, None, path, header_line)
     else:
         known = ("job_id", "start", "end", *CSV_OPTIONAL)
@@ -669,6 +849,9 @@ def _read_csv(text: str, path: Path, batsim: bool) -> Schedule:
             raise InputError(
                 f"job {job_id} appears twice (first at line {twice.first})", path, line
             ) from None
+    if not batsim:
+        recorded = read_provenance(path, text)
+        producer = recorded if recorded is not None else producer
     return collected.schedule(producer)
 
 
@@ -802,7 +985,7 @@ def _json_placement(
             ("processors",), f"{label}: processors: expected a string like '0-3 7'"
         )
     try:
-        processors = parse_processors(text)
+        processors = parse_resources(text)
     except ProcessorLimitError:
         raise fail(
             ("processors",),

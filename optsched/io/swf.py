@@ -19,6 +19,10 @@ estimate
     runtime. ``"requested"`` uses field 9 only (jobs without it are skipped);
     ``"runtime"`` ignores field 9. The estimate is kept as recorded even when
     it is below the runtime (jobs that overran their request).
+    When field 9 is missing the runtime is used: then a backfilling policy
+    such as EASY knows that job's run time exactly (an oracle). Such jobs
+    are counted in :attr:`optsched.trace.Trace.estimates_missing` and
+    announced by :meth:`optsched.trace.Trace.estimate_note`.
 machine size
     ``processors`` if given, else the header's ``MaxProcs``, else
     ``MaxNodes``, else an :class:`~optsched.errors.InputError` asking for
@@ -28,11 +32,38 @@ numbers
     measurement fields (2, 3, 4, 6, 7, 9, 10, 18) are rounded to the nearest
     second, halves up (``123.5`` -> ``124``); the other fields (ids, counts,
     codes) must hold whole numbers. Any negative value means "missing".
+status
+    Field 11: 1 completed, 0 failed, 5 cancelled (version 2.1 on), -1
+    unknown; 2, 3 and 4 mark partial executions (below). ``status`` (a set
+    of codes, see :data:`STATUS_CODES` and :func:`parse_statuses`) keeps
+    only the jobs whose status is in it; the default keeps every job,
+    whatever its status. The count of jobs by status is
+    :attr:`optsched.trace.Trace.statuses`.
+partial executions
+    The SWF definition records a job that was checkpointed or swapped out
+    and resumed as several lines with the same job number: one summary line
+    (status 0, 1 or 5) for the whole job and one line per partial execution
+    (status 2: partial execution, to be continued; 3: last partial
+    execution, job completed; 4: last partial execution, job failed). They
+    are read as one job, at the place of its summary line (its first line
+    when it has none), and counted in :attr:`optsched.trace.Trace.folded`.
+    ``partial="summary"`` (the default) takes every field from the summary
+    line, run time included: the partial lines only confirm it.
+    ``partial="sum"`` takes the run time as the sum of the partial
+    executions' run times (the processor time the job really held) and the
+    other fields from the summary line. A job with partial lines but no
+    summary line is built from its parts under both rules: submit time the
+    earliest submit, wait time from it to the earliest start (submit + wait)
+    of a part, run time the sum of the parts' run times, status the last
+    part's (2, 3 or 4), the other fields from its first part. Two summary
+    lines with one job number (or two lines without partial status) are a
+    duplicate job number, an error.
 skipped jobs
     A job that cannot be scheduled is left out and reported in
     :attr:`optsched.trace.Trace.skipped`, under the first reason that applies
-    in this order: :data:`SKIP_SIZE`, :data:`SKIP_RUNTIME`, :data:`SKIP_SUBMIT`,
-    :data:`SKIP_TOO_LARGE`, :data:`SKIP_ESTIMATE`.
+    in this order: :data:`SKIP_STATUS`, :data:`SKIP_SIZE`,
+    :data:`SKIP_RUNTIME`, :data:`SKIP_SUBMIT`, :data:`SKIP_TOO_LARGE`,
+    :data:`SKIP_ESTIMATE`.
 
 The reader parses the job lines in chunks with :func:`numpy.loadtxt`; when a
 chunk fails, or holds a value outside the accepted grammar, a line-by-line
@@ -47,7 +78,7 @@ import gc
 import hashlib
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -55,7 +86,7 @@ import numpy as np
 from optsched.errors import InputError, shown
 from optsched.instance import MAX_INTEGER, Instance, Job, Machine, Source
 from optsched.io.text import decompress, read_bytes, refuse_utf16, strip_bom
-from optsched.trace import SkipCollector, Trace
+from optsched.trace import FoldReport, SkipCollector, Trace
 
 FIELDS: tuple[str, ...] = (
     "job number",
@@ -85,12 +116,14 @@ N_FIELDS = len(FIELDS)
 # value there is rounded to the nearest integer.
 _ROUNDED = frozenset({1, 2, 3, 5, 6, 8, 9, 17})
 
+SKIP_STATUS = "status not selected (--status)"
 SKIP_SIZE = "size <= 0 (processors missing)"
 SKIP_RUNTIME = "runtime < 0 (missing)"
 SKIP_SUBMIT = "submit time < 0 (missing)"
 SKIP_TOO_LARGE = "size > machine processors"
 SKIP_ESTIMATE = "requested time <= 0 (missing)"
 SKIP_REASONS: tuple[str, ...] = (
+    SKIP_STATUS,
     SKIP_SIZE,
     SKIP_RUNTIME,
     SKIP_SUBMIT,
@@ -101,6 +134,23 @@ SKIP_REASONS: tuple[str, ...] = (
 
 SIZE_FIELDS = ("auto", "allocated", "requested")
 ESTIMATE_RULES = ("auto", "requested", "runtime")
+PARTIAL_RULES = ("summary", "sum")
+
+STATUS_CODES: dict[str, int] = {
+    "failed": 0,
+    "completed": 1,
+    "partial": 2,
+    "partial-completed": 3,
+    "partial-failed": 4,
+    "cancelled": 5,
+    "unknown": -1,
+}
+"""Names of the SWF status codes (field 11); ``unknown`` is the missing -1."""
+
+_STATUS_ALIASES = {"canceled": 5}
+STATUS_NAMES: dict[int, str] = {code: name for name, code in STATUS_CODES.items()}
+PARTIAL_STATUSES = (2, 3, 4)
+_STATUS = 10  # 0-based column of field 11
 
 _HEADER_KEY = re.compile(r";\s{0,2}([A-Za-z][A-Za-z0-9_]*):(.*)")
 _CONTINUATION = re.compile(r";\s{3,}\S")
@@ -123,6 +173,8 @@ def read_swf(
     estimate_rule: str = "auto",
     allocation: str = "any",
     name: str | None = None,
+    status: Collection[int] | None = None,
+    partial: str = "summary",
 ) -> Trace:
     """Read an SWF trace (plain or gzip-compressed) whole.
 
@@ -142,13 +194,23 @@ def read_swf(
         Allocation rule of the machine, ``"any"`` or ``"contiguous"``.
     name
         Instance name; default the file name without ``.gz`` and ``.swf``.
+    status
+        Status codes to keep (field 11, -1 for unknown; see
+        :data:`STATUS_CODES`); ``None`` keeps every job. Jobs left out are
+        reported under :data:`SKIP_STATUS`.
+    partial
+        How a job's partial-execution lines (status 2, 3, 4) are read:
+        ``"summary"`` (its summary line's run time) or ``"sum"`` (the sum of
+        its partial executions' run times); see the module docstring.
 
     Returns
     -------
     Trace
         All jobs kept, in file order, with times as in the file; the skip
         report; the header (repeated keys and continuation lines joined with
-        newlines); the number of job records read.
+        newlines); the number of job records read (jobs, partial-execution
+        lines folded); the partial lines folded; the count of jobs by
+        status; the jobs whose estimate is their run time.
 
     Raises
     ------
@@ -166,6 +228,10 @@ def read_swf(
         raise ValueError(
             f"estimate_rule {estimate_rule!r} is not one of {', '.join(ESTIMATE_RULES)}"
         )
+    if partial not in PARTIAL_RULES:
+        raise ValueError(
+            f"partial {partial!r} is not one of {', '.join(PARTIAL_RULES)}"
+        )
     raw = read_bytes(path)
     text = _decode(path, raw)
     header, header_lines, job_lines, line_numbers = _split_lines(text)
@@ -173,16 +239,76 @@ def read_swf(
         raise InputError(_why_empty(text), path)
     m = _machine_size(path, processors, header, header_lines)
     table = _parse_table(path, job_lines, line_numbers)
-    _check_unique_ids(path, table[:, 0], line_numbers)
+    table, line_numbers, folded = _fold_partial(path, table, line_numbers, partial)
+    rules = _Rules(m, size_field, estimate_rule, _status_set(status))
     with _gc_paused():
-        jobs, skipped = _build_jobs(table, line_numbers, m, size_field, estimate_rule)
+        jobs, skipped, fallback = _build_jobs(table, line_numbers, rules)
     instance = Instance(
         Machine(m, allocation),
         tuple(jobs),
         name=name if name is not None else _stem(path),
         source=Source(path.name, hashlib.sha256(raw).hexdigest(), "swf"),
     )
-    return Trace(instance, skipped.report(), header, len(job_lines))
+    return Trace(
+        instance,
+        skipped.report(),
+        header,
+        len(table),
+        folded=folded,
+        statuses=_status_counts(table[:, _STATUS]),
+        estimates_missing=fallback,
+    )
+
+
+def parse_statuses(text: str) -> frozenset[int]:
+    """Status codes from a comma-separated list of names (``--status``).
+
+    ``"completed,failed"`` -> ``{1, 0}``. Names are those of
+    :data:`STATUS_CODES` (``canceled`` is also accepted); ``all`` alone
+    stands for every status, and gives every code including unknown.
+
+    Raises
+    ------
+    ValueError
+        On an empty list or an unknown name, listing the known names.
+    """
+    names = [part.strip().lower() for part in text.split(",") if part.strip()]
+    if names == ["all"]:
+        return frozenset(STATUS_CODES.values())
+    known = ", ".join(STATUS_CODES)
+    if not names:
+        raise ValueError(f"--status: no status given; expected names among {known}")
+    codes = set()
+    for name in names:
+        code = STATUS_CODES.get(name, _STATUS_ALIASES.get(name))
+        if code is None:
+            raise ValueError(
+                f"--status: unknown status {shown(name)}; expected names among "
+                f"{known} (or all)"
+            )
+        codes.add(code)
+    return frozenset(codes)
+
+
+def status_name(code: int) -> str:
+    """``"completed"`` for 1, ...; ``"status 7"`` for a code SWF does not define."""
+    return STATUS_NAMES.get(code, f"status {code}")
+
+
+def _status_set(status: Collection[int] | None) -> frozenset[int] | None:
+    if status is None:
+        return None
+    codes = frozenset(status)
+    for code in codes:
+        if isinstance(code, bool) or not isinstance(code, int):
+            raise ValueError(f"status codes must be integers, got {code!r}")
+    # Every negative value means "missing" in SWF: -1 stands for all of them.
+    return frozenset(-1 if code < 0 else code for code in codes)
+
+
+def _status_counts(column: np.ndarray) -> dict[int, int]:
+    codes, counts = np.unique(np.where(column < 0, -1, column), return_counts=True)
+    return dict(zip(codes.astype(np.int64).tolist(), counts.tolist(), strict=True))
 
 
 @contextlib.contextmanager
@@ -416,44 +542,174 @@ def _parse_token(path: Path, number: int, col: int, token: str) -> int:
     return value
 
 
-def _check_unique_ids(path: Path, ids: np.ndarray, numbers: list[int]) -> None:
-    if len(np.unique(ids)) == len(ids):
+def _fold_partial(
+    path: Path, table: np.ndarray, numbers: list[int], rule: str
+) -> tuple[np.ndarray, list[int], FoldReport]:
+    """One row per job: a job's partial-execution lines folded into one.
+
+    Returns the table with one row per job number, in file order (each job
+    at the row of its summary line, or of its first line when it has none),
+    the line numbers of those rows, and what was folded. Files without a
+    repeated job number are returned as they are, at the cost of one
+    :func:`numpy.unique`; otherwise every step is a numpy operation over the
+    repeated rows (no Python loop per job: raw logs may hold many
+    checkpointed jobs).
+
+    Raises
+    ------
+    InputError
+        At the first line that repeats a job number without being a partial
+        execution (status 2, 3 or 4) of a job that has at most one summary.
+    """
+    ids = table[:, 0]
+    unique, counts = np.unique(ids, return_counts=True)
+    if (counts == 1).all():
+        return table, numbers, FoldReport(rule=rule)
+    repeated = np.flatnonzero(np.isin(ids, unique[counts > 1]))
+    # Rows of each repeated job number, in file order (a stable sort); the
+    # groups are the runs of equal ids in that order.
+    rows = repeated[np.argsort(ids[repeated], kind="stable")]
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(ids[rows])) + 1))
+    group = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(rows))))
+    partial = np.isin(table[rows, _STATUS], PARTIAL_STATUSES)
+    _check_duplicates(path, ids, numbers, rows, group, partial)
+    folded = _Groups(table, rows, starts, group, partial)
+    keep = folded.representatives()
+    table = table.copy()
+    table[keep] = folded.folded(rule)
+    drop = np.zeros(len(ids), dtype=bool)
+    drop[rows] = True
+    drop[keep] = False
+    kept = np.flatnonzero(~drop)
+    parts = int(partial.sum())
+    report = FoldReport(len(starts), parts, len(rows) - parts, rule)
+    return table[kept], [numbers[i] for i in kept.tolist()], report
+
+
+def _check_duplicates(
+    path: Path,
+    ids: np.ndarray,
+    numbers: list[int],
+    rows: np.ndarray,
+    group: np.ndarray,
+    partial: np.ndarray,
+) -> None:
+    """Raise at the first line in the file that repeats a job's summary."""
+    summary_rows = rows[~partial]
+    summary_group = group[~partial]
+    # A summary is a duplicate when the one before it (in job, then file
+    # order) belongs to the same job.
+    again = np.flatnonzero(summary_group[1:] == summary_group[:-1]) + 1
+    if not len(again):
         return
-    first_line: dict[int, int] = {}
-    for job_id, number in zip(ids.astype(np.int64).tolist(), numbers, strict=True):
-        if job_id in first_line:
-            raise InputError(
-                f"duplicate job number {job_id} (first on line {first_line[job_id]})",
-                path,
-                number,
-            )
-        first_line[job_id] = number
+    lines = np.asarray(numbers)[summary_rows[again]]
+    worst = int(again[np.argmin(lines)])
+    first = int(np.flatnonzero(summary_group == summary_group[worst])[0])
+    raise InputError(
+        f"duplicate job number {int(ids[summary_rows[worst]])} (first on line "
+        f"{numbers[int(summary_rows[first])]})",
+        path,
+        numbers[int(summary_rows[worst])],
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class _Groups:
+    """The repeated rows of a table, grouped by job (see :func:`_fold_partial`).
+
+    ``rows`` are table rows sorted by job then file order, ``starts`` the
+    index in ``rows`` where each job's lines begin, ``group`` the job of
+    each of ``rows`` and ``partial`` whether it is a partial execution. Each
+    job has at most one summary (checked before).
+    """
+
+    table: np.ndarray
+    rows: np.ndarray
+    starts: np.ndarray
+    group: np.ndarray
+    partial: np.ndarray
+
+    def _per_job(self, ufunc: np.ufunc, values: np.ndarray) -> np.ndarray:
+        return ufunc.reduceat(values, self.starts)
+
+    def summary(self) -> np.ndarray:
+        """Each job's summary row in the table, -1 when it has none."""
+        out = np.full(len(self.starts), -1, dtype=np.int64)
+        out[self.group[~self.partial]] = self.rows[~self.partial]
+        return out
+
+    def representatives(self) -> np.ndarray:
+        """The table row that stands for each job: its summary, else its first."""
+        summary = self.summary()
+        return np.where(summary >= 0, summary, self.rows[self.starts])
+
+    def folded(self, rule: str) -> np.ndarray:
+        """The folded row of each job (module docstring, partial executions)."""
+        lines = self.table[self.rows]
+        runtime = lines[:, 3]
+        parts_runtime = self._per_job(np.add, np.where(self.partial, runtime, 0.0))
+        missing = self._per_job(np.logical_or, self.partial & (runtime < 0))
+        # A missing part run time makes the sum unknown, not shorter.
+        total = np.where(missing, -1.0, parts_runtime)
+        has_summary = self.summary() >= 0
+        out = self.table[self.representatives()].copy()
+        if rule == "sum":
+            out[has_summary, 3] = total[has_summary]
+        # Jobs of partial lines only: every row of theirs is a part.
+        alone = ~has_summary
+        submit, wait = lines[:, 1], lines[:, 2]
+        first_submit = self._per_job(np.minimum, submit)
+        known = alone & (first_submit >= 0)
+        first_start = self._per_job(np.minimum, submit + wait)
+        waits = self._per_job(np.minimum, wait) >= 0
+        out[known, 1] = first_submit[known]
+        out[known, 2] = np.where(waits, first_start - first_submit, -1.0)[known]
+        out[alone, 3] = total[alone]
+        last = np.append(self.starts[1:], len(self.rows)) - 1
+        out[alone, _STATUS] = lines[last, _STATUS][alone]
+        return out
 
 
 # --------------------------------------------------------------------------
 # Conventions and jobs
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Rules:
+    """The reading conventions :func:`_build_jobs` applies."""
+
+    processors: int
+    size_field: str
+    estimate_rule: str
+    status: frozenset[int] | None
+
+
 def _build_jobs(
-    table: np.ndarray,
-    numbers: list[int],
-    m: int,
-    size_field: str,
-    estimate_rule: str,
-) -> tuple[list[Job], SkipCollector]:
+    table: np.ndarray, numbers: list[int], rules: _Rules
+) -> tuple[list[Job], SkipCollector, int]:
+    """Jobs kept, the skip report, and how many kept jobs have no estimate."""
     col = table.astype(np.int64).T  # col[k] is SWF field k + 1
     submit, runtime = col[1], col[3]
-    size = _size(col[4], col[7], size_field)
-    estimate = _estimate(col[8], runtime, estimate_rule)
+    size = _size(col[4], col[7], rules.size_field)
+    estimate = _estimate(col[8], runtime, rules.estimate_rule)
+    status = np.where(col[_STATUS] < 0, -1, col[_STATUS])
+    unselected = (
+        None
+        if rules.status is None
+        else ~np.isin(status, np.fromiter(rules.status, dtype=np.int64))
+    )
+    requested = rules.estimate_rule == "requested"
     reasons = [
+        (SKIP_STATUS, unselected),
         (SKIP_SIZE, size <= 0),
         (SKIP_RUNTIME, runtime < 0),
         (SKIP_SUBMIT, submit < 0),
-        (SKIP_TOO_LARGE, size > m),
-        (SKIP_ESTIMATE, estimate <= 0 if estimate_rule == "requested" else None),
+        (SKIP_TOO_LARGE, size > rules.processors),
+        (SKIP_ESTIMATE, estimate <= 0 if requested else None),
     ]
     skipped = _skips(reasons, numbers, len(submit))
     keep = np.flatnonzero(~_any_mask(reasons, len(submit)))
+    fallback = int((col[8][keep] <= 0).sum()) if rules.estimate_rule == "auto" else 0
     columns = {
         "id": col[0][keep].tolist(),
         "release": submit[keep].tolist(),
@@ -470,7 +726,7 @@ def _build_jobs(
         "preceding_job": _optional(col[16][keep]),
         "think_time": _optional(col[17][keep]),
     }
-    return _make_jobs(columns, len(keep)), skipped
+    return _make_jobs(columns, len(keep)), skipped, fallback
 
 
 def _size(allocated: np.ndarray, requested: np.ndarray, rule: str) -> np.ndarray:
