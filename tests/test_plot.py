@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import itertools
 import math
 import re
 from pathlib import Path
@@ -25,6 +26,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -46,8 +48,15 @@ from optsched.plot.charts import (
     utilisation,
     utilisation_steps,
 )
-from optsched.plot.gantt import instance_from_schedule, schedule_file_jobs
-from optsched.schedule import Placement, Schedule
+from optsched.plot.gantt import (
+    AUTO_HOURS_MAX,
+    AUTO_SECONDS_MAX,
+    choose_time_unit,
+    instance_from_schedule,
+    schedule_file_jobs,
+    shared_time_unit,
+)
+from optsched.schedule import Placement, ProcessorSet, Schedule
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -627,3 +636,235 @@ def test_migrating_job_is_drawn_stretch_by_stretch(ax: Axes) -> None:
     ]
     rebuilt = instance_from_schedule(schedule)
     assert rebuilt.processors == 4
+
+
+# ---------------------------------------------------------------------------
+# Time axis unit and wait lines (issue 18)
+
+HOUR, DAY = 3600, 86400
+
+
+def spanning(span: int, name: str = "long $x^2$") -> tuple[Instance, Schedule]:
+    """Two jobs on 4 processors; job 2 runs over the whole ``[0, span)``."""
+    instance = Instance(
+        Machine(4), (Job(1, 0, 2, span // 2), Job(2, 0, 2, span)), name=name
+    )
+    schedule = Schedule(
+        {1: Placement(span // 2, span, (0, 1)), 2: Placement(0, span, (2, 3))}
+    )
+    assert check_schedule(instance, schedule) == []
+    return instance, schedule
+
+
+def drawn_axes() -> Axes:
+    figure = Figure(figsize=(11, 5.5))
+    FigureCanvasAgg(figure)
+    return figure.subplots()
+
+
+def shown_ticks(ax: Axes) -> list[tuple[float, str]]:
+    """Major x ticks inside the view, with their label text (after drawing)."""
+    ax.figure.canvas.draw()
+    low, high = ax.get_xlim()
+    return [
+        (tick, label.get_text())
+        for tick, label in zip(ax.get_xticks(), ax.get_xticklabels(), strict=True)
+        if low <= tick <= high
+    ]
+
+
+def wait_lines_of(ax: Axes) -> dict[int, Line2D]:
+    return {
+        int(gid.removeprefix("wait ")): line
+        for line in ax.get_lines()
+        if (gid := line.get_gid() or "").startswith("wait ")
+    }
+
+
+@pytest.mark.parametrize(
+    ("span", "unit", "scale", "steps"),
+    [
+        (HOUR, "s", 1, {1, 2, 2.5, 5}),
+        (DAY, "h", HOUR, {1, 2, 3, 6}),
+        (14 * DAY, "d", DAY, {1, 2, 5, 7}),
+    ],
+)
+def test_time_axis_unit_follows_the_span(
+    span: int, unit: str, scale: int, steps: set[float]
+) -> None:
+    instance, schedule = spanning(span)
+    ax = drawn_axes()
+    gantt(instance, schedule, ax=ax)
+    assert ax.get_xlabel() == f"time ({unit})"
+    (job2,) = rectangles(ax, "job 2")
+    assert box(job2) == (0, 2, span / scale, 2)  # coordinates in the unit
+    cmax_line = next(line for line in ax.get_lines() if line.get_gid() is None)
+    assert np.asarray(cmax_line.get_xdata(), dtype=float).tolist() == [span / scale] * 2
+    ticks = shown_ticks(ax)
+    assert len(ticks) >= 3
+    # Round numbers of the unit: integers, written plainly, evenly spaced by
+    # 1, 2, 2.5, 5 (or the unit's own 3, 6, 7) times a power of ten.
+    assert all(text == str(int(tick)) for tick, text in ticks)
+    step = ticks[1][0] - ticks[0][0]
+    assert {b - a for (a, _), (b, _) in itertools.pairwise(ticks)} == {step}
+    assert step / 10 ** math.floor(math.log10(step)) in steps
+    # Issue 17: user text still drawn as written.
+    assert ax.get_title().startswith("long $x^2$ — ")
+    assert not ax.title.get_parse_math()
+    legend = ax.get_legend()
+    assert legend is not None
+    assert not any(t.get_parse_math() for t in legend.get_texts())
+    cmax_label = f"C_max = {span} s" + (
+        "" if unit == "s" else f" ({span // scale} {unit})"
+    )
+    assert cmax_label in legend_texts(ax)
+
+
+def test_choose_time_unit_thresholds() -> None:
+    assert choose_time_unit(AUTO_SECONDS_MAX) == "s"
+    assert choose_time_unit(AUTO_SECONDS_MAX + 1) == "h"
+    assert (AUTO_SECONDS_MAX, AUTO_HOURS_MAX) == (2 * HOUR, 3 * DAY)
+    assert choose_time_unit(AUTO_HOURS_MAX) == "h"
+    assert choose_time_unit(AUTO_HOURS_MAX + 1) == "d"
+    assert choose_time_unit(14 * DAY, "min") == "min"
+    with pytest.raises(ValueError, match="unknown time unit 'w'"):
+        choose_time_unit(10, "w")
+
+
+def test_forced_time_unit(ax: Axes) -> None:
+    instance, schedule = spanning(DAY)
+    gantt(instance, schedule, ax=ax, time_unit="min")
+    assert ax.get_xlabel() == "time (min)"
+    assert box(rectangles(ax, "job 1")[0]) == (720, 0, 720, 2)
+    with pytest.raises(ValueError, match="unknown time unit"):
+        gantt(instance, schedule, ax=ax, time_unit="hours")
+
+
+def test_shared_time_unit_takes_the_widest_span() -> None:
+    instance, short = spanning(HOUR)
+    _, long = spanning(DAY)
+    assert shared_time_unit(instance, short) == "s"
+    assert shared_time_unit(instance, short, long) == "h"
+    assert shared_time_unit(instance, short, long, requested="d") == "d"
+
+
+def waiting() -> tuple[Instance, Schedule]:
+    """Hours-long jobs on 6 processors: job 1 starts at its release (no line),
+    job 2 waits, job 3 waits and is killed at its estimate, job 4 waits."""
+    jobs = (
+        Job(1, 0, 2, 2 * HOUR),
+        Job(2, HOUR, 2, 3 * HOUR),
+        Job(3, 0, 2, 9 * HOUR, estimate=2 * HOUR),
+        Job(4, 0, 2, 4 * HOUR),
+    )
+    schedule = Schedule(
+        {
+            1: Placement(0, 2 * HOUR, (0, 1)),
+            2: Placement(2 * HOUR, 5 * HOUR, (0, 1)),
+            3: Placement(3 * HOUR, 5 * HOUR, (2, 3)),
+            4: Placement(HOUR, 5 * HOUR, (4, 5)),
+        },
+        killed=frozenset({3}),
+    )
+    instance = Instance(Machine(6), jobs, name="waits")
+    assert check_schedule(instance, schedule) == []
+    return instance, schedule
+
+
+def test_wait_lines_run_from_release_to_start(ax: Axes) -> None:
+    instance, schedule = waiting()
+    gantt(instance, schedule, ax=ax, wait_lines=True, time_unit="h")
+    lines_by_job = wait_lines_of(ax)
+    waited = [j.id for j in instance.jobs if schedule[j.id].start > j.release]
+    assert sorted(lines_by_job) == waited == [2, 3, 4]
+    extents = {
+        job: (np.asarray(line.get_xdata(), dtype=float).tolist(), ydata(line))
+        for job, line in lines_by_job.items()
+    }
+    assert extents == {
+        2: ([1.0, 2.0], [1.0, 1.0]),  # [release, start] in hours, mid-rectangle
+        3: ([0.0, 3.0], [3.0, 3.0]),  # killed at its estimate: drawn the same
+        4: ([0.0, 1.0], [5.0, 5.0]),
+    }
+    assert "wait: release to start" in legend_texts(ax)
+
+
+def test_wait_line_of_a_migrated_job_is_on_its_first_processors(ax: Axes) -> None:
+    """Job 4 waits 1 h, starts on {4, 5} and moves to {2, 3} at 3 h; job 9,
+    absent from the instance, has no release and so no line."""
+    instance, schedule = waiting()
+    schedule = Schedule(
+        {
+            1: Placement(0, 2 * HOUR, (0, 1)),
+            2: Placement(2 * HOUR, 5 * HOUR, (0, 1)),
+            4: Placement(HOUR, 5 * HOUR, (4, 5), moves=((3 * HOUR, (2, 3)),)),
+            9: Placement(HOUR, 2 * HOUR, (2, 3)),
+        }
+    )
+    gantt(instance, schedule, ax=ax, wait_lines=True)
+    assert ax.get_xlabel() == "time (h)"
+    assert sorted(box(p) for p in rectangles(ax, "job 4")) == [
+        (1, 4, 2, 2),
+        (3, 2, 2, 2),
+    ]
+    lines_by_job = wait_lines_of(ax)
+    assert sorted(lines_by_job) == [2, 4]
+    line = lines_by_job[4]
+    assert np.asarray(line.get_xdata(), dtype=float).tolist() == [0, 1]
+    assert ydata(line) == [5.0, 5.0]  # on {4, 5}, where it started
+
+
+def test_no_wait_lines_unless_asked(ax: Axes) -> None:
+    instance, schedule = waiting()
+    gantt(instance, schedule, ax=ax)
+    assert wait_lines_of(ax) == {}
+    assert "wait: release to start" not in legend_texts(ax)
+
+
+def test_processor_runs_of_a_processor_set_never_expand(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def expanded(self: ProcessorSet) -> None:
+        raise AssertionError("the processor set was expanded")
+
+    monkeypatch.setattr(ProcessorSet, "__iter__", expanded)
+    huge = ProcessorSet([(0, 10**9), (10**9 + 5, 10**9 + 6)])
+    assert processor_runs(huge) == [(0, 10**9 + 1), (10**9 + 5, 2)]
+
+
+def test_cli_gantt_wait_lines_and_time_unit(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "w.svg"
+    runner = CliRunner()
+    args = ["plot", "gantt", str(files["csv"]), str(files["instance"])]
+    result = runner.invoke(
+        main, [*args, "--wait-lines", "--time-unit", "min", "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    svg = out.read_text()
+    # tiny(): jobs 3, 4 and 5 start after their release, jobs 1 and 2 do not.
+    assert sorted(re.findall(r'<g id="wait (\d+)"', svg)) == ["3", "4", "5"]
+    assert "time (min)" in svg
+    # A Batsim out_jobs.csv records the submission times: enough on its own.
+    result = runner.invoke(
+        main, ["plot", "gantt", str(files["batsim"]), "--wait-lines", "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert sorted(re.findall(r'<g id="wait (\d+)"', out.read_text())) == ["3", "4", "5"]
+
+
+def test_cli_gantt_wait_lines_without_releases_is_refused(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "w.png"
+    result = CliRunner().invoke(
+        main, ["plot", "gantt", str(files["csv"]), "--wait-lines", "-o", str(out)]
+    )
+    assert result.exit_code == 2
+    assert result.output == (
+        f"optsched: error: {files['csv']}: --wait-lines needs the jobs' "
+        "releases, which the schedule file does not record; give the INSTANCE\n"
+    )
+    assert "Traceback" not in result.output
+    assert not out.exists() and not list(tmp_path.glob("w*"))

@@ -39,6 +39,20 @@ def command() -> None:
     default=None,
     help="Force the schedule's format (default: recognised from the content).",
 )
+@click.option(
+    "--time-unit",
+    type=click.Choice(["auto", "s", "min", "h", "d"]),
+    default="auto",
+    show_default=True,
+    help="Unit of the time axis; auto: seconds up to 2 h, hours up to 3 days, "
+    "days beyond.",
+)
+@click.option(
+    "--wait-lines",
+    is_flag=True,
+    help="A thin line from each job's release to its start (jobs that waited); "
+    "needs the releases: the INSTANCE, or a Batsim out_jobs.csv.",
+)
 @input_options
 def gantt_command(
     schedule_file: str,
@@ -46,6 +60,8 @@ def gantt_command(
     output: str,
     title: str | None,
     schedule_format: str | None,
+    time_unit: str,
+    wait_lines: bool,
     **input_kwargs: Any,
 ) -> None:
     """Draw SCHEDULE as a Gantt chart: processors on the y axis, time on x,
@@ -56,6 +72,11 @@ def gantt_command(
     the schedule: sizes from the processors listed (or the CSV ``size`` /
     Batsim ``requested_number_of_resources`` column), no busy blocks, and the
     fewest processors that hold the schedule.
+
+    --wait-lines draws, for each job that waited, a thin line from its
+    release to its start. Releases come from INSTANCE, or without it from a
+    Batsim ``out_jobs.csv`` (``submission_time``); other schedule files do
+    not record them, and the option is then refused.
     """
     from optsched.check import check_schedule
     from optsched.plot.gantt import (
@@ -78,6 +99,11 @@ def gantt_command(
         raise ValueError("the instance and window options need an INSTANCE file")
     else:
         sizes, releases = schedule_file_jobs(schedule_file)
+        if wait_lines and not set(schedule.placements) <= set(releases):
+            raise ValueError(
+                f"{schedule_file}: --wait-lines needs the jobs' releases, which "
+                "the schedule file does not record; give the INSTANCE"
+            )
         try:
             instance = instance_from_schedule(schedule, sizes=sizes, releases=releases)
         except ValueError as error:
@@ -90,5 +116,12 @@ def gantt_command(
             "no busy blocks)",
             err=True,
         )
-    path = save_gantt(instance, schedule, output, title=title)
+    path = save_gantt(
+        instance,
+        schedule,
+        output,
+        title=title,
+        time_unit=time_unit,
+        wait_lines=wait_lines,
+    )
     echo(f"gantt -> {path} ({len(schedule)} jobs, m = {instance.processors})")

@@ -1,7 +1,10 @@
 """Gantt charts of parallel-job schedules.
 
 Processors are on the y axis (processor ``p`` occupies the band
-``[p, p + 1)``), time in seconds on the x axis. A job placed on processors
+``[p, p + 1)``), time on the x axis in the unit that :func:`choose_time_unit`
+picks from the span shown (seconds up to 2 h, hours up to 3 days, days
+beyond; ``time_unit=`` forces one), with ticks at round values of that unit.
+A job placed on processors
 ``P_j`` during ``[S_j, C_j)`` is drawn as one rectangle per maximal run of
 consecutive indices in ``P_j``: a job on processors ``{0, 1, 5}`` gives two
 rectangles, ``[0, 2)`` and ``[5, 6)``, of the same colour. A job that
@@ -28,6 +31,10 @@ Conventions, chosen so that a chart can be checked against the numbers:
   job already laid out that meets ``[S_j, C_j)`` is running at ``S_j``.
 * Jobs are labelled with their id when their rectangle is large enough to
   hold the text.
+* On request (``wait_lines=True``), a job that waited gets a thin line of
+  its colour from its release to its start, at the height of its first
+  rectangle (as in Mallmann's plots), so that waiting is visible. Jobs
+  that started at their release get none.
 """
 
 from __future__ import annotations
@@ -41,11 +48,12 @@ import matplotlib
 from matplotlib.axes import Axes
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
+from matplotlib.patheffects import withStroke
 from matplotlib.ticker import MaxNLocator
 
 from optsched.instance import BusyBlock, Instance
 from optsched.plot.text import literal_texts
-from optsched.schedule import Placement, Schedule
+from optsched.schedule import Placement, ProcessorSet, Schedule
 
 BUSY_FACE = "#d9d9d9"
 BUSY_EDGE = "#6e6e6e"
@@ -62,6 +70,68 @@ _TAB20 = matplotlib.colormaps["tab20"]
 _LABEL_MIN_WIDTH = 0.045
 _LABEL_MIN_HEIGHT = 0.035
 
+TIME_UNITS: dict[str, int] = {"s": 1, "min": 60, "h": 3600, "d": 86400}
+"""Seconds in one unit of the time axis."""
+
+# ``auto`` keeps tick values readable: seconds while the span is at most
+# 2 h (values up to 7,200), hours up to 3 days (up to 72), days beyond.
+AUTO_SECONDS_MAX = 2 * 3600
+AUTO_HOURS_MAX = 3 * 86400
+
+# Tick steps of each unit, times powers of ten: ticks land on round values
+# of the unit (15 or 30 min, 6 or 12 h, a week).
+_TICK_STEPS: dict[str, list[float]] = {
+    "s": [1, 2, 2.5, 5, 10],
+    "min": [1, 1.5, 2, 3, 5, 6, 10],
+    "h": [1, 2, 3, 6, 10],
+    "d": [1, 2, 5, 7, 10],
+}
+
+
+def choose_time_unit(span: float, requested: str = "auto") -> str:
+    """Unit of a time axis that shows ``span`` seconds.
+
+    Parameters
+    ----------
+    span
+        Length of the time range shown, in seconds.
+    requested
+        ``"auto"``, or a key of :data:`TIME_UNITS` (returned as is).
+
+    Returns
+    -------
+    str
+        ``"s"`` when ``span <= AUTO_SECONDS_MAX`` (2 h), ``"h"`` when
+        ``span <= AUTO_HOURS_MAX`` (3 days), else ``"d"``.
+
+    Raises
+    ------
+    ValueError
+        ``requested`` is neither ``"auto"`` nor a known unit.
+    """
+    if requested != "auto":
+        if requested not in TIME_UNITS:
+            raise ValueError(
+                f"unknown time unit {requested!r}: expected auto or "
+                + ", ".join(TIME_UNITS)
+            )
+        return requested
+    if span <= AUTO_SECONDS_MAX:
+        return "s"
+    return "h" if span <= AUTO_HOURS_MAX else "d"
+
+
+def shared_time_unit(
+    instance: Instance, *schedules: Schedule, requested: str = "auto"
+) -> str:
+    """One time unit for charts of several schedules drawn side by side.
+
+    The widest span decides, so that axes set to common limits agree; pass
+    the result as ``time_unit`` to each :func:`gantt`.
+    """
+    spans = [high - low for low, high in (_time_limits(instance, s) for s in schedules)]
+    return choose_time_unit(max(spans, default=0), requested)
+
 
 def job_colour(job_id: int) -> tuple[float, float, float, float]:
     """RGBA colour of a job, a function of its id only.
@@ -77,8 +147,12 @@ def job_colour(job_id: int) -> tuple[float, float, float, float]:
 def processor_runs(processors: Iterable[int]) -> list[tuple[int, int]]:
     """Maximal runs of consecutive indices as ``(first, count)`` pairs.
 
-    ``(0, 1, 2, 5, 7, 8)`` -> ``[(0, 3), (5, 1), (7, 2)]``.
+    ``(0, 1, 2, 5, 7, 8)`` -> ``[(0, 3), (5, 1), (7, 2)]``. A
+    :class:`~optsched.schedule.ProcessorSet` gives its intervals, never
+    expanded.
     """
+    if isinstance(processors, ProcessorSet):
+        return [(first, last - first + 1) for first, last in processors.merged()]
     runs: list[tuple[int, int]] = []
     for p in sorted(set(processors)):
         if runs and p == runs[-1][0] + runs[-1][1]:
@@ -184,10 +258,12 @@ def _job_segments(
     return known, True
 
 
-def _draw_busy(ax: Axes, block: BusyBlock, y: int, height: int) -> Rectangle:
+def _draw_busy(
+    ax: Axes, block: BusyBlock, y: int, height: int, scale: int
+) -> Rectangle:
     patch = Rectangle(
-        (block.start, y),
-        block.end - block.start,
+        (block.start / scale, y),
+        (block.end - block.start) / scale,
         height,
         facecolor=BUSY_FACE,
         edgecolor=BUSY_EDGE,
@@ -199,13 +275,15 @@ def _draw_busy(ax: Axes, block: BusyBlock, y: int, height: int) -> Rectangle:
     return patch
 
 
-def _draw_job(ax: Axes, job_id: int, pieces: list[_Interval]) -> list[Rectangle]:
+def _draw_job(
+    ax: Axes, job_id: int, pieces: list[_Interval], scale: int
+) -> list[Rectangle]:
     patches = []
     for piece in pieces:
         for first, count in processor_runs(piece.processors):
             patch = Rectangle(
-                (piece.start, first),
-                piece.end - piece.start,
+                (piece.start / scale, first),
+                (piece.end - piece.start) / scale,
                 count,
                 facecolor=job_colour(job_id),
                 edgecolor=JOB_EDGE,
@@ -238,7 +316,9 @@ def _label(
     )
 
 
-def _draw_floating_blocks(ax: Axes, blocks: Sequence[BusyBlock], m: int) -> int:
+def _draw_floating_blocks(
+    ax: Axes, blocks: Sequence[BusyBlock], m: int, scale: int
+) -> int:
     """Offset-less blocks in a band above the machine; returns the band top."""
     items = [(b.start, b.end, b.size) for b in blocks]
     height = max(_peak(items), max(b.size for b in blocks))
@@ -247,20 +327,36 @@ def _draw_floating_blocks(ax: Axes, blocks: Sequence[BusyBlock], m: int) -> int:
     lanes = _lay_out(items, (), height)
     for block, lane in zip(blocks, lanes, strict=True):
         for first, count in processor_runs(lane):
-            _draw_busy(ax, block, base + first, count)
+            _draw_busy(ax, block, base + first, count, scale)
     ax.axhline(m, color=BUSY_EDGE, linestyle="--", linewidth=0.8)
     return base + height
 
 
-def _time_limits(instance: Instance, schedule: Schedule) -> tuple[float, float]:
+def _time_limits(instance: Instance, schedule: Schedule) -> tuple[int, int]:
+    """Time range to show, in seconds, before margins.
+
+    It starts at 0 or earlier, so it holds every wait line too: releases
+    are never negative, and a line is drawn only up to a later start.
+    """
     starts = [p.start for p in schedule.placements.values()]
     ends = [p.end for p in schedule.placements.values()]
     starts += [b.start for b in instance.machine.unavailable]
     ends += [b.end for b in instance.machine.unavailable]
     low = min([0, *starts])
-    high = max([low + 1, *ends])
+    return low, max([low + 1, *ends])
+
+
+def _time_axis(ax: Axes, low: int, high: int, unit: str) -> None:
+    """Limits, label and round ticks of the time axis in ``unit``."""
+    scale = TIME_UNITS[unit]
     margin = 0.01 * (high - low)
-    return low - margin, high + margin
+    ax.set_xlim((low - margin) / scale, (high + margin) / scale)
+    ax.xaxis.set_major_locator(
+        MaxNLocator(nbins="auto", steps=_TICK_STEPS[unit], integer=True)
+    )
+    # Plain values of the unit: no offset ("+1.7e4") nor scientific factor.
+    ax.ticklabel_format(axis="x", style="plain", useOffset=False)
+    ax.set_xlabel(f"time ({unit})")
 
 
 def _processor_ticks(ax: Axes, m: int) -> None:
@@ -279,14 +375,17 @@ def gantt(
     *,
     ax: Axes | None = None,
     title: str | None = None,
+    time_unit: str = "auto",
+    wait_lines: bool = False,
 ) -> Axes:
     """Draw ``schedule`` on ``instance`` as a Gantt chart.
 
     Parameters
     ----------
     instance
-        The problem: machine size ``m``, busy blocks, and job sizes for
-        placements without processor indices.
+        The problem: machine size ``m``, busy blocks, job sizes for
+        placements without processor indices, and releases for the wait
+        lines.
     schedule
         The placements to draw (all of them, even jobs absent from the
         instance when their processors are known).
@@ -294,6 +393,14 @@ def gantt(
         Axes to draw on; a new figure when ``None``.
     title
         Chart title; default: instance name, producer and makespan.
+    time_unit
+        Unit of the time axis: ``"s"``, ``"min"``, ``"h"``, ``"d"``, or
+        ``"auto"`` (the default) to let :func:`choose_time_unit` pick it
+        from the span shown. x coordinates of every artist are in that
+        unit; the axis label names it (``"time (h)"``).
+    wait_lines
+        Draw a thin line from release to start for each job of the instance
+        that started after its release (``gid = "wait <id>"``).
 
     Returns
     -------
@@ -301,33 +408,86 @@ def gantt(
         The axes drawn on. Every job rectangle has ``gid = "job <id>"`` and
         every busy block ``gid = "busy <label>"`` (they become element ids in
         SVG output).
+
+    Raises
+    ------
+    ValueError
+        ``time_unit`` is unknown, or a job placed without processors is
+        absent from the instance.
     """
+    low, high = _time_limits(instance, schedule)
+    unit = choose_time_unit(high - low, time_unit)
+    scale = TIME_UNITS[unit]
     if ax is None:
         import matplotlib.pyplot as plt
 
         _, ax = plt.subplots(figsize=(10, 5), layout="constrained")
     m = instance.processors
     pieces, laid_out = _job_segments(instance, schedule)
-    x_low, x_high = _time_limits(instance, schedule)
-    anchored = [b for b in instance.machine.unavailable if b.offset is not None]
-    floating = [b for b in instance.machine.unavailable if b.offset is None]
-    for block in anchored:
-        _draw_busy(ax, block, block.offset or 0, block.size)
-    top = _draw_floating_blocks(ax, floating, m) if floating else m
-    y_span = float(top)
+    top = _draw_busy_blocks(ax, instance, scale)
     for job_id in sorted(schedule.placements):
-        patches = _draw_job(ax, job_id, pieces[job_id])
+        patches = _draw_job(ax, job_id, pieces[job_id], scale)
         if patches:
             biggest = max(patches, key=lambda r: r.get_width() * r.get_height())
-            _label(ax, job_id, biggest, x_high - x_low, y_span)
-    ax.set_xlim(x_low, x_high)
+            _label(ax, job_id, biggest, 1.02 * (high - low) / scale, float(top))
+    if wait_lines:
+        _draw_wait_lines(ax, instance, schedule, pieces, scale)
+    _time_axis(ax, low, high, unit)
     ax.set_ylim(0, top)
     _processor_ticks(ax, m)
-    ax.set_xlabel("time (s)")
     ax.set_ylabel(f"processor (m = {m})")
-    _legend_and_notes(ax, instance, schedule, laid_out)
-    ax.set_title(title if title is not None else _default_title(instance, schedule))
+    _legend_and_notes(ax, instance, schedule, laid_out, unit, wait_lines)
+    ax.set_title(
+        title if title is not None else _default_title(instance, schedule, unit)
+    )
     return literal_texts(ax)
+
+
+def _draw_busy_blocks(ax: Axes, instance: Instance, scale: int) -> int:
+    """Busy blocks on their processors or in the band above; returns the
+    top of the drawing (``m``, or the top of the band)."""
+    m = instance.processors
+    floating = []
+    for block in instance.machine.unavailable:
+        if block.offset is None:
+            floating.append(block)
+        else:
+            _draw_busy(ax, block, block.offset, block.size, scale)
+    return _draw_floating_blocks(ax, floating, m, scale) if floating else m
+
+
+def _draw_wait_lines(
+    ax: Axes,
+    instance: Instance,
+    schedule: Schedule,
+    pieces: dict[int, list[_Interval]],
+    scale: int,
+) -> list[Line2D]:
+    """A line from release to start at the height of the job's first
+    rectangle, for every job of the instance that waited."""
+    jobs = instance.jobs_by_id()
+    drawn = []
+    for job_id in sorted(schedule.placements):
+        start = schedule[job_id].start
+        if job_id not in jobs or start <= jobs[job_id].release or not pieces[job_id]:
+            continue
+        first, count = processor_runs(pieces[job_id][0].processors)[0]
+        line = Line2D(
+            [jobs[job_id].release / scale, start / scale],
+            [first + count / 2] * 2,
+            color=job_colour(job_id),
+            linewidth=1.0,
+            marker="|",
+            markevery=[0],  # a tick at the release, where the wait begins
+            markersize=5,
+            # A dark outline keeps light colours visible on white and on
+            # the rectangles the line crosses.
+            path_effects=[withStroke(linewidth=2.2, foreground=JOB_EDGE)],
+            gid=f"wait {job_id}",
+        )
+        ax.add_line(line)
+        drawn.append(line)
+    return drawn
 
 
 def _makespan(schedule: Schedule) -> int | None:
@@ -335,11 +495,19 @@ def _makespan(schedule: Schedule) -> int | None:
     return max(ends) if ends else None
 
 
-def _default_title(instance: Instance, schedule: Schedule) -> str:
+def _cmax_text(cmax: int | None, unit: str) -> str:
+    """``C_max = 93600 s (26 h)``: exact seconds, then the axis unit."""
+    text = f"C_max = {cmax} s"
+    if cmax is None or unit == "s":
+        return text
+    return f"{text} ({cmax / TIME_UNITS[unit]:.4g} {unit})"
+
+
+def _default_title(instance: Instance, schedule: Schedule, unit: str) -> str:
     parts = [instance.name or "instance", schedule.producer or "schedule"]
-    cmax = _makespan(schedule)
+    cmax = _cmax_text(_makespan(schedule), unit)
     jobs = f"{len(schedule)} jobs"
-    return " — ".join(p for p in parts if p) + f" ({jobs}, C_max = {cmax} s)"
+    return " — ".join(p for p in parts if p) + f" ({jobs}, {cmax})"
 
 
 _FLOATING_NOTE = (
@@ -357,14 +525,21 @@ def _note(text: str) -> Patch:
 
 
 def _legend_and_notes(
-    ax: Axes, instance: Instance, schedule: Schedule, laid_out: bool
+    ax: Axes,
+    instance: Instance,
+    schedule: Schedule,
+    laid_out: bool,
+    unit: str,
+    wait_lines: bool,
 ) -> None:
     handles: list[Patch | Line2D] = []
     cmax = _makespan(schedule)
     if cmax is not None:
-        ax.axvline(cmax, color="black", linestyle="--", linewidth=0.9)
+        ax.axvline(
+            cmax / TIME_UNITS[unit], color="black", linestyle="--", linewidth=0.9
+        )
         handles.append(
-            Line2D([], [], color="black", linestyle="--", label=f"C_max = {cmax} s")
+            Line2D([], [], color="black", linestyle="--", label=_cmax_text(cmax, unit))
         )
     if instance.machine.unavailable:
         handles.append(
@@ -378,6 +553,10 @@ def _legend_and_notes(
     handles.append(
         Patch(facecolor="white", edgecolor=JOB_EDGE, label="job (colour by id)")
     )
+    if wait_lines:
+        handles.append(
+            Line2D([], [], color=BUSY_EDGE, marker="|", label="wait: release to start")
+        )
     if any(b.offset is None for b in instance.machine.unavailable):
         handles.append(_note(_FLOATING_NOTE))
     if laid_out:
@@ -465,10 +644,13 @@ def save_gantt(
     title: str | None = None,
     size: tuple[float, float] = (11.0, 5.5),
     dpi: int = 110,
+    time_unit: str = "auto",
+    wait_lines: bool = False,
 ) -> Path:
     """Draw :func:`gantt` to ``path`` (``.png``, ``.svg`` or ``.pdf``).
 
-    Uses the Agg canvas without pyplot and writes atomically.
+    Uses the Agg canvas without pyplot and writes atomically; ``time_unit``
+    and ``wait_lines`` are passed to :func:`gantt`.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -483,7 +665,14 @@ def save_gantt(
         )
     figure = Figure(figsize=size, layout="constrained")
     FigureCanvasAgg(figure)
-    gantt(instance, schedule, ax=figure.subplots(), title=title)
+    gantt(
+        instance,
+        schedule,
+        ax=figure.subplots(),
+        title=title,
+        time_unit=time_unit,
+        wait_lines=wait_lines,
+    )
     buffer = io.BytesIO()
     figure.savefig(buffer, format=suffix[1:], dpi=dpi)
     with atomic_write(path, "wb") as handle:

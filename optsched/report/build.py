@@ -57,7 +57,7 @@ from optsched.plot.charts import (
     ratio_distribution,
     utilisation,
 )
-from optsched.plot.gantt import gantt
+from optsched.plot.gantt import gantt, shared_time_unit
 from optsched.report.render import (
     Block,
     Heading,
@@ -726,17 +726,20 @@ def worst_window_blocks(
     best_label = _best_label(best_row, r.get("upper_source"))
     figure = new_figure(15.0, 5.0)
     left, right = figure.subplots(1, 2, sharey=True)
+    unit = shared_time_unit(instance, mine, best)  # one unit: common x limits
     gantt(
         instance,
         mine,
         ax=left,
         title=f"{policy} — {objective} = {fmt_value(r['value'])}",
+        time_unit=unit,
     )
     gantt(
         instance,
         best,
         ax=right,
         title=f"best known: {best_label} — {objective} = {fmt_value(r['upper'])}",
+        time_unit=unit,
     )
     low = min(left.get_xlim()[0], right.get_xlim()[0])
     high = max(left.get_xlim()[1], right.get_xlim()[1])
