@@ -90,6 +90,8 @@ class Job:
     wait
         Recorded wait time in the trace (SWF field 3), when known.
 
+    Notes
+    -----
     The remaining fields are SWF extras kept for provenance and filtering;
     ``None`` means missing (``-1`` in SWF). Integer extras (``wait``
     included) lie within ``+-MAX_INTEGER``.
