@@ -90,6 +90,7 @@ from optsched.io.batsim import (
     summary_path,
 )
 from optsched.io.native import JsonPath, json_line, json_lines
+from optsched.io.spreadsheet import safe_cell
 from optsched.schedule import (
     MAX_PROCESSOR,
     MAX_TIME,
@@ -142,12 +143,10 @@ _STOPPED = (WALLTIME_REACHED, KILLED)
 their schedule is never taken for a complete run (nor an upper bound)."""
 _HEADER_SHOWN = 250
 """A Batsim header is 240 characters; longer ones are cut in messages."""
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 _PRODUCER = re.compile(r"#\s*producer: ?(.*)$")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _INTEGRAL_FLOAT = re.compile(r"[+-]?[0-9]+\.0*")
-_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
 def _ordered(schedule: Schedule) -> list[tuple[int, Placement]]:
@@ -278,19 +277,6 @@ def _json_text(schedule: Schedule) -> str:
     return f'{{\n{head}  "placements": {body}\n}}\n'
 
 
-def _cell(text: str) -> str:
-    """``text`` made safe to open in a spreadsheet (OWASP CSV injection).
-
-    A text cell starting with ``= + - @``, a tab or a carriage return would
-    be run as a formula: it gets a leading ``'``. Numbers (``-1``) stay as
-    they are. The cells concerned are free text (a Batsim workload name, an
-    instance's name) and migrations starting with a negative time.
-    """
-    if text.startswith(_FORMULA_START) and not _NUMBER.fullmatch(text):
-        return "'" + text
-    return text
-
-
 def _csv_text(rows: Iterable[list[str]], producer: str = "") -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
@@ -304,7 +290,7 @@ def _csv_text(rows: Iterable[list[str]], producer: str = "") -> str:
             writer.writerow([comment])
         else:
             buffer.write(comment + "\n")
-    writer.writerows([_cell(value) for value in row] for row in rows)
+    writer.writerows([safe_cell(value) for value in row] for row in rows)
     return buffer.getvalue()
 
 

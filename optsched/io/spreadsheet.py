@@ -9,22 +9,24 @@ which spreadsheets take as "this is text" and do not show. Numbers are left
 alone, also when they arrive as text (``-1``, ``-0.5``, ``1e-3``): they stay
 numbers for spreadsheets and for ``pandas.read_csv``.
 
-Every CSV optsched writes for people (``compare -o``, ``gap -o``,
-``export``) passes its cells through :func:`safe_cell` or
-:func:`safe_frame`.
+Every CSV optsched writes passes its cells through :func:`safe_cell`
+(schedule files, :mod:`optsched.io.schedules`) or :func:`safe_frame`
+(``compare -o``, ``gap -o``, ``export``). pandas is imported only by
+:func:`safe_frame`, so that the schedule writers do not load it.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 """First characters that make a spreadsheet read a cell as a formula."""
 
-_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 """A decimal number as text: left as it is, spreadsheets read it as a number."""
 
 
@@ -58,6 +60,8 @@ def safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
     Numeric, boolean and date columns are not touched (their cells are not
     text); text columns keep their missing values.
     """
+    import pandas as pd
+
     text_columns = [
         name
         for name, dtype in frame.dtypes.items()
