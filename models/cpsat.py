@@ -183,11 +183,9 @@ def solve(
     }
     if rejected:
         params["rejected"] = rejected
-    too_large = model_overflow(instance, objective, candidates[0].schedule)
-    if too_large is not None:
-        skipped.append(f"{BACKEND}: model not built: {too_large}")
-    elif time.monotonic() >= deadline:
-        skipped.append(f"{BACKEND}: search skipped (time limit)")
+    refusal = search_refusal(BACKEND, instance, objective, candidates[0], deadline)
+    if refusal is not None:
+        skipped.append(refusal)
     else:
         model = _Model(
             instance, objective, candidates[0], bounds if bound_domain else [],
@@ -239,6 +237,28 @@ INTEGER_LIMIT = 2**62
 ``[-2**62, 2**62]`` and the sum of all domain magnitudes must fit in
 ``int64`` (its validator refuses the model otherwise, and the Python layer
 raises ``TypeError`` on a bound beyond ``int64``)."""
+
+
+def search_refusal(
+    backend: str,
+    instance: Instance,
+    objective: Objective,
+    incumbent: Candidate,
+    deadline: float,
+    *,
+    per_job: int = 1,
+) -> str | None:
+    """Why a CP-SAT back-end does not search, as a ``skipped`` note, or ``None``.
+
+    The model would not fit CP-SAT's integers (:func:`model_overflow`), or
+    the time limit is already spent (bounds and incumbents used it).
+    """
+    too_large = model_overflow(instance, objective, incumbent.schedule, per_job=per_job)
+    if too_large is not None:
+        return f"{backend}: model not built: {too_large}"
+    if time.monotonic() >= deadline:
+        return f"{backend}: search skipped (time limit)"
+    return None
 
 
 def model_overflow(

@@ -167,7 +167,7 @@ from optsched.models.cpsat import (
     _identical_groups,
     _relabel,
     integer_weights,
-    model_overflow,
+    search_refusal,
     solve_model,
     stop_notes,
 )
@@ -283,11 +283,11 @@ def solve(
     if rejected:
         params["rejected"] = rejected
     # Shelf models hold a start per job and per shelf (up to one per job).
-    too_large = model_overflow(instance, objective, candidates[0].schedule, per_job=2)
-    if too_large is not None:
-        skipped.append(f"{BACKEND}: model not built: {too_large}")
-    elif time.monotonic() >= deadline:
-        skipped.append(f"{BACKEND}: search skipped (time limit)")
+    refusal = search_refusal(
+        BACKEND, instance, objective, candidates[0], deadline, per_job=2
+    )
+    if refusal is not None:
+        skipped.append(refusal)
     else:
         representatives = formulation == "representatives"
         build = _RepresentativeModel if representatives else _ChainModel
