@@ -31,7 +31,7 @@ MAX_INTEGER = 2**53
 MAX_WEIGHT = 1e12
 """Largest job weight accepted: weighted sums stay far from float overflow."""
 
-_EXTRAS = (
+EXTRA_FIELDS = (
     "wait",
     "user",
     "group",
@@ -42,6 +42,8 @@ _EXTRAS = (
     "preceding_job",
     "think_time",
 )
+"""The optional integer fields of :class:`Job` (trace data kept for output),
+in field order after ``weight``."""
 
 
 def _require_int(owner: str, name: str, value: object) -> None:
@@ -138,7 +140,7 @@ class Job:
                 raise ValueError(f"{who}: estimate {shown(self.estimate)} is negative")
             _require_at_most(who, "estimate", self.estimate)
         self._validate_weight(who)
-        for name in _EXTRAS:
+        for name in EXTRA_FIELDS:
             value = getattr(self, name)
             if isinstance(value, int):
                 _require_within(who, name, value)

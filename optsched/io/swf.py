@@ -84,7 +84,14 @@ from pathlib import Path
 import numpy as np
 
 from optsched.errors import InputError, shown
-from optsched.instance import MAX_INTEGER, Instance, Job, Machine, Source
+from optsched.instance import (
+    EXTRA_FIELDS,
+    MAX_INTEGER,
+    Instance,
+    Job,
+    Machine,
+    Source,
+)
 from optsched.io.text import decompress, read_bytes, refuse_utf16, strip_bom
 from optsched.trace import FoldReport, SkipCollector, Trace
 
@@ -779,23 +786,7 @@ def _optional(values: np.ndarray) -> list[int | None]:
     return [None if v < 0 else v for v in values.tolist()]
 
 
-_JOB_FIELDS = (
-    "id",
-    "release",
-    "size",
-    "runtime",
-    "estimate",
-    "weight",
-    "wait",
-    "user",
-    "group",
-    "executable",
-    "queue",
-    "partition",
-    "status",
-    "preceding_job",
-    "think_time",
-)
+_JOB_FIELDS = ("id", "release", "size", "runtime", "estimate", "weight", *EXTRA_FIELDS)
 
 
 def _make_jobs(columns: dict[str, list], n: int) -> list[Job]:
