@@ -82,7 +82,7 @@ from fractions import Fraction
 from itertools import accumulate, pairwise
 
 from optsched.instance import Instance, Job
-from optsched.models.result import Bound, Result, SolveStatus
+from optsched.models.result import Result
 from optsched.objective import Objective
 from optsched.packing import assign_processors, list_schedule
 from optsched.schedule import Placement, Schedule
@@ -344,18 +344,13 @@ def solve_exact(
     for k, (start, offset) in enumerate(search.best):
         starts[positive[k].id], offsets[positive[k].id] = start, offset
     schedule = _schedule(instance, starts, offsets, contiguous)
-    value = objective.value(instance, schedule)
-    runtime = time.perf_counter() - began
-    return Result(
-        status=SolveStatus.OPTIMAL,
-        objective=value,
-        lower_bound=value,
-        schedule=schedule,
-        runtime=runtime,
-        backend="enumerate",
-        params={"nodes": search.nodes, "max_jobs": max_jobs},
-        bounds=(Bound(value, "enumerate", runtime),),
-        upper_bound_source="enumerate",
+    return Result.exhaustive(
+        instance,
+        objective,
+        schedule,
+        "enumerate",
+        began,
+        {"nodes": search.nodes, "max_jobs": max_jobs},
     )
 
 

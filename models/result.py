@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import enum
 import math
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from optsched.schedule import Schedule
+
+if TYPE_CHECKING:
+    from optsched.instance import Instance
+    from optsched.objective import Objective
 
 
 class SolveStatus(enum.StrEnum):
@@ -121,6 +126,35 @@ class Result:
                 f"{self.error!r} (an ERROR status needs its error text, and only "
                 "an ERROR status has one)"
             )
+
+    @classmethod
+    def exhaustive(
+        cls,
+        instance: Instance,
+        objective: Objective,
+        schedule: Schedule,
+        backend: str,
+        began: float,
+        params: Mapping[str, Any],
+    ) -> Result:
+        """The result of a search that tried every schedule: ``schedule`` is
+        optimal, its value (recomputed) is also the lower bound.
+
+        ``began`` is the :func:`time.perf_counter` of the search's start.
+        """
+        value = objective.value(instance, schedule)
+        runtime = time.perf_counter() - began
+        return cls(
+            status=SolveStatus.OPTIMAL,
+            objective=value,
+            lower_bound=value,
+            schedule=schedule,
+            runtime=runtime,
+            backend=backend,
+            params=params,
+            bounds=(Bound(value, backend, runtime),),
+            upper_bound_source=backend,
+        )
 
     @property
     def gap(self) -> float | None:

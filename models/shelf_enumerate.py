@@ -85,7 +85,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from optsched.instance import Instance, Job
-from optsched.models.result import Bound, Result, SolveStatus
+from optsched.models.result import Result
 from optsched.objective import Objective
 from optsched.packing import assign_processors
 from optsched.schedule import Placement, Schedule
@@ -444,18 +444,13 @@ def solve_shelf_exact(
         )
         _, plan = search(shelves)
     schedule = _schedule(shelves, plan)
-    value = objective.value(instance, schedule)
-    runtime = time.perf_counter() - began
-    return Result(
-        status=SolveStatus.OPTIMAL,
-        objective=value,
-        lower_bound=value,
-        schedule=schedule,
-        runtime=runtime,
-        backend=BACKEND,
-        params={"nodes": shelves.nodes, "sequencing": used, "max_jobs": max_jobs},
-        bounds=(Bound(value, BACKEND, runtime),),
-        upper_bound_source=BACKEND,
+    return Result.exhaustive(
+        instance,
+        objective,
+        schedule,
+        BACKEND,
+        began,
+        {"nodes": shelves.nodes, "sequencing": used, "max_jobs": max_jobs},
     )
 
 
