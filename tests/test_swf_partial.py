@@ -363,3 +363,22 @@ def test_vectorised_fold_matches_the_rules(
             assert kept[job] == value
         else:
             assert job not in kept
+
+
+def test_read_trace_processor_override_keeps_the_reports(tmp_path: Path) -> None:
+    """The --processors override rebuilt the trace field by field and lost
+    the reports added later; like the allocation override, it keeps them."""
+    import json
+
+    from optsched.io import read_trace, write_batsim_workload
+
+    path = tmp_path / "w.json"
+    write_batsim_workload(read_trace(INSTANCES / "kth_20.json").instance, path)
+    workload = json.loads(path.read_text())
+    workload["jobs"][0]["walltime"] = -1  # no estimate: the run time is used
+    path.write_text(json.dumps(workload))
+    plain = read_trace(path)
+    wider = read_trace(path, processors=200)
+    assert plain.estimates_missing == 1
+    assert wider.instance.processors == 200
+    assert (wider.records, wider.estimates_missing) == (plain.records, 1)

@@ -141,12 +141,9 @@ def _read_trace(
         )
     if processors is not None and processors != trace.instance.processors:
         instance = trace.instance
-        trace = Trace(
-            instance.replace(machine=instance.machine.replace(processors=processors)),
-            trace.skipped,
-            trace.header,
-            trace.records,
-        )
+        machine = instance.machine.replace(processors=processors)
+        # replace() keeps every report field of the trace (folds, statuses).
+        trace = dataclasses.replace(trace, instance=instance.replace(machine=machine))
     return trace
 
 
