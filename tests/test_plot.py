@@ -30,7 +30,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.patches import Rectangle
+from matplotlib.patches import PathPatch, Rectangle
 
 from optsched.bench.store import COLUMN_NAMES, decode_rows, references
 from optsched.check import check_schedule
@@ -44,6 +44,7 @@ from optsched.plot.charts import (
     binding_bounds,
     bounds_per_window,
     objective_axis_label,
+    policy_colours,
     ratio_distribution,
     utilisation,
     utilisation_steps,
@@ -340,6 +341,19 @@ def test_utilisation_steps_and_chart(ax: Axes) -> None:
     labels = legend_texts(ax)
     assert labels[0].startswith("hand (mean ")
     assert "busy blocks" in labels
+    assert ax.get_xlabel() == "time (s)"  # a 95 s span
+
+
+def test_utilisation_in_the_unit_of_the_gantt_chart() -> None:
+    instance, schedule = tiny()
+    figure = Figure()
+    ax = figure.subplots()
+    utilisation(instance, schedule, ax=ax, time_unit="min")
+    assert ax.get_xlabel() == "time (min)"
+    times, _, _ = utilisation_steps(instance, schedule)
+    assert np.allclose(ax.get_lines()[0].get_xdata(), times / 60)
+    with pytest.raises(ValueError, match="unknown time unit 'week'"):
+        utilisation(instance, schedule, ax=figure.subplots(), time_unit="week")
 
 
 def gap_frame() -> pd.DataFrame:
@@ -362,14 +376,46 @@ def gap_frame() -> pd.DataFrame:
 
 def test_ratio_distribution(ax: Axes) -> None:
     ratio_distribution(gap_frame(), ax=ax)
-    labels = [t.get_text() for t in ax.get_xticklabels()]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
     assert labels == [
-        "easy\ncmax", "fcfs\ncmax", "easy\nwct:one\n(1 × ∞)", "fcfs\nwct:one\n(1 × ∞)",
+        "easy · cmax", "fcfs · cmax",
+        "easy · wct:one (1 × ∞)", "fcfs · wct:one (1 × ∞)",
     ]  # fmt: skip
-    # one vertical segment per (window, policy, objective)
-    segments = sum(len(lines(c).get_segments()) for c in ax.collections)
-    assert segments == len(gap_frame())
-    assert ax.get_ylim()[1] > 1.4
+    # Each label in its policy's colour, the colour of its segments.
+    colours = policy_colours(["easy", "fcfs"])
+    assert [t.get_color() for t in ax.get_yticklabels()] == [
+        colours["easy"], colours["fcfs"], colours["easy"], colours["fcfs"],
+    ]  # fmt: skip
+    # one horizontal segment per (window, policy, objective); the first row
+    # (easy, cmax) spans [120/110, 1.2] on w0 and [1, 1] on w1.
+    segments = [lines(c).get_segments() for c in ax.collections]
+    assert sum(len(s) for s in segments) == len(gap_frame())
+    first = sorted((float(a[0]), float(b[0])) for a, b in segments[0])
+    assert first == [(1.0, 1.0), (pytest.approx(120 / 110), 1.2)]
+    # two windows per group: points only, no box
+    assert not [p for p in ax.patches if isinstance(p, PathPatch)]
+    assert ax.get_xlim()[1] > 1.4
+    assert ax.get_xscale() == "linear"
+
+
+def test_ratio_distribution_boxes_need_enough_windows() -> None:
+    frame = gap_frame()
+    figure = Figure()
+    boxed = figure.subplots()
+    ratio_distribution(frame, ax=boxed, min_box_windows=2)
+    # a filled box of the low ends for each cmax group (2 windows); the wct
+    # groups have one window each: points only
+    assert len([p for p in boxed.patches if isinstance(p, PathPatch)]) == 2
+    legend = [t.get_text() for t in boxed.get_legend().get_texts()]
+    assert "box of v/UB (low end)" in legend
+    assert not any(text.startswith("no box") for text in legend)
+
+
+def test_ratio_distribution_goes_logarithmic_for_far_ratios(ax: Axes) -> None:
+    frame = gap_frame()
+    frame.loc[0, "ratio_high"] = 12.0
+    ratio_distribution(frame, ax=ax)
+    assert ax.get_xscale() == "log"
 
 
 def test_bounds_per_window(ax: Axes) -> None:

@@ -44,6 +44,7 @@ from optsched.report.render import (
     Image,
     Paragraph,
     check_figures_folder,
+    new_figure,
     write_markdown,
 )
 
@@ -309,7 +310,7 @@ def test_atomic_write_errors_name_the_users_file(tmp_path: Path) -> None:
 # 3. the figures folder of a Markdown report
 
 
-PNG = Image("fig", "a figure", b"\x89PNG fake")
+PNG = Image("fig", "a figure", lambda: new_figure(1.0, 1.0))
 
 
 def test_report_refuses_a_figures_folder_it_did_not_write(tmp_path: Path) -> None:

@@ -22,11 +22,14 @@ import stat
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import matplotlib.image as mpimg
+import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from PIL import Image as PILImage
 
 from optsched.bench.store import (
     COLUMN_NAMES,
@@ -49,13 +52,24 @@ from optsched.objective import Objective
 from optsched.plot.charts import binding_bound_counts
 from optsched.report import build_report
 from optsched.report.build import (
+    METRIC_COLUMNS,
+    WIDE_POLICIES,
+    fmt_interval,
+    fmt_mean,
     fmt_ratio,
     fmt_share,
     fmt_value,
+    window_section,
     window_table,
     worst_window_blocks,
 )
-from optsched.report.render import FIGURES_MARKER, Image, Paragraph
+from optsched.report.render import (
+    FIGURES_MARKER,
+    MARKDOWN_DPI,
+    Image,
+    Paragraph,
+    Table,
+)
 from optsched.schedule import Placement, Schedule
 from optsched.selection import WindowSpec
 
@@ -379,6 +393,15 @@ def parse_page(path: Path) -> Page:
     return page
 
 
+def assert_svg(data: bytes) -> None:
+    """An SVG document with a real size and no script."""
+    root = ElementTree.fromstring(data)
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    assert float(root.attrib["width"].removesuffix("pt")) > 100
+    assert not list(root.iter("{http://www.w3.org/2000/svg}script"))
+    assert b"<script" not in data and b"<dc:date>" not in data
+
+
 def assert_png(data: bytes) -> None:
     assert data.startswith(PNG_SIGNATURE)
     pixels = mpimg.imread(io.BytesIO(data), format="png")
@@ -405,17 +428,25 @@ def html_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, P
     return store, out, parse_page(out)
 
 
-def test_every_image_is_an_embedded_png(html_report: tuple[Path, Path, Page]) -> None:
+def test_every_image_is_an_embedded_svg(html_report: tuple[Path, Path, Page]) -> None:
     _, out, page = html_report
     # ratio distribution, 2 x bounds per window, 2 binding charts, and a Gantt
     # pair plus a utilisation chart for each of 2 policies x 2 objectives.
     assert len(page.images) == 1 + 2 + 2 + 2 * 2 * 2
     for image in page.images:
-        prefix = "data:image/png;base64,"
+        prefix = "data:image/svg+xml;base64,"
         assert image["src"].startswith(prefix)
-        assert_png(base64.b64decode(image["src"][len(prefix) :], validate=True))
+        assert_svg(base64.b64decode(image["src"][len(prefix) :], validate=True))
         assert image["alt"]
     assert not re.search(r"""(src|href)=["'](?!data:)""", out.read_text())
+
+
+def test_html_report_is_reproducible(html_report: tuple[Path, Path, Page]) -> None:
+    """Same store, same bytes: SVG ids use a fixed salt and carry no date."""
+    store, out, _ = html_report
+    again = out.with_name("again.html")
+    build_report(store, again)
+    assert again.read_bytes() == out.read_bytes()
 
 
 def test_aggregate_table_equals_gap_aggregate(
@@ -558,6 +589,8 @@ def test_cli_markdown_writes_and_links_its_figures(
     for link in links:
         assert link.startswith("report_figures/")
         assert_png((tmp_path / "out" / link).read_bytes())
+        with PILImage.open(tmp_path / "out" / link) as picture:  # print quality
+            assert picture.info["dpi"] == pytest.approx((MARKDOWN_DPI,) * 2, abs=0.1)
     assert "| policy | objective | windows | not comparable |" in text
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "report.md",
@@ -792,7 +825,7 @@ def test_report_of_a_real_bench_run(tmp_path: Path) -> None:
     assert [r[:3] for r in listed] == failed[["window", "kind", "name"]].values.tolist()
     assert "Instance rebuilt" not in out.read_text()
     for image in page.images:
-        assert_png(base64.b64decode(image["src"].partition(",")[2]))
+        assert_svg(base64.b64decode(image["src"].partition(",")[2]))
 
 
 def test_report_from_elsewhere_draws_the_stored_instances(
@@ -914,3 +947,82 @@ def test_window_table_of_two_traces_names_the_trace() -> None:
         ("0", f"{key} (b.swf)", "10", "area", "12", "policy:fcfs", "no", "12",
          "[1.0000, 1.2000]"),
     )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------
+# layout for readers: metrics per policy, tables that fit, split wide tables
+
+
+def test_policy_metrics_table_recomputed_from_the_schedules(
+    html_report: tuple[Path, Path, Page],
+) -> None:
+    """Every cell equals the metric recomputed over all jobs of all windows
+    from the stored instances and schedules (not from the stored metrics)."""
+    from optsched.io.schedules import schedule_from_json
+    from optsched.metrics import bounded_slowdowns, utilisation, waits
+
+    store, _, page = html_report
+    table = page.tables["policy-metrics"]
+    assert table["columns"] == list(METRIC_COLUMNS)
+    with Store(store, create=False) as s:
+        rows = s.rows()
+        by_policy: dict[str, list[tuple[Any, Any]]] = {}
+        for r in rows[
+            (rows["kind"] == "policy") & (rows["status"] != "ERROR")
+        ].itertuples():
+            instance = s.instance(r.instance_sha256)
+            schedule = schedule_from_json(r.schedule, "row")
+            by_policy.setdefault(r.name, []).append((instance, schedule))
+    assert [row[0] for row in table["rows"]] == sorted(by_policy)
+    for row in table["rows"]:
+        pairs = by_policy[row[0]]
+        wait = np.concatenate([waits(i, s) for i, s in pairs])
+        bsld = np.concatenate([bounded_slowdowns(i, s) for i, s in pairs])
+        assert row[1:3] == [str(len(pairs)), str(len(wait))]
+        assert row[3] == fmt_mean(wait.mean())
+        assert row[4] == str(int(wait.max()))
+        assert row[6] == fmt_mean(bsld.mean())
+        assert row[7] == fmt_mean(bsld.max())
+        assert row[8] == f"{np.mean([utilisation(i, s) for i, s in pairs]):.3f}"
+        assert row[9] == "0"
+
+
+def test_html_tables_scroll_inside_their_box(
+    html_report: tuple[Path, Path, Page],
+) -> None:
+    _, out, page = html_report
+    text = out.read_text()
+    # every table sits in a scrolling box, none widens the page
+    assert text.count('<div class="table"><table') == len(page.tables) > 0
+    assert "div.table { overflow-x: auto;" in text
+
+
+def test_many_policies_split_the_window_table() -> None:
+    policies = [f"p{k}" for k in range(WIDE_POLICIES + 1)]
+    gap = pd.DataFrame(
+        [
+            ("w0", 0, p, "cmax", 110.0 + k, 100.0, 110.0, (110 + k) / 110,
+             (110 + k) / 100, False)
+            for k, p in enumerate(policies)
+        ],
+        columns=[
+            "window", "window_index", "policy", "objective", "value", "lower",
+            "upper", "ratio_low", "ratio_high", "optimal",
+        ],
+    )  # fmt: skip
+    tables = [b for b in window_section(gap, "cmax") if isinstance(b, Table)]
+    assert [t.id for t in tables] == ["windows-cmax", "values-cmax"]
+    ratios, values = tables
+    assert ratios.columns == (
+        "#", "window", "best LB", "LB method", "best UB", "UB source", "proven",
+        *(f"{p} ratio" for p in policies),
+    )  # fmt: skip
+    assert ratios.rows[0][7:] == tuple(
+        fmt_interval((110 + k) / 110, (110 + k) / 100) for k in range(len(policies))
+    )
+    assert values.columns == ("#", "window", *(f"{p} value" for p in policies))
+    assert values.rows[0][2:] == tuple(str(110 + k) for k in range(len(policies)))
+    # up to WIDE_POLICIES, one table as before
+    few = gap[gap["policy"].isin(policies[:WIDE_POLICIES])]
+    (table,) = [b for b in window_section(few, "cmax") if isinstance(b, Table)]
+    assert table.id == "windows-cmax" and table.columns[7] == "p0 value"

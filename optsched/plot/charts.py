@@ -32,7 +32,13 @@ from matplotlib.ticker import MaxNLocator
 from optsched.gap import OPTIMAL_TOLERANCE
 from optsched.instance import Instance
 from optsched.metrics import utilisation as mean_utilisation
-from optsched.plot.gantt import BUSY_EDGE, BUSY_FACE, BUSY_HATCH
+from optsched.plot.gantt import (
+    BUSY_EDGE,
+    BUSY_FACE,
+    BUSY_HATCH,
+    TIME_UNITS,
+    choose_time_unit,
+)
 from optsched.plot.text import literal_texts
 from optsched.schedule import Schedule
 
@@ -42,6 +48,9 @@ if TYPE_CHECKING:
 
 _TAB10 = matplotlib.colormaps["tab10"]
 _MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "*")
+_OBJECTIVE_SHADES = ("#505050", "#b4b4b4", "#ffffff", "#808080", "#e0e0e0")
+"""Bar colours of objectives: greys, so that no objective looks like a
+policy (policies have the ``tab10`` colours in every chart)."""
 
 
 def _new_axes(figsize: tuple[float, float]) -> Axes:
@@ -64,7 +73,9 @@ def window_columns(rows: pd.DataFrame) -> list[str]:
     return [c for c in ("trace_sha256", "window") if c in rows.columns]
 
 
-def policy_colours(policies: Sequence[str]) -> dict[str, tuple[float, ...]]:
+def policy_colours(
+    policies: Sequence[str],
+) -> dict[str, tuple[float, float, float, float]]:
     """One ``tab10`` colour per policy, in sorted name order (stable)."""
     return {name: _TAB10(i % 10) for i, name in enumerate(sorted(set(policies)))}
 
@@ -112,52 +123,63 @@ def _finite_top(gap_rows: pd.DataFrame) -> float:
     return float(finite.max()) if len(finite) else 1.0
 
 
-def ratio_distribution(
-    gap_rows: pd.DataFrame, *, ax: Axes | None = None, title: str | None = None
-) -> Axes:
-    """Competitive-ratio intervals per policy and objective.
+MIN_BOX_WINDOWS = 8
+"""Fewest windows for which a box plot is drawn: with fewer, quartiles say
+less than the points themselves, so only the points are shown."""
 
-    For each (objective, policy) group: a box of the lower ends ``v / UB``
-    (filled) and one of the upper ends ``v / LB`` (hollow), and between them
-    one vertical segment per window from ``v / UB`` to ``v / LB`` (a dot
-    when the optimum is proven). Upper ends that are infinite (no positive
-    lower bound) are drawn as triangles at the top of the chart and counted
-    in the tick label. The dotted line ``ratio = 1`` is optimality.
+LOG_RATIO_ABOVE = 4.0
+"""The ratio axis is logarithmic when some finite ratio exceeds this: one
+bad policy (ratio 12) must not squash the others (1.00-1.05) into a line."""
+
+
+def ratio_distribution(
+    gap_rows: pd.DataFrame,
+    *,
+    ax: Axes | None = None,
+    title: str | None = None,
+    min_box_windows: int = MIN_BOX_WINDOWS,
+) -> Axes:
+    """Competitive-ratio intervals per policy and objective, one row each.
+
+    Rows are (objective, policy) groups, top to bottom; the x axis is the
+    ratio. Each window is a horizontal segment from ``v / UB`` to
+    ``v / LB`` (a dot when the optimum is proven), spread over the row.
+    A group of at least ``min_box_windows`` windows also gets a box of
+    the low ends (filled) above its segments and one of the high ends
+    (hollow) below; smaller groups show the points only. Infinite high
+    ends (no positive lower bound) are drawn as triangles at the right
+    edge and counted in the row's label. Policy names are written in the
+    policy's colour (:func:`policy_colours`), the colour of its markers
+    in every chart of a report. The dotted line ``ratio = 1`` is
+    optimality; the x axis is logarithmic beyond :data:`LOG_RATIO_ABOVE`.
     """
-    if ax is None:
-        ax = _new_axes((max(6.0, 1.3 * len(_groups(gap_rows)) + 2), 4.5))
     groups = _groups(gap_rows)
+    if ax is None:
+        ax = _new_axes((8.0, 1.4 + 0.45 * max(1, len(groups))))
     colours = policy_colours([policy for _, policy, _ in groups])
     top = _finite_top(gap_rows)
     clip = 1 + (top - 1) * 1.08 if top > 1 else 1.05
-    positions, labels = [], []
-    x = 0.0
-    previous = None
-    for objective, policy, group in groups:
-        if previous is not None and objective != previous:
-            x += 0.6  # a gap between objectives
-        previous = objective
-        infinite = _draw_ratio_group(ax, x, group, colours[policy], clip)
-        positions.append(x)
-        label = f"{policy}\n{objective}"
-        if infinite:
-            label += f"\n({infinite} × ∞)"
-        labels.append(label)
-        x += 1.0
-    ax.axhline(1.0, color="black", linestyle=":", linewidth=0.9)
-    ax.set_xticks(positions, labels, fontsize=8)
-    ax.set_xlim(-0.6, max(x - 0.4, 0.6))
-    ax.set_ylim(min(0.98, ax.get_ylim()[0]), clip * 1.02 if clip > 1 else 1.1)
-    ax.set_ylabel("competitive ratio  v / OPT  (interval [v/UB, v/LB])")
+    several = len({objective for objective, _, _ in groups}) > 1
+    labels, boxed = [], False
+    for y, (objective, policy, group) in enumerate(groups):
+        infinite, box = _draw_ratio_group(
+            ax, float(y), group, colours[policy], clip, min_box_windows
+        )
+        boxed |= box
+        label = f"{policy} · {objective}" if several else policy
+        labels.append(label + (f" ({infinite} × ∞)" if infinite else ""))
+    ax.axvline(1.0, color="black", linestyle=":", linewidth=0.9)
+    ax.set_yticks(range(len(groups)), labels, fontsize=8)
+    for tick, (_, policy, _) in zip(ax.get_yticklabels(), groups, strict=True):
+        tick.set_color(colours[policy])
+    ax.set_ylim(len(groups) - 0.5, -0.5)  # first group on top
+    if top > LOG_RATIO_ABOVE:
+        ax.set_xscale("log")
+    ax.set_xlim(min(0.98, ax.get_xlim()[0]), clip * 1.04 if clip > 1 else 1.1)
+    ax.set_xlabel("competitive ratio  v / OPT  (interval [v/UB, v/LB])")
     ax.set_title(title or "Competitive-ratio intervals per window")
     ax.legend(
-        handles=[
-            Patch(facecolor="#999999", alpha=0.5, label="box of v/UB (low end)"),
-            Patch(facecolor="none", edgecolor="black", label="box of v/LB (high end)"),
-            Line2D([], [], color="#555555", label="one window: [v/UB, v/LB]"),
-            Line2D([], [], color="#555555", marker="^", ls="", label="v/LB = ∞"),
-            Line2D([], [], color="black", ls=":", label="ratio 1 (optimal)"),
-        ],
+        handles=_ratio_legend(boxed, min_box_windows),
         fontsize=7.5,
         loc="upper left",
         bbox_to_anchor=(1.005, 1.0),
@@ -166,55 +188,72 @@ def ratio_distribution(
     return literal_texts(ax)
 
 
+def _ratio_legend(boxed: bool, min_box_windows: int) -> list[Any]:
+    handles: list[Any] = []
+    if boxed:
+        handles += [
+            Patch(facecolor="#999999", alpha=0.5, label="box of v/UB (low end)"),
+            Patch(facecolor="none", edgecolor="black", label="box of v/LB (high end)"),
+        ]
+    handles += [
+        Line2D([], [], color="#555555", label="one window: [v/UB, v/LB]"),
+        Line2D([], [], color="#555555", marker=".", ls="", label="proven: v/UB = v/LB"),
+        Line2D([], [], color="#555555", marker=">", ls="", label="v/LB = ∞"),
+        Line2D([], [], color="black", ls=":", label="ratio 1 (optimal)"),
+    ]
+    if not boxed:
+        handles.append(
+            Patch(facecolor="none", edgecolor="none",
+                  label=f"no box: fewer than {min_box_windows} windows")
+        )  # fmt: skip
+    return handles
+
+
 def _draw_ratio_group(
-    ax: Axes, x: float, group: pd.DataFrame, colour: Any, clip: float
-) -> int:
+    ax: Axes,
+    y: float,
+    group: pd.DataFrame,
+    colour: Any,
+    clip: float,
+    min_box_windows: int,
+) -> tuple[int, bool]:
+    """Draw one group at row ``y``; (infinite high ends, box drawn)."""
     low = group["ratio_low"].to_numpy(dtype=float)
     high = group["ratio_high"].to_numpy(dtype=float)
     known = ~np.isnan(low)
     low, high = low[known], high[known]
     infinite = np.isinf(high)
-    if len(low):
+    boxed = len(low) >= min_box_windows
+    if boxed:
         box = ax.boxplot(
-            [low],
-            positions=[x - 0.22],
-            widths=0.18,
-            patch_artist=True,
-            showfliers=False,
-            manage_ticks=False,
-        )
+            [low], positions=[y - 0.27], widths=0.16, patch_artist=True,
+            showfliers=False, manage_ticks=False, orientation="horizontal",
+        )  # fmt: skip
         for patch in box["boxes"]:
             patch.set(facecolor=colour, alpha=0.5)
-    if (~infinite).any():
-        ax.boxplot(
-            [high[~infinite]],
-            positions=[x + 0.22],
-            widths=0.18,
-            showfliers=False,
-            manage_ticks=False,
-            medianprops={"color": colour},
-        )
-    # Deterministic spread of the windows over the middle of the slot.
+        if (~infinite).any():
+            ax.boxplot(
+                [high[~infinite]], positions=[y + 0.27], widths=0.16,
+                showfliers=False, manage_ticks=False, orientation="horizontal",
+                medianprops={"color": colour},
+            )  # fmt: skip
+    # Deterministic spread of the windows over the middle of the row.
     n = len(low)
-    offsets = np.linspace(-0.1, 0.1, n) if n > 1 else np.zeros(n)
+    offsets = np.linspace(-0.15, 0.15, n) if n > 1 else np.zeros(n)
+    rows = y + offsets
     shown_high = np.where(infinite, clip, high)
-    ax.vlines(x + offsets, low, shown_high, color=colour, linewidth=0.8, alpha=0.7)
-    ax.plot(x + offsets, low, "_", color=colour, markersize=5)
+    ax.hlines(rows, low, shown_high, color=colour, linewidth=0.9, alpha=0.75)
+    ax.plot(low, rows, "|", color=colour, markersize=5)
     finite = ~infinite
-    ax.plot((x + offsets)[finite], high[finite], "_", color=colour, markersize=5)
+    ax.plot(high[finite], rows[finite], "|", color=colour, markersize=5)
     exact = low == high
-    ax.plot(
-        (x + offsets)[exact], low[exact], ".", color=colour, markersize=3, alpha=0.9
-    )
+    ax.plot(low[exact], rows[exact], ".", color=colour, markersize=4, alpha=0.9)
     if infinite.any():
         ax.plot(
-            (x + offsets)[infinite],
-            np.full(int(infinite.sum()), clip),
-            "^",
-            color=colour,
+            np.full(int(infinite.sum()), clip), rows[infinite], ">", color=colour,
             markersize=4,
-        )
-    return int(infinite.sum())
+        )  # fmt: skip
+    return int(infinite.sum()), boxed
 
 
 # ---------------------------------------------------------------------------
@@ -487,7 +526,10 @@ def binding_bounds(
         of_objective = mine[mine["objective"] == objective].set_index("method")
         values = [int(of_objective["windows"].get(m, 0)) for m in methods]
         y = np.arange(len(methods)) + (j - (len(objectives) - 1) / 2) * height
-        bars = ax.barh(y, values, height=height, color=_TAB10(j % 10), label=objective)
+        bars = ax.barh(
+            y, values, height=height, label=objective, edgecolor="black",
+            linewidth=0.5, color=_OBJECTIVE_SHADES[j % len(_OBJECTIVE_SHADES)],
+        )  # fmt: skip
         ax.bar_label(bars, fontsize=7, padding=2)
     ax.set_yticks(np.arange(len(methods)), methods, fontsize=8)
     ax.invert_yaxis()
@@ -566,6 +608,7 @@ def utilisation(
     linestyle: str = "-",
     show_busy: bool = True,
     title: str | None = None,
+    time_unit: str = "auto",
 ) -> Axes:
     """Share of the machine used by jobs over time, ``(Σ running q_j) / m``.
 
@@ -575,16 +618,22 @@ def utilisation(
     the mean utilisation of :func:`optsched.metrics.utilisation` (jobs only,
     over ``[min_j r_j, C_max)``). Call it twice on one ``ax`` to compare
     two schedules of the same instance (``show_busy=False`` the second time).
+    ``time_unit`` is that of :func:`optsched.plot.gantt.choose_time_unit`
+    (``"auto"`` picks it from the span; pass the Gantt charts' unit, e.g.
+    :func:`~optsched.plot.gantt.shared_time_unit`, to draw both alike).
     """
     if ax is None:
         ax = _new_axes((9.0, 3.5))
     m = instance.processors
     times, jobs, busy = utilisation_steps(instance, schedule)
+    span = float(times[-1] - times[0]) if len(times) else 0.0
+    unit = choose_time_unit(span, time_unit)
+    scale = TIME_UNITS[unit]
     name = label or schedule.producer or "schedule"
     mean = mean_utilisation(instance, schedule)
     if len(times):
         ax.step(
-            times,
+            times / scale,
             jobs / m,
             where="post",
             color=color,
@@ -594,7 +643,7 @@ def utilisation(
         )
         if show_busy and busy.any():
             ax.fill_between(
-                times,
+                times / scale,
                 1 - busy / m,
                 1,
                 step="post",
@@ -605,8 +654,8 @@ def utilisation(
                 label="busy blocks",
             )
     ax.set_ylim(0, 1.05)
-    ax.set_xlim(left=min(0, int(times[0])) if len(times) else 0)
-    ax.set_xlabel("time (s)")
+    ax.set_xlim(left=min(0.0, float(times[0]) / scale) if len(times) else 0)
+    ax.set_xlabel(f"time ({unit})")
     ax.set_ylabel(f"processors in use / m  (m = {m})")
     ax.set_title(title or "Utilisation over time")
     ax.legend(

@@ -41,15 +41,18 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+from matplotlib.figure import Figure
 
 from optsched.errors import InputError
 from optsched.instance import Instance
 from optsched.io.schedules import schedule_from_json
 from optsched.plot.charts import (
+    MIN_BOX_WINDOWS,
     binding_bound_counts,
     binding_bounds,
     bounds_per_window,
@@ -65,12 +68,12 @@ from optsched.report.render import (
     Paragraph,
     Table,
     check_figures_folder,
-    figure_png,
     figures_folder,
     new_figure,
     write_html,
     write_markdown,
 )
+from optsched.schedule import Schedule
 
 if TYPE_CHECKING:
     from optsched.bench.store import TaskRow
@@ -251,7 +254,7 @@ def report_blocks(
     blocks: list[Block] = []
     blocks += run_section(rows, tasks, suite=suite, store=store)
     blocks += defect_section(tasks, known)
-    blocks += ratio_section(gap, summary)
+    blocks += ratio_section(gap, summary, policy_metrics_table(rows))
     for objective in sorted(gap["objective"].unique()) if len(gap) else []:
         blocks += window_section(gap, objective)
     blocks += binding_section(known)
@@ -423,8 +426,91 @@ def _window_name(row: pd.Series, several_traces: bool) -> str:
     return str(row["window"])
 
 
-def ratio_section(gap: pd.DataFrame, summary: pd.DataFrame) -> list[Block]:
-    """The aggregate table and the ratio distribution figure."""
+METRIC_COLUMNS = (
+    "policy",
+    "windows",
+    "jobs",
+    "mean wait (s)",
+    "max wait (s)",
+    "mean response (s)",
+    "mean BSLD (τ = 10 s)",
+    "max BSLD",
+    "mean utilisation",
+    "killed jobs",
+)
+
+
+def fmt_mean(x: object) -> str:
+    """A mean of seconds or slowdowns: 1 decimal (3 below 10)."""
+    value = _number(x)
+    if value is None or math.isnan(value):
+        return MISSING
+    return f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
+
+
+def _job_weighted_mean(group: pd.DataFrame) -> Callable[[str], float]:
+    """Mean of a per-window mean column over all jobs of the windows."""
+    jobs = group["jobs"].astype(float)
+    return lambda column: float((group[column] * jobs).sum() / jobs.sum())
+
+
+def policy_metrics_table(rows: pd.DataFrame) -> Table | None:
+    """Wait, response, bounded slowdown and utilisation of every policy.
+
+    From the stored metrics of each successful policy row
+    (:func:`optsched.metrics.summarize`, one window each). Means over jobs
+    are taken over every job of every window (each window's mean weighted
+    by its job count), maxima over all jobs; the utilisation (jobs' area
+    over ``m · [first release, C_max)`` of the window) is the plain mean
+    over windows. A row whose policy killed jobs measures cut-short jobs:
+    its killed jobs are counted in the last column.
+    """
+    from optsched.bench.store import ERROR
+
+    mine = rows[(rows["kind"] == "policy") & (rows["status"] != ERROR)]
+    per_window = []
+    for name, killed, text in mine[["name", "killed", "metrics"]].itertuples(
+        index=False
+    ):
+        metrics = json.loads(str(text)) if not _missing(text) else {}
+        if metrics.get("jobs"):
+            per_window.append({"policy": str(name), "killed": killed, **metrics})
+    if not per_window:
+        return None
+    frame = pd.DataFrame(per_window)
+    out = []
+    for policy, group in frame.groupby("policy", sort=True):
+        jobs = group["jobs"].astype(float)
+        job_mean = _job_weighted_mean(group)
+
+        out.append(
+            (
+                str(policy),
+                str(len(group)),
+                str(int(jobs.sum())),
+                fmt_mean(job_mean("mean_wait")),
+                fmt_value(group["max_wait"].max()),
+                fmt_mean(job_mean("mean_response")),
+                fmt_mean(job_mean("mean_bounded_slowdown")),
+                fmt_mean(group["max_bounded_slowdown"].max()),
+                f"{group['utilisation'].mean():.3f}",
+                str(int(group["killed"].sum())),
+            )
+        )
+    return Table(
+        "policy-metrics",
+        "Schedule metrics per policy, over the jobs of all windows (BSLD: bounded "
+        "slowdown max(1, (C_j − r_j) / max(C_j − S_j, τ)); utilisation: mean over "
+        "windows)",
+        METRIC_COLUMNS,
+        tuple(out),
+    )
+
+
+def ratio_section(
+    gap: pd.DataFrame, summary: pd.DataFrame, metrics: Table | None = None
+) -> list[Block]:
+    """The aggregate table, the policies' metrics and the ratio figure."""
     blocks: list[Block] = [
         Heading("Competitive ratios"),
         Paragraph(
@@ -470,6 +556,8 @@ def ratio_section(gap: pd.DataFrame, summary: pd.DataFrame) -> list[Block]:
             tuple(table_rows),
         )
     )
+    if metrics is not None:
+        blocks.append(metrics)
     skipped = int(summary["not_comparable"].sum())
     if skipped:
         killed = int((gap["killed"] > 0).sum()) if "killed" in gap else 0
@@ -491,17 +579,34 @@ def ratio_section(gap: pd.DataFrame, summary: pd.DataFrame) -> list[Block]:
                 note=True,
             )
         )
-    figure = new_figure(max(7.0, 1.2 * len(summary) + 3.0), 4.8)
-    ratio_distribution(gap, ax=figure.subplots())
-    blocks.append(
-        Image(
-            "ratio-distribution",
-            "Ratio intervals per policy and objective: filled box = v/UB, hollow "
-            "box = v/LB, one segment per comparable window.",
-            figure_png(figure),
-        )
-    )
+    blocks.append(ratio_figure(gap))
     return blocks
+
+
+def ratio_figure(gap: pd.DataFrame) -> Image:
+    """The ratio distribution, one panel per objective (own ratio scale)."""
+    return Image(
+        "ratio-distribution",
+        "Ratio intervals per policy, one panel per objective: each window is a "
+        "segment from v/UB to v/LB (a dot when the optimum is proven); with at "
+        f"least {MIN_BOX_WINDOWS} windows, the filled box summarises the v/UB ends "
+        "and the hollow box the v/LB ends.",
+        partial(_ratio_chart, gap),
+    )
+
+
+def _ratio_chart(gap: pd.DataFrame) -> Figure:
+    objectives = sorted(gap["objective"].unique())
+    policies = gap["policy"].nunique()
+    figure = new_figure(10.0, len(objectives) * (1.3 + 0.42 * policies))
+    axes = figure.subplots(len(objectives), 1, squeeze=False)[:, 0]
+    for ax, objective in zip(axes, objectives, strict=True):
+        ratio_distribution(
+            gap[gap["objective"] == objective],
+            ax=ax,
+            title=f"Competitive-ratio intervals per window — {objective}",
+        )
+    return figure
 
 
 # ---------------------------------------------------------------------------
@@ -523,69 +628,115 @@ def fmt_not_comparable(row: Mapping[str, Any] | pd.Series) -> str:
     return "withheld (defect)"
 
 
-def window_table(gap: pd.DataFrame, objective: str) -> Table:
-    """One row per window: its reference, its sources, every policy."""
+WIDE_POLICIES = 3
+"""With more policies than this, the per-window table is split in two
+(reference and ratios; values), so that each fits a page."""
+
+
+def window_table(
+    gap: pd.DataFrame,
+    objective: str,
+    parts: tuple[str, ...] = ("reference", "value", "ratio"),
+) -> Table:
+    """One row per window: its reference, its sources, every policy.
+
+    ``parts`` picks the columns after ``#`` and ``window``: ``reference``
+    (best LB, its method, best UB, its source, proven), and per policy its
+    ``value`` and its ``ratio`` interval. The table of the ``reference``
+    part has the id ``windows-<objective>``, a values-only table
+    ``values-<objective>``.
+    """
     rows = gap[gap["objective"] == objective]
     policies = sorted(rows["policy"].unique())
     several = _several_traces(rows)
     keys = ["trace_sha256", "window"] if "trace_sha256" in rows else ["window"]
-    columns = ["#", "window", "best LB", "LB method", "best UB", "UB source", "proven"]
+    columns = ["#", "window"]
+    if "reference" in parts:
+        columns += ["best LB", "LB method", "best UB", "UB source", "proven"]
     for policy in policies:
-        columns += [f"{policy} value", f"{policy} ratio"]
+        columns += [f"{policy} {part}" for part in ("value", "ratio") if part in parts]
     out = []
     order = rows.sort_values([*keys[:-1], "window_index"], kind="stable")
     for _, window_rows in order.groupby(keys, sort=False):
         first = window_rows.iloc[0]
         by_policy = {str(r["policy"]): r for _, r in window_rows.iterrows()}
-        if not _missing(first.get("defect")):
-            proven = "defect"
-        else:
-            proven = "yes" if bool(first["optimal"]) else "no"
-        cells = [
-            str(first["window_index"]),
-            _window_name(first, several),
-            fmt_value(first["lower"]),
-            _text(first.get("lower_method")),
-            fmt_value(first["upper"]),
-            _text(first.get("upper_source")),
-            proven,
-        ]
+        cells = [str(first["window_index"]), _window_name(first, several)]
+        if "reference" in parts:
+            cells += _reference_cells(first)
         for policy in policies:
-            r = by_policy.get(policy)
-            if r is None:
-                cells += [MISSING, MISSING]
-            elif not _comparable(r):
-                cells += [fmt_value(r["value"]), fmt_not_comparable(r)]
-            else:
-                cells += [
-                    fmt_value(r["value"]),
-                    fmt_interval(r["ratio_low"], r["ratio_high"]),
-                ]
+            cells += _policy_cells(by_policy.get(policy), parts)
         out.append(tuple(cells))
-    return Table(
-        f"windows-{_anchor(objective)}",
-        f"Bounds and policy values per window — {objective} (a policy that killed "
-        "jobs has no ratio: its cell gives the jobs killed and the processor-seconds "
-        "they did not run)",
-        tuple(columns),
-        tuple(out),
-    )
+    if "reference" in parts:
+        table_id = f"windows-{_anchor(objective)}"
+        caption = (
+            f"Bounds and policy {' and '.join(p + 's' for p in parts[1:])} per "
+            f"window — {objective} (a policy that killed jobs has no ratio: its "
+            "cell gives the jobs killed and the processor-seconds they did not run)"
+        )
+    else:
+        table_id = f"values-{_anchor(objective)}"
+        caption = f"Policy values per window — {objective}"
+    return Table(table_id, caption, tuple(columns), tuple(out))
+
+
+def _reference_cells(first: pd.Series) -> list[str]:
+    if not _missing(first.get("defect")):
+        proven = "defect"
+    else:
+        proven = "yes" if bool(first["optimal"]) else "no"
+    return [
+        fmt_value(first["lower"]),
+        _text(first.get("lower_method")),
+        fmt_value(first["upper"]),
+        _text(first.get("upper_source")),
+        proven,
+    ]
+
+
+def _policy_cells(row: pd.Series | None, parts: tuple[str, ...]) -> list[str]:
+    cells = []
+    if "value" in parts:
+        cells.append(MISSING if row is None else fmt_value(row["value"]))
+    if "ratio" in parts:
+        if row is None:
+            cells.append(MISSING)
+        elif not _comparable(row):
+            cells.append(fmt_not_comparable(row))
+        else:
+            cells.append(fmt_interval(row["ratio_low"], row["ratio_high"]))
+    return cells
+
+
+def _bounds_chart(gap: pd.DataFrame, objective: str) -> Figure:
+    figure = new_figure(10.0, 4.5)
+    bounds_per_window(gap, objective, relative=True, ax=figure.subplots())
+    return figure
 
 
 def window_section(gap: pd.DataFrame, objective: str) -> list[Block]:
-    """The bounds-per-window figure and table of one objective."""
-    figure = new_figure(10.0, 4.5)
-    bounds_per_window(gap, objective, relative=True, ax=figure.subplots())
-    return [
+    """The bounds-per-window figure and table(s) of one objective.
+
+    Up to :data:`WIDE_POLICIES` policies, one table holds everything;
+    with more, the ratios stay beside the references and the values get
+    a table of their own.
+    """
+    blocks: list[Block] = [
         Heading(f"Bounds per window — {objective}"),
         Image(
             f"bounds-{_anchor(objective)}",
             f"Best lower and upper bound per window with the policies' values "
             f"({objective}), each divided by the window's best upper bound; the "
             "table below gives the absolute numbers.",
-            figure_png(figure),
+            partial(_bounds_chart, gap, objective),
         ),
-        window_table(gap, objective),
+    ]
+    policies = gap.loc[gap["objective"] == objective, "policy"].nunique()
+    if policies <= WIDE_POLICIES:
+        return [*blocks, window_table(gap, objective)]
+    return [
+        *blocks,
+        window_table(gap, objective, ("reference", "ratio")),
+        window_table(gap, objective, ("value",)),
     ]
 
 
@@ -623,17 +774,20 @@ def binding_section(known: Mapping[ReferenceKey, Reference]) -> list[Block]:
         mine = counts[counts["kind"] == kind]
         if mine.empty:
             continue
-        height = 1.4 + 0.32 * len(mine)
-        figure = new_figure(8.0, height)
-        binding_bounds(counts, kind=kind, ax=figure.subplots())
         blocks.append(
             Image(
                 f"binding-{kind}",
                 f"Windows on which each {kind} bound is binding.",
-                figure_png(figure),
+                partial(_binding_chart, counts, kind, 1.4 + 0.32 * len(mine)),
             )
         )
     return blocks
+
+
+def _binding_chart(counts: pd.DataFrame, kind: str, height: float) -> Figure:
+    figure = new_figure(8.0, height)
+    binding_bounds(counts, kind=kind, ax=figure.subplots())
+    return figure
 
 
 # ---------------------------------------------------------------------------
@@ -724,57 +878,69 @@ def worst_window_blocks(
     mine = schedule_from_json(mine_row.schedule_json, f"store row {mine_row.task_id}")
     best = schedule_from_json(best_row.schedule_json, f"store row {best_row.task_id}")
     best_label = _best_label(best_row, r.get("upper_source"))
+    unit = shared_time_unit(instance, mine, best)  # one unit: common x limits
+    titles = (
+        f"{policy} — {objective} = {fmt_value(r['value'])}",
+        f"best known: {best_label} — {objective} = {fmt_value(r['upper'])}",
+    )
+    lines = (
+        (mine, {"label": policy, "color": colours.get(policy)}),
+        (best, {"label": f"best known ({best_label})", "color": "black",
+                "linestyle": "--", "show_busy": False}),
+    )  # fmt: skip
+    return [
+        *blocks,
+        Image(
+            f"gantt-{name}",
+            f"{policy} (left) and the best known schedule, {best_label} (right), on "
+            f"window {r['window']}; same job, same colour.",
+            partial(_gantt_pair, instance, (mine, best), titles, unit),
+        ),
+        Image(
+            f"utilisation-{name}",
+            f"Processors in use / m over time, {policy} and the best known schedule.",
+            partial(
+                _utilisation_chart,
+                instance,
+                lines,
+                f"Utilisation over time — window {r['window']}",
+                unit,
+            ),
+        ),
+    ]
+
+
+def _gantt_pair(
+    instance: Instance,
+    schedules: tuple[Schedule, Schedule],
+    titles: tuple[str, str],
+    unit: str,
+) -> Figure:
+    """Two Gantt charts side by side on common axes (same unit and limits)."""
     figure = new_figure(15.0, 5.0)
     left, right = figure.subplots(1, 2, sharey=True)
-    unit = shared_time_unit(instance, mine, best)  # one unit: common x limits
-    gantt(
-        instance,
-        mine,
-        ax=left,
-        title=f"{policy} — {objective} = {fmt_value(r['value'])}",
-        time_unit=unit,
-    )
-    gantt(
-        instance,
-        best,
-        ax=right,
-        title=f"best known: {best_label} — {objective} = {fmt_value(r['upper'])}",
-        time_unit=unit,
-    )
+    for ax, schedule, title in zip((left, right), schedules, titles, strict=True):
+        gantt(instance, schedule, ax=ax, title=title, time_unit=unit)
     low = min(left.get_xlim()[0], right.get_xlim()[0])
     high = max(left.get_xlim()[1], right.get_xlim()[1])
     for ax in (left, right):
         ax.set_xlim(low, high)
     right.set_ylabel("")
-    blocks.append(
-        Image(
-            f"gantt-{name}",
-            f"{policy} (left) and the best known schedule, {best_label} (right), on "
-            f"window {r['window']}; same job, same colour.",
-            figure_png(figure),
-        )
-    )
+    return figure
+
+
+def _utilisation_chart(
+    instance: Instance,
+    lines: Sequence[tuple[Schedule, Mapping[str, Any]]],
+    title: str,
+    unit: str,
+) -> Figure:
+    """The utilisation of several schedules of ``instance`` on one axes."""
     figure = new_figure(11.0, 3.6)
     ax = figure.subplots()
-    utilisation(instance, mine, ax=ax, label=policy, color=colours.get(policy))
-    utilisation(
-        instance,
-        best,
-        ax=ax,
-        label=f"best known ({best_label})",
-        color="black",
-        linestyle="--",
-        show_busy=False,
-        title=f"Utilisation over time — window {r['window']}",
-    )
-    blocks.append(
-        Image(
-            f"utilisation-{name}",
-            f"Processors in use / m over time, {policy} and the best known schedule.",
-            figure_png(figure),
-        )
-    )
-    return blocks
+    for schedule, style in lines:
+        utilisation(instance, schedule, ax=ax, title=title, time_unit=unit, **style)
+    return figure
 
 
 def worst_section(

@@ -1,11 +1,13 @@
 """A report as a list of blocks, rendered to HTML or Markdown.
 
 Blocks are headings, paragraphs, tables (cells already formatted as text)
-and figures (PNG bytes). :func:`render_html` makes one self-contained page
-(CSS inline, every image a ``data:image/png;base64`` URI);
-:func:`write_markdown` writes Markdown with the PNG files in a folder
-``<stem>_figures/`` beside it. Both write atomically: a crash leaves the old
-report (or none), never half of one.
+and figures (matplotlib figures, rendered by the writer). :func:`render_html`
+makes one self-contained page (CSS inline, every figure an SVG in a
+``data:image/svg+xml;base64`` URI: sharp at any zoom, and an ``<img>`` runs
+no script); :func:`write_markdown` writes Markdown with PNG files at
+:data:`MARKDOWN_DPI` dpi in a folder ``<stem>_figures/`` beside it. Both
+write atomically: a crash leaves the old report (or none), never half of
+one.
 
 The figures folder is replaced on every run, so optsched marks the folders
 it creates with a file :data:`FIGURES_MARKER` listing the files it wrote,
@@ -24,10 +26,11 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -69,25 +72,62 @@ class Table:
 
 @dataclass(frozen=True, slots=True)
 class Image:
-    """A PNG figure; ``name`` is its file stem in the Markdown variant."""
+    """A figure; ``name`` is its HTML id and its file stem in Markdown.
+
+    ``draw`` makes the figure when the report is written: the HTML page
+    renders it as SVG, the Markdown report as PNG (:func:`figure_svg`,
+    :func:`figure_png`), and it is dropped at once. Holding figures instead
+    would keep every one alive with its renderer's pixel buffer (artists
+    keep a reference to it): 630 MB for a report of 45 figures at 200 dpi.
+    """
 
     name: str
     caption: str
-    png: bytes
+    draw: Callable[[], Figure]
+
+    def render(self, form: str) -> bytes:
+        """The figure as ``"svg"`` or ``"png"`` bytes; the figure is freed."""
+        figure = self.draw()
+        try:
+            return figure_svg(figure) if form == "svg" else figure_png(figure)
+        finally:
+            figure.clear()  # breaks the artists' cycles: freed without gc
 
 
 Block = Heading | Paragraph | Table | Image
 
 
-def figure_png(figure: Figure, dpi: int = 100) -> bytes:
+MARKDOWN_DPI = 200
+"""Resolution of the PNG figures of the Markdown report (print quality)."""
+
+_SVG_SALT = "optsched"
+"""Fixed salt of the ids matplotlib writes into SVG: the same report twice
+gives the same bytes (matplotlib's default salt is random)."""
+
+
+def figure_png(figure: Figure, dpi: int = MARKDOWN_DPI) -> bytes:
     """Render a matplotlib figure to PNG bytes with the Agg canvas.
 
     No pyplot: the figure never enters pyplot's global registry and no
-    display backend is touched.
+    display backend is touched. No time stamp is written, so the bytes
+    depend on the figure only.
     """
     FigureCanvasAgg(figure)
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=dpi)
+    figure.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def figure_svg(figure: Figure) -> bytes:
+    """Render a matplotlib figure to SVG bytes, reproducibly.
+
+    Text is drawn as paths (matplotlib's default), so the picture does not
+    depend on the reader's fonts; the date is left out and the ids use a
+    fixed salt, so the same figure always gives the same bytes.
+    """
+    buffer = io.BytesIO()
+    with matplotlib.rc_context({"svg.hashsalt": _SVG_SALT}):
+        figure.savefig(buffer, format="svg", metadata={"Date": None})
     return buffer.getvalue()
 
 
@@ -105,11 +145,17 @@ _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif;
        margin: 2em auto; max-width: 1200px; padding: 0 1em; color: #222; }
 h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
-table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.85em; }
-caption { text-align: left; font-weight: 600; padding-bottom: 0.3em; }
+div.table { overflow-x: auto; max-width: 100%; margin: 0.5em 0 1.5em; }
+table { border-collapse: collapse; font-size: 0.85em; }
+caption { text-align: left; font-weight: 600; padding-bottom: 0.3em;
+          position: sticky; left: 0; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; }
-th { background: #f2f2f2; text-align: left; }
-td { font-variant-numeric: tabular-nums; }
+th { background: #f2f2f2; text-align: left; vertical-align: bottom;
+     min-width: 4em; }
+td { font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.text { white-space: normal; min-width: 12em; }
+th:first-child, td:first-child { position: sticky; left: 0; }
+td:first-child { background: #fff; }
 figure { margin: 0.5em 0 1.5em; } figcaption { font-size: 0.85em; color: #444; }
 img { max-width: 100%; height: auto; }
 p.note { background: #fff6d6; border-left: 4px solid #e0b000; padding: 0.4em 0.8em; }
@@ -137,23 +183,42 @@ def _html_block(block: Block) -> str:
         css = ' class="note"' if block.note else ""
         return f"<p{css}>{_html_text(block.text)}</p>"
     if isinstance(block, Table):
-        head = "".join(f"<th>{_html_text(c)}</th>" for c in block.columns)
-        body = "\n".join(
-            "<tr>" + "".join(f"<td>{_html_text(cell)}</td>" for cell in row) + "</tr>"
-            for row in block.rows
-        )
-        return (
-            f'<table id="{_html_text(block.id)}">'
-            f"<caption>{_html_text(block.caption)}</caption>\n"
-            f"<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody></table>"
-        )
-    data = base64.b64encode(block.png).decode("ascii")
+        return _html_table(block)
+    data = base64.b64encode(block.render("svg")).decode("ascii")
     caption = _html_text(block.caption)
     return (
         f'<figure id="{_html_text(block.name)}">'
-        f'<img src="data:image/png;base64,{data}" alt="{caption}">'
+        f'<img src="data:image/svg+xml;base64,{data}" alt="{caption}">'
         f"<figcaption>{caption}</figcaption></figure>"
     )
+
+
+LONG_CELL = 40
+"""Cells longer than this many characters may wrap (class ``text``); the
+others, numbers and short names, stay on one line."""
+
+
+def _html_table(table: Table) -> str:
+    """A table in a horizontally scrolling box, first column kept in view.
+
+    Wide tables (many policies) scroll inside their box instead of
+    widening the page; numbers never break across lines, long texts wrap.
+    """
+    head = "".join(f"<th>{_html_text(c)}</th>" for c in table.columns)
+    body = "\n".join(
+        "<tr>" + "".join(_html_cell(cell) for cell in row) + "</tr>"
+        for row in table.rows
+    )
+    return (
+        f'<div class="table"><table id="{_html_text(table.id)}">'
+        f"<caption>{_html_text(table.caption)}</caption>\n"
+        f"<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody></table></div>"
+    )
+
+
+def _html_cell(cell: str) -> str:
+    css = ' class="text"' if len(cell) > LONG_CELL else ""
+    return f"<td{css}>{_html_text(cell)}</td>"
 
 
 def render_html(title: str, blocks: Sequence[Block]) -> str:
@@ -313,7 +378,7 @@ def write_markdown(path: Path, title: str, blocks: Sequence[Block]) -> Path:
     try:
         for block in blocks:
             if isinstance(block, Image):
-                (staging / names[block.name]).write_bytes(block.png)
+                (staging / names[block.name]).write_bytes(block.render("png"))
         marker = "\n".join([_MARKER_HEADER, *sorted(names.values())]) + "\n"
         (staging / FIGURES_MARKER).write_text(marker, encoding="utf-8")
         _replace_folder(staging, folder)
