@@ -42,6 +42,22 @@ A job that migrates (``Placement.moves``) is judged on each stretch: every
 processor set it uses obeys rules 5 and 6, and move times increase inside
 ``(start, end)``.
 
+7. A preempted job (``Placement.pieces``, :class:`~optsched.schedule.Piece`)
+   runs only in its pieces: they come in time order without overlapping
+   (``end_k <= start_{k+1}``), the first pays no switch and every later one
+   exactly the machine's resume cost
+   (:meth:`~optsched.instance.Machine.resume_cost`, 0 when preemption is
+   free), no piece is shorter than its switch, and rule 3 reads "the work,
+   the sum of ``end - start - switch`` over the pieces, equals the run
+   time". Rule 2 applies to the first piece (every later one starts after
+   it), rules 4 to 6 to every piece, which holds its processors for its
+   whole length, switch included.
+
+Structural promises are separate predicates, asked for by the producers
+that make them: :func:`max_jobs_per_processor` (PBI keeps at most two jobs
+in progress on any processor) and :func:`migrations` (jobs whose pieces do
+not all use the same processors).
+
 :func:`is_shelf_schedule` is a separate predicate on the *structure* of a
 schedule (jobs grouped in shelves by start time, shelves not overlapping);
 the shelf-restricted models accept only schedules that pass both.
@@ -54,7 +70,9 @@ import heapq
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
+
+import numpy as np
 
 from optsched.instance import Instance, Job
 from optsched.schedule import Placement, ProcessorSet, Schedule, merged_runs
@@ -91,16 +109,209 @@ def check_schedule(instance: Instance, schedule: Schedule) -> list[Violation]:
         (missing, unknown jobs), then per job in id order its times and
         processor set, then capacity overruns and shared processors in time
         order.
+
+    Notes
+    -----
+    A valid schedule is recognised first by a vectorised pass over all the
+    rules (:func:`_plainly_valid`, ``O(n log n + sum_j q_j)``); only when it
+    does not vouch for the schedule do the rule-by-rule checks below run to
+    name the violations. Both judge the same rules.
     """
+    if _plainly_valid(instance, schedule):
+        return []
+    return _violations(instance, schedule)
+
+
+def _violations(instance: Instance, schedule: Schedule) -> list[Violation]:
+    """Every violation, rule by rule (:func:`check_schedule` without its fast path)."""
     jobs = instance.jobs_by_id()
     violations = _check_placed_once(jobs, schedule)
     placed = {jid: p for jid, p in schedule.placements.items() if jid in jobs}
     for jid, placement in sorted(placed.items()):
         violations += _check_times(jobs[jid], placement, jid in schedule.killed)
+        violations += _check_pieces(instance, jobs[jid], placement)
         violations += _check_processor_set(instance, jobs[jid], placement)
     violations += _check_capacity(instance, jobs, placed)
     violations += _check_processor_overlaps(instance, placed)
     return violations
+
+
+EXPANDED_LIMIT = 4_000_000
+"""Most (job, processor) pairs the vectorised check of a valid schedule
+expands; wider schedules go through the interval sweeps directly."""
+
+
+def _plainly_valid(instance: Instance, schedule: Schedule) -> bool:
+    """Does ``schedule`` break no rule? ``False`` also means "not decided here".
+
+    The same rules as :func:`check_schedule`, decided at once with numpy
+    (``O(n log n + sum_j q_j)``) for the common case of a valid schedule
+    without migrations whose processor sets are tuples: ``True`` only when
+    every rule holds, so that :func:`check_schedule` returns ``[]``; on
+    ``False`` the rule-by-rule checks run and name the violations (or find
+    none, e.g. for a :class:`~optsched.schedule.ProcessorSet`).
+
+    * Rules 1 to 3: the placed ids equal the job ids; elementwise
+      ``start >= release`` and ``end - start`` equal to the run time (to
+      the estimate for a killed job, whose estimate must be below its run
+      time).
+    * Rule 4: the event sweep of :func:`_check_capacity`. Events sorted by
+      time, releases of capacity first, so the running total only peaks at
+      the end of a group of equal times; no overrun is reported iff the
+      largest prefix sum is at most ``m``.
+    * Rules 5 and 6: each processor set strictly increasing (so distinct),
+      of ``size`` entries inside ``[0, m)``, consecutive on a contiguous
+      machine. Overlaps: one row per (stretch, processor), sorted by
+      processor then start; two stretches on one processor overlap iff some
+      pair of neighbours does (sorted by start, an interval that overlaps a
+      later one overlaps the next one too).
+    """
+    jobs = instance.jobs
+    placements = schedule.placements
+    if len(placements) != len(jobs) or not schedule.killed <= placements.keys():
+        return False
+    contiguous = instance.machine.allocation == "contiguous"
+    try:
+        placed = [placements[j.id] for j in jobs]
+    except KeyError:
+        return False
+    if any(p.moves or p.pieces for p in placed):
+        return False
+    procs = [p.processors for p in placed]
+    given = [k for k, q in enumerate(procs) if q is not None]
+    if (contiguous and len(given) < len(procs)) or any(
+        type(procs[k]) is not tuple for k in given
+    ):
+        return False
+    if not jobs:
+        return False  # nothing to gain: the rules are immediate
+    # Integers beyond int64 make an object array: the rules decide those.
+    start = np.array([p.start for p in placed])
+    end = np.array([p.end for p in placed])
+    if start.dtype != np.int64 or end.dtype != np.int64:
+        return False
+    if not _times_valid(jobs, schedule.killed, start, end):
+        return False
+    size = np.array([j.size for j in jobs], dtype=np.int64)
+    if not _capacity_valid(instance, size, start, end):
+        return False
+    tuples = [cast(tuple[int, ...], procs[k]) for k in given]
+    return _processors_valid(instance, tuples, given, start, end)
+
+
+def _times_valid(
+    jobs: Sequence[Job], killed: frozenset[int], start: np.ndarray, end: np.ndarray
+) -> bool:
+    """Rules 2 and 3 on every job at once (``int64`` times)."""
+    # Far from the int64 limits, so that differences cannot overflow.
+    limit = 2**62
+    for times in (start, end):
+        if not bool(np.all((times > -limit) & (times < limit))):
+            return False
+    if killed:
+        expected = []
+        for job in jobs:
+            if job.id in killed:
+                if job.requested >= job.runtime:
+                    return False
+                expected.append(job.requested)
+            else:
+                expected.append(job.runtime)
+    else:
+        expected = [job.runtime for job in jobs]
+    # Releases and run times are at most MAX_INTEGER = 2**53 (instance rule).
+    release = np.array([j.release for j in jobs], dtype=np.int64)
+    if not bool(np.all(start >= release)):
+        return False
+    return bool(np.all(end - start == np.array(expected, dtype=np.int64)))
+
+
+def _capacity_valid(
+    instance: Instance, size: np.ndarray, start: np.ndarray, end: np.ndarray
+) -> bool:
+    """Rule 4: the peak of the event sweep is at most ``m``."""
+    running = end > start
+    blocks = [b for b in instance.machine.unavailable if b.end > b.start]
+    times = np.concatenate(
+        (
+            start[running],
+            end[running],
+            [b.start for b in blocks],
+            [b.end for b in blocks],
+        )
+    ).astype(np.int64)
+    deltas = np.concatenate(
+        (
+            size[running],
+            -size[running],
+            [b.size for b in blocks],
+            [-b.size for b in blocks],
+        )
+    ).astype(np.int64)
+    if len(times) == 0:
+        return True
+    order = np.lexsort((deltas, times))  # by time, releases of capacity first
+    return int(np.cumsum(deltas[order]).max()) <= instance.processors
+
+
+def _processors_valid(
+    instance: Instance,
+    procs: list[tuple[int, ...]],
+    given: list[int],
+    start: np.ndarray,
+    end: np.ndarray,
+) -> bool:
+    """Rules 5 and 6 for tuple processor sets, one row per (job, processor)."""
+    m = instance.processors
+    contiguous = instance.machine.allocation == "contiguous"
+    lengths = np.array([len(q) for q in procs], dtype=np.int64)
+    jobs = instance.jobs
+    sizes = np.array([jobs[k].size for k in given], dtype=np.int64)
+    if not np.array_equal(lengths, sizes):
+        return False
+    total = int(lengths.sum())
+    if total > EXPANDED_LIMIT:
+        return False
+    flat = np.array([p for q in procs for p in q])
+    if total == 0:
+        flat = np.zeros(0, dtype=np.int64)
+    if flat.dtype != np.int64 or (total and (flat.min() < 0 or flat.max() >= m)):
+        return False
+    owner = np.repeat(np.arange(len(procs)), lengths)
+    same_job = owner[1:] == owner[:-1]
+    if bool(np.any(same_job & (flat[1:] <= flat[:-1]))):
+        return False  # not strictly increasing: repeated processors
+    if contiguous and len(procs):
+        firsts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+        filled = lengths > 0
+        span = flat[firsts[filled] + lengths[filled] - 1] - flat[firsts[filled]]
+        if bool(np.any(span != lengths[filled] - 1)):
+            return False
+    index = np.array(given, dtype=np.int64)
+    s, e = start[index][owner], end[index][owner]
+    keep = e > s
+    rows_p, rows_s, rows_e = flat[keep], s[keep], e[keep]
+    blocks = [
+        b
+        for b in instance.machine.unavailable
+        if b.offset is not None and b.end > b.start and b.size > 0
+    ]
+    if blocks:
+        if total + sum(b.size for b in blocks) > EXPANDED_LIMIT:
+            return False
+        extra = [
+            (p, b.start, b.end)
+            for b in blocks
+            for p in range(b.offset or 0, (b.offset or 0) + b.size)
+        ]
+        more = np.array(extra, dtype=np.int64).reshape(-1, 3)
+        rows_p = np.concatenate((rows_p, more[:, 0]))
+        rows_s = np.concatenate((rows_s, more[:, 1]))
+        rows_e = np.concatenate((rows_e, more[:, 2]))
+    order = np.lexsort((rows_s, rows_p))
+    rows_p, rows_s, rows_e = rows_p[order], rows_s[order], rows_e[order]
+    clash = (rows_p[1:] == rows_p[:-1]) & (rows_e[:-1] > rows_s[1:])
+    return not bool(np.any(clash))
 
 
 def _check_placed_once(jobs: dict[int, Job], schedule: Schedule) -> list[Violation]:
@@ -145,7 +356,19 @@ def _check_times(job: Job, placement: Placement, killed: bool) -> list[Violation
                 )
             )
         expected = min(job.runtime, job.requested)
-    if placement.end - placement.start != expected:
+    if placement.pieces:
+        if placement.work != expected:
+            out.append(
+                Violation(
+                    "duration",
+                    f"job {job.id} works {placement.work} s in its "
+                    f"{len(placement.pieces)} pieces (their lengths minus "
+                    f"{placement.switch_cost} s of switches), expected {expected} s",
+                    job=job.id,
+                    time=placement.start,
+                )
+            )
+    elif placement.end - placement.start != expected:
         out.append(
             Violation(
                 "duration",
@@ -158,9 +381,59 @@ def _check_times(job: Job, placement: Placement, killed: bool) -> list[Violation
     return out
 
 
+def _check_pieces(
+    instance: Instance, job: Job, placement: Placement
+) -> list[Violation]:
+    """Rule 7: the pieces of a preempted job (see the module docstring)."""
+    out: list[Violation] = []
+    cost = instance.machine.resume_cost(job.size)
+    previous_end = None
+    for k, piece in enumerate(placement.pieces):
+        where = f"job {job.id}, piece {k} [{piece.start}, {piece.end})"
+        if previous_end is not None and piece.start < previous_end:
+            out.append(
+                Violation(
+                    "piece-order",
+                    f"{where} starts before the previous piece ends at {previous_end}",
+                    job=job.id,
+                    time=piece.start,
+                )
+            )
+        wanted = 0 if k == 0 else cost
+        if piece.switch != wanted:
+            why = "a first piece pays none" if k == 0 else "the machine's resume cost"
+            out.append(
+                Violation(
+                    "switch-cost",
+                    f"{where} records a switch of {piece.switch} s, expected "
+                    f"{wanted} s ({why})",
+                    job=job.id,
+                    time=piece.start,
+                )
+            )
+        elif piece.work < 0:
+            out.append(
+                Violation(
+                    "piece-order",
+                    f"{where} is shorter than its switch of {piece.switch} s",
+                    job=job.id,
+                    time=piece.start,
+                )
+            )
+        previous_end = piece.end
+    return out
+
+
 def _check_processor_set(
     instance: Instance, job: Job, placement: Placement
 ) -> list[Violation]:
+    if placement.pieces:
+        out: list[Violation] = []
+        for piece in placement.pieces:
+            out += _check_one_processor_set(
+                instance, job, piece.start, piece.processors
+            )
+        return out
     out = _check_moves(job, placement)
     out += _check_one_processor_set(
         instance, job, placement.start, placement.processors
@@ -290,9 +563,11 @@ def _check_capacity(
     # first because intervals are half-open.
     events: list[tuple[int, int, int | None]] = []
     for jid, p in placed.items():
-        if p.end > p.start:
-            events.append((p.start, jobs[jid].size, jid))
-            events.append((p.end, -jobs[jid].size, jid))
+        stretches = p.segments() if p.pieces else ((p.start, p.end, None),)
+        for start, end, _ in stretches:
+            if end > start:
+                events.append((start, jobs[jid].size, jid))
+                events.append((end, -jobs[jid].size, jid))
     for block in instance.machine.unavailable:
         if block.end > block.start:
             events.append((block.start, block.size, None))
@@ -522,3 +797,76 @@ def is_shelf_schedule(instance: Instance, schedule: Schedule) -> str | None:
         if shelf_longest is None or placement.end > schedule[shelf_longest].end:
             shelf_longest = jid
     return None
+
+
+def migrations(schedule: Schedule) -> list[int]:
+    """Ids of the jobs that change processors (sorted).
+
+    A job migrates when its pieces (or the stretches between its moves) do
+    not all use the same processor set; a preempted job that always
+    resumes where it stopped does not. Jobs without processor sets never
+    count.
+    """
+    out = []
+    for jid, placement in schedule.placements.items():
+        sets = {
+            tuple(merged_runs(processors))
+            for _, _, processors in placement.segments()
+            if processors is not None
+        }
+        if len(sets) > 1:
+            out.append(jid)
+    return sorted(out)
+
+
+def max_jobs_per_processor(instance: Instance, schedule: Schedule) -> int:
+    """Most jobs ever in progress together on one processor.
+
+    A job is *in progress* on processor ``p`` from the start of its first
+    piece on ``p`` to the end of its last piece on ``p`` (half-open): a
+    suspended job keeps its memory there. Without preemption this is 1
+    for every valid schedule; PBI (Schwiegelshohn, Turek and Wolf 1995)
+    promises 2, which is what lets it run on machines without per-processor
+    virtual memory (Kalthoff 2002, seed 001 §1.2).
+
+    Processors are handled as intervals: the boundaries of every processor
+    run cut the processor axis into elementary ranges, and each range gets
+    an event sweep over the residency intervals that cover it. ``0`` for a
+    schedule without jobs.
+
+    Raises
+    ------
+    ValueError
+        A job of positive length without processor sets (a count-only
+        schedule says nothing about which processors are shared).
+    """
+    del instance  # the residency only depends on the schedule
+    spans: list[tuple[int, int, int, int]] = []  # (first, last, start, end)
+    for jid, placement in schedule.placements.items():
+        reach: dict[tuple[int, int], list[int]] = {}
+        for start, end, processors in placement.segments():
+            if end <= start:
+                continue
+            if processors is None:
+                raise ValueError(f"job {jid} has no processor set")
+            for run in merged_runs(processors):
+                span = reach.setdefault(run, [start, end])
+                span[0], span[1] = min(span[0], start), max(span[1], end)
+        spans += [(a, b, s, e) for (a, b), (s, e) in reach.items()]
+    cuts = sorted({a for a, _, _, _ in spans} | {b + 1 for _, b, _, _ in spans})
+    covering: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for first, last, start, end in spans:
+        low = bisect.bisect_left(cuts, first)
+        for k in range(low, bisect.bisect_left(cuts, last + 1)):
+            covering[k].append((start, end))
+    return max((_max_overlap(intervals) for intervals in covering.values()), default=0)
+
+
+def _max_overlap(intervals: list[tuple[int, int]]) -> int:
+    """Largest number of half-open intervals sharing an instant."""
+    events = sorted([(s, 1) for s, _ in intervals] + [(e, -1) for _, e in intervals])
+    best = running = 0
+    for _, delta in events:  # at equal times, ends (-1) come first
+        running += delta
+        best = max(best, running)
+    return best

@@ -269,6 +269,14 @@ class Machine:
         Fixed busy blocks. On a ``contiguous`` machine each block needs an
         offset; on an ``any`` machine a block is a processor count and has no
         offset.
+    switch_cost, switch_cost_per_processor
+        Context-switch cost of resuming a preempted job (seconds, integers
+        ``>= 0``): a resumed piece of a job of ``q`` processors starts with
+        ``switch_cost + switch_cost_per_processor * q`` seconds in which it
+        holds its processors and does no work (:meth:`resume_cost`). The
+        second form is the Cray T3D's, which switched context by writing the
+        job's memory out (Feitelson and Jette 1996). Both 0: preemption is
+        free.
 
     Notes
     -----
@@ -291,8 +299,16 @@ class Machine:
     processors: int
     allocation: str = "any"
     unavailable: tuple[BusyBlock, ...] = ()
+    switch_cost: int = 0
+    switch_cost_per_processor: int = 0
 
     def __post_init__(self) -> None:
+        for name in ("switch_cost", "switch_cost_per_processor"):
+            value = getattr(self, name)
+            _require_int("machine", name, value)
+            if value < 0:
+                raise ValueError(f"machine: {name} {shown(value)} must be >= 0")
+            _require_at_most("machine", name, value)
         _require_int("machine", "processors", self.processors)
         if self.processors < 1:
             raise ValueError(
@@ -368,6 +384,10 @@ class Machine:
                         f"time {block.start}"
                     )
             active.append(block)
+
+    def resume_cost(self, size: int) -> int:
+        """Seconds a job of ``size`` processors pays each time it resumes."""
+        return self.switch_cost + self.switch_cost_per_processor * size
 
     def replace(self, **changes: object) -> Machine:
         """Return a validated copy with some fields changed."""

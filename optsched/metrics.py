@@ -45,6 +45,7 @@ def _arrays(instance: Instance, schedule: Schedule) -> dict[str, np.ndarray]:
         "weight": np.array([j.weight for j in jobs], dtype=np.float64),
         "start": _times([schedule[j.id].start for j in jobs]),
         "end": _times([schedule[j.id].end for j in jobs]),
+        "run": _times([schedule[j.id].work for j in jobs]),
     }
 
 
@@ -96,21 +97,26 @@ def responses(instance: Instance, schedule: Schedule) -> np.ndarray:
 def bounded_slowdowns(
     instance: Instance, schedule: Schedule, threshold: int = BSLD_THRESHOLD
 ) -> np.ndarray:
-    """Bounded slowdown ``max(1, (C_j - r_j) / max(C_j - S_j, tau))``.
+    """Bounded slowdown ``max(1, (C_j - r_j) / max(p_j, tau))``.
 
-    The run time is the one in the schedule (a killed job ran for less).
+    ``p_j`` is the run time in the schedule: ``C_j - S_j`` (a killed job ran
+    for less), or for a preempted job the work of its pieces
+    (:attr:`~optsched.schedule.Placement.work`: the time between its pieces
+    and its context switches are waiting, not running).
     Reference: D. G. Feitelson, L. Rudolph, U. Schwiegelshohn, K. C. Sevcik,
     P. Wong, "Theory and practice in parallel job scheduling", JSSPP 1997.
     """
     a = _arrays(instance, schedule)
-    run = a["end"] - a["start"]
-    return np.maximum(1.0, (a["end"] - a["release"]) / np.maximum(run, threshold))
+    return np.maximum(1.0, (a["end"] - a["release"]) / np.maximum(a["run"], threshold))
 
 
 def slowdowns(instance: Instance, schedule: Schedule) -> np.ndarray:
-    """Plain slowdown ``(C_j - r_j) / (C_j - S_j)``; ``1`` for zero-length runs."""
+    """Plain slowdown ``(C_j - r_j) / p_j``; ``1`` for zero-length runs.
+
+    ``p_j`` as in :func:`bounded_slowdowns`.
+    """
     a = _arrays(instance, schedule)
-    run = a["end"] - a["start"]
+    run = a["run"]
     response = a["end"] - a["release"]
     safe = np.where(run > 0, run, 1)
     return np.where(run > 0, response / safe, 1.0)
@@ -119,8 +125,10 @@ def slowdowns(instance: Instance, schedule: Schedule) -> np.ndarray:
 def utilisation(instance: Instance, schedule: Schedule) -> float:
     """Share of processor time used by jobs over ``[min_j r_j, max_j C_j)``.
 
-    ``sum_j q_j (C_j - S_j) / (m (max_j C_j - min_j r_j))``; busy blocks are not
-    counted as useful work. 0 for an empty or zero-length schedule.
+    ``sum_j q_j p_j / (m (max_j C_j - min_j r_j))`` with ``p_j = C_j - S_j``, or
+    the work of a preempted job's pieces (context switches hold processors
+    but do no work); busy blocks are not counted as useful work. 0 for an
+    empty or zero-length schedule.
     """
     if not instance.jobs:
         return 0.0
@@ -129,10 +137,7 @@ def utilisation(instance: Instance, schedule: Schedule) -> float:
     span = max(p.end for p in placements) - min(j.release for j in instance.jobs)
     if span <= 0:
         return 0.0
-    work = sum(
-        j.size * (p.end - p.start)
-        for j, p in zip(instance.jobs, placements, strict=True)
-    )
+    work = sum(j.size * p.work for j, p in zip(instance.jobs, placements, strict=True))
     return work / (instance.processors * span)
 
 

@@ -338,6 +338,37 @@ def _sorted(processors: Iterable[int]) -> Sequence[int]:
 
 
 @dataclass(frozen=True, slots=True)
+class Piece:
+    """One stretch of a preempted job: ``[start, end)`` on ``processors``.
+
+    ``switch`` is the context-switch cost paid at the start of the piece
+    (seconds, ``0 <= switch <= end - start``): the job holds its processors
+    but does no work during ``[start, start + switch)``. The first piece of
+    a job has no switch cost; a resumed one pays the machine's
+    (:attr:`optsched.instance.Machine.switch_cost`). The piece's work is
+    ``end - start - switch``.
+    """
+
+    start: int
+    end: int
+    processors: Sequence[int] | None = None
+    switch: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("start", "end", "switch"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ValueError(f"piece: {name} must be an integer, got {value!r}")
+        if self.processors is not None:
+            object.__setattr__(self, "processors", _sorted(self.processors))
+
+    @property
+    def work(self) -> int:
+        """``end - start - switch``: the job's progress during the piece."""
+        return self.end - self.start - self.switch
+
+
+@dataclass(frozen=True, slots=True)
 class Placement:
     """When and where one job runs: ``[start, end)`` on ``processors``.
 
@@ -352,12 +383,22 @@ class Placement:
     inside ``(start, end)``; from ``time`` on the job runs on the new
     processors, and ``processors`` is where it started. Empty for a job
     that never moves; :meth:`segments` gives the pieces.
+
+    ``pieces`` describes a preempted job (:class:`Piece`, in time order):
+    it runs only during its pieces, possibly on other processors in each,
+    and its work is the sum of theirs. ``start`` is then the start of the
+    first piece, ``end`` the end of the last (what every metric uses:
+    ``C_j`` is the end of the last piece) and ``processors`` those of the
+    first; :meth:`of_pieces` builds such a placement. A placement has
+    ``moves`` or ``pieces``, not both (a migration without a pause is two
+    pieces without a gap).
     """
 
     start: int
     end: int
     processors: Sequence[int] | None = None
     moves: Moves = ()
+    pieces: tuple[Piece, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("start", "end"):
@@ -372,9 +413,48 @@ class Placement:
                 "moves",
                 tuple((time, _sorted(procs)) for time, procs in self.moves),
             )
+        if self.pieces:
+            self._validate_pieces()
+
+    def _validate_pieces(self) -> None:
+        pieces = tuple(self.pieces)
+        object.__setattr__(self, "pieces", pieces)
+        if not all(isinstance(piece, Piece) for piece in pieces):
+            raise ValueError("placement: pieces must be Piece objects")
+        if self.moves:
+            raise ValueError("placement: give moves or pieces, not both")
+        first, last = pieces[0], pieces[-1]
+        if (self.start, self.end) != (first.start, last.end):
+            raise ValueError(
+                f"placement: [{self.start}, {self.end}) is not the span "
+                f"[{first.start}, {last.end}) of its pieces"
+            )
+        if self.processors != first.processors:
+            raise ValueError("placement: processors are not those of the first piece")
+
+    @classmethod
+    def of_pieces(cls, pieces: Iterable[Piece]) -> Placement:
+        """The placement of a job preempted into ``pieces`` (time order).
+
+        One piece gives a plain placement (no ``pieces``), so that a job
+        that was never interrupted looks the same whoever scheduled it.
+        """
+        pieces = tuple(pieces)
+        if not pieces:
+            raise ValueError("placement: a job needs at least one piece")
+        first = pieces[0]
+        if len(pieces) == 1 and first.switch == 0:
+            return cls(first.start, first.end, first.processors)
+        return cls(first.start, pieces[-1].end, first.processors, pieces=pieces)
 
     def segments(self) -> tuple[tuple[int, int, Sequence[int] | None], ...]:
-        """``(start, end, processors)`` of each stretch on one processor set."""
+        """``(start, end, processors)`` of each stretch on one processor set.
+
+        For a preempted job, its pieces (the gaps between them hold no
+        processor); for a migrating one, the stretches between moves.
+        """
+        if self.pieces:
+            return tuple((p.start, p.end, p.processors) for p in self.pieces)
         if not self.moves:
             return ((self.start, self.end, self.processors),)
         out = []
@@ -397,8 +477,28 @@ class Placement:
 
     @property
     def duration(self) -> int:
-        """``end - start``."""
+        """``end - start``: from the first start to the last end."""
         return self.end - self.start
+
+    @property
+    def held(self) -> int:
+        """Time the job holds processors: the sum of its pieces' lengths
+        (``end - start`` when it was never preempted)."""
+        if not self.pieces:
+            return self.end - self.start
+        return sum(p.end - p.start for p in self.pieces)
+
+    @property
+    def work(self) -> int:
+        """Time the job computes: :attr:`held` minus the switch costs."""
+        if not self.pieces:
+            return self.end - self.start
+        return sum(p.work for p in self.pieces)
+
+    @property
+    def switch_cost(self) -> int:
+        """Seconds of context switches paid (the sum over the pieces)."""
+        return sum(p.switch for p in self.pieces)
 
 
 @dataclass(frozen=True, slots=True)

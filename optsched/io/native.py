@@ -42,7 +42,10 @@ Keys (all times are integer seconds, intervals half-open ``[start, end)``):
     ``end``, ``size``, ``offset`` of the first processor, optional
     ``label``). The ``offset`` is required on a ``contiguous`` machine and
     refused on an ``any`` machine, where a block is a processor count (see
-    :class:`~optsched.instance.Machine`).
+    :class:`~optsched.instance.Machine`). Optional ``switch_cost`` and
+    ``switch_cost_per_processor`` (integers >= 0, default 0): the seconds a
+    preempted job pays each time it resumes, ``switch_cost +
+    switch_cost_per_processor * size`` (written only when not 0).
 ``jobs``
     List of jobs: ``id``, ``release`` (>= 0), ``size`` (1..processors),
     ``runtime`` (>= 0) are required; ``estimate`` (default: the runtime),
@@ -99,7 +102,14 @@ FORMAT_VERSION = 1
 JOB_KEYS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Job))
 JOB_REQUIRED = ("id", "release", "size", "runtime")
 BLOCK_KEYS = ("start", "end", "size", "offset", "label")
-MACHINE_KEYS = ("processors", "allocation", "unavailable")
+MACHINE_KEYS = (
+    "processors",
+    "allocation",
+    "unavailable",
+    "switch_cost",
+    "switch_cost_per_processor",
+)
+SWITCH_KEYS = ("switch_cost", "switch_cost_per_processor")
 WINDOW_KEYS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Window))
 SOURCE_KEYS = ("file", "sha256", "format", "window")
 TOP_KEYS = ("format", "version", "name", "machine", "jobs", "source")
@@ -151,6 +161,11 @@ def instance_to_dict(instance: Instance) -> dict[str, Any]:
             "processors": instance.machine.processors,
             "allocation": instance.machine.allocation,
             "unavailable": [_block_to_dict(b) for b in instance.machine.unavailable],
+            **{
+                key: getattr(instance.machine, key)
+                for key in SWITCH_KEYS
+                if getattr(instance.machine, key)
+            },
         },
         "jobs": [job_to_dict(job) for job in instance.jobs],
         "source": {
@@ -185,7 +200,8 @@ def instance_to_json(instance: Instance) -> str:
         f'  "name": {_dump(data["name"])},',
         f'  "machine": {{"processors": {_dump(machine["processors"])}, '
         f'"allocation": {_dump(machine["allocation"])}, '
-        f'"unavailable": {_dump_list(machine["unavailable"], "  ")}}},',
+        + "".join(f'"{k}": {_dump(machine[k])}, ' for k in SWITCH_KEYS if k in machine)
+        + f'"unavailable": {_dump_list(machine["unavailable"], "  ")}}},',
         f'  "jobs": {_dump_list(data["jobs"], "  ")},',
         f'  "source": {_dump(data["source"])}',
         "}",
@@ -375,8 +391,9 @@ def _parse_machine(value: object) -> Machine:
             f"allocation: expected one of {', '.join(ALLOCATIONS)}, "
             f"got {shown(allocation)}",
         )
+    costs = {key: obj.integer(key, required=False) or 0 for key in SWITCH_KEYS}
     machine: Machine = obj.validated(
-        lambda: Machine(processors, allocation),  # type: ignore[arg-type]
+        lambda: Machine(processors, allocation, **costs),  # type: ignore[arg-type]
         "machine: ",
     )
     blocks = tuple(

@@ -49,7 +49,18 @@
     ``{"format": "optsched-schedule", "version": 1, "producer": "...",
     "placements": [{"job": 17, "start": 0, "end": 10, "processors": "0-3",
     "killed": true, "moves": "120:4-7"}, ...]}``; ``processors``, ``killed``
-    and ``moves`` are optional.
+    and ``moves`` are optional. A preempted job
+    (:class:`~optsched.schedule.Piece`) adds ``"pieces": [{"start": 0,
+    "end": 4, "processors": "0-3"}, {"start": 7, "end": 15, "processors":
+    "4-7", "switch": 2}]`` (``switch`` omitted when 0); its ``start``,
+    ``end`` and ``processors`` are then those of the span and of the first
+    piece.
+
+Preempted jobs in ``csv``: the columns ``piece`` (0, 1, ... in the job's
+time order) and ``switch`` (context-switch seconds at the piece's start)
+appear when some job runs in pieces, and such a job has one row per piece,
+with the piece's ``start``, ``end`` and ``processors``; rows come in time
+order. The ``batsim`` format cannot record pieces and refuses them.
 
 Times are integer seconds (``"12.0"`` is read as 12, ``"12.5"`` is an
 error) within ``2**53`` in absolute value, as are job ids and processor
@@ -95,6 +106,7 @@ from optsched.schedule import (
     MAX_PROCESSOR,
     MAX_TIME,
     Moves,
+    Piece,
     Placement,
     ProcessorLimitError,
     Schedule,
@@ -110,7 +122,7 @@ JSON_FORMAT_NAME = "optsched-schedule"
 JSON_VERSION = 1
 
 CSV_COLUMNS = ("job_id", "start", "end", "size", "processors")
-CSV_OPTIONAL = ("size", "processors", "killed", "moves")
+CSV_OPTIONAL = ("size", "processors", "killed", "moves", "piece", "switch")
 BATSIM_COLUMNS = (
     "job_id",
     "workload_name",
@@ -171,11 +183,14 @@ def _csv_rows(schedule: Schedule, instance: Instance | None) -> Iterator[list[st
     sizes = instance.jobs_by_id() if instance is not None else {}
     with_killed = bool(schedule.killed)
     with_moves = any(p.moves for p in schedule.placements.values())
+    with_pieces = any(p.pieces for p in schedule.placements.values())
     yield (
         list(CSV_COLUMNS)
         + (["killed"] if with_killed else [])
         + (["moves"] if with_moves else [])
+        + (["piece", "switch"] if with_pieces else [])
     )
+    rows = []
     for job_id, placement in _ordered(schedule):
         if job_id in sizes:
             size = str(sizes[job_id].size)
@@ -183,17 +198,26 @@ def _csv_rows(schedule: Schedule, instance: Instance | None) -> Iterator[list[st
             size = str(len(placement.processors))
         else:
             size = ""
-        row = [
-            str(job_id),
-            str(placement.start),
-            str(placement.end),
-            size,
-            format_resources(placement.processors),
-        ]
-        if with_killed:
-            row.append("1" if job_id in schedule.killed else "0")
-        if with_moves:
-            row.append(format_moves(placement.moves))
+        pieces = placement.pieces or (
+            Piece(placement.start, placement.end, placement.processors),
+        )
+        for k, piece in enumerate(pieces):
+            row = [
+                str(job_id),
+                str(piece.start),
+                str(piece.end),
+                size,
+                format_resources(piece.processors),
+            ]
+            if with_killed:
+                row.append("1" if job_id in schedule.killed else "0")
+            if with_moves:
+                row.append(format_moves(placement.moves))
+            if with_pieces:
+                row += [str(k), str(piece.switch)]
+            rows.append((piece.start, job_id, k, row))
+    # Pieces in time order: the file reads as a log of what ran when.
+    for *_, row in sorted(rows, key=lambda r: r[:3]):
         yield row
 
 
@@ -217,6 +241,12 @@ def _batsim_rows(schedule: Schedule, instance: Instance | None) -> Iterator[list
         raise ValueError(
             f"the batsim format cannot record the migrations of job {moved[0]}; "
             "write csv or json"
+        )
+    pieced = sorted(j for j, p in schedule.placements.items() if p.pieces)
+    if pieced:
+        raise ValueError(
+            f"the batsim format cannot record a preempted job (job {pieced[0]} runs "
+            f"in {len(schedule[pieced[0]].pieces)} pieces); write csv or json"
         )
     workload = instance.name or "w0"
     yield list(BATSIM_COLUMNS)
@@ -256,6 +286,8 @@ def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
             item["killed"] = True
         if p.moves:
             item["moves"] = format_moves(p.moves)
+        if p.pieces:
+            item["pieces"] = [_piece_to_dict(piece) for piece in p.pieces]
         placements.append(item)
     return {
         "format": JSON_FORMAT_NAME,
@@ -263,6 +295,15 @@ def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
         "producer": schedule.producer,
         "placements": placements,
     }
+
+
+def _piece_to_dict(piece: Piece) -> dict[str, Any]:
+    item: dict[str, Any] = {"start": piece.start, "end": piece.end}
+    if piece.processors is not None:
+        item["processors"] = format_resources(piece.processors)
+    if piece.switch:
+        item["switch"] = piece.switch
+    return item
 
 
 def _json_text(schedule: Schedule) -> str:
@@ -816,6 +857,7 @@ def _read_csv(text: str, path: Path, batsim: bool) -> Schedule:
         )
     parse_row = _batsim_row if batsim else _csv_row
     collected = _Collector()
+    pieced = _PieceRows(path) if "piece" in columns else None
     for line, values in rows:
         if len(values) != len(header):
             raise InputError(
@@ -829,16 +871,89 @@ def _read_csv(text: str, path: Path, batsim: bool) -> Schedule:
         parsed = parse_row(row)
         if parsed is None:
             continue
+        if pieced is not None:
+            pieced.add(job_id, row, parsed[0], parsed[1])
+            continue
         try:
             collected.add(job_id, parsed[0], parsed[1], line)
         except _Duplicate as twice:
             raise InputError(
                 f"job {job_id} appears twice (first at line {twice.first})", path, line
             ) from None
+    if pieced is not None:
+        for job_id, placement, killed, line in pieced.placements():
+            collected.add(job_id, placement, killed, line)
     if not batsim:
         recorded = read_provenance(path, text)
         producer = recorded if recorded is not None else producer
     return collected.schedule(producer)
+
+
+class _PieceRows:
+    """The rows of a CSV with a ``piece`` column, gathered per job.
+
+    A job's rows carry the piece indices 0, 1, ... (in any row order); a
+    repeated or missing index is an error naming the line.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.rows: dict[int, dict[int, tuple[Placement, Piece, bool, int]]] = {}
+
+    def add(self, job_id: int, row: _Row, placement: Placement, killed: bool) -> None:
+        index = _bounded_index(row["piece"], "piece", row.path, row.line)
+        switch = _bounded_index(row["switch"] or "0", "switch", row.path, row.line)
+        mine = self.rows.setdefault(job_id, {})
+        if index in mine:
+            raise InputError(
+                f"job {job_id} piece {index} appears twice (first at line "
+                f"{mine[index][3]})",
+                row.path,
+                row.line,
+            )
+        piece = Piece(placement.start, placement.end, placement.processors, switch)
+        mine[index] = (placement, piece, killed, row.line)
+
+    def placements(self) -> Iterator[tuple[int, Placement, bool, int]]:
+        """``(job, placement, killed, first line)`` of every job read."""
+        for job_id, mine in self.rows.items():
+            first = min(line for *_, line in mine.values())
+            if sorted(mine) != list(range(len(mine))):
+                missing = min(set(range(len(mine) + 1)) - mine.keys())
+                raise InputError(
+                    f"job {job_id}: piece {missing} is missing (pieces are "
+                    "numbered 0, 1, ... without gaps)",
+                    self.path,
+                    first,
+                )
+            killed = {flag for _, _, flag, _ in mine.values()}
+            if len(killed) > 1:
+                raise InputError(
+                    f"job {job_id}: its pieces disagree on 'killed'", self.path, first
+                )
+            if len(mine) == 1 and mine[0][1].switch == 0:
+                yield job_id, mine[0][0], killed.pop(), first
+                continue
+            if any(placement.moves for placement, *_ in mine.values()):
+                raise InputError(
+                    f"job {job_id}: a job in pieces cannot have moves", self.path, first
+                )
+            pieces = [mine[k][1] for k in range(len(mine))]
+            try:
+                placement = Placement.of_pieces(pieces)
+            except ValueError as error:
+                raise InputError(f"job {job_id}: {error}", self.path, first) from None
+            yield job_id, placement, killed.pop(), first
+
+
+def _bounded_index(text: str, column: str, path: Path, line: int) -> int:
+    """A non-negative integer cell (piece index, switch seconds)."""
+    text = text.strip()
+    if not _INTEGER.fullmatch(text) or text.startswith("-"):
+        raise InputError(
+            f"{column}: expected a non-negative integer, got {shown(text)}", path, line
+        )
+    return _bounded(text, column, column, path, line)
 
 
 def schedule_from_json(text: str, origin: str | Path = "<json>") -> Schedule:
@@ -945,7 +1060,7 @@ def _json_placement(
 ) -> tuple[int, Placement, bool]:
     if not isinstance(item, dict):
         raise fail((), f"{label}: expected an object")
-    keys = {"job", "start", "end", "processors", "killed", "moves"}
+    keys = {"job", "start", "end", "processors", "killed", "moves", "pieces"}
     unknown = sorted(set(item) - keys)
     if unknown:
         raise fail((unknown[0],), f"{label}: unknown key {shown(unknown[0])}")
@@ -965,25 +1080,7 @@ def _json_placement(
                 f"({MAX_TIME})",
             )
         values[key] = value
-    text = item.get("processors", "")
-    if not isinstance(text, str):
-        raise fail(
-            ("processors",), f"{label}: processors: expected a string like '0-3 7'"
-        )
-    try:
-        processors = parse_resources(text)
-    except ProcessorLimitError:
-        raise fail(
-            ("processors",),
-            f"{label}: processors: a processor index in {shown(text)} is beyond "
-            f"the limit 2**53 ({MAX_PROCESSOR})",
-        ) from None
-    except ValueError:
-        raise fail(
-            ("processors",),
-            f"{label}: processors: bad processor intervals {shown(text)} "
-            "(expected e.g. '0-3 7')",
-        ) from None
+    processors = _json_processors(item, label, (), fail)
     killed = item.get("killed", False)
     if not isinstance(killed, bool):
         raise fail(("killed",), f"{label}: killed: expected true or false")
@@ -998,8 +1095,73 @@ def _json_placement(
             f"{label}: moves: expected a string like '120:0-3;300:4-7', "
             f"got {shown(moves_text)}",
         ) from None
-    placement = Placement(values["start"], values["end"], processors, moves)
+    pieces = _json_pieces(item.get("pieces", []), label, fail)
+    try:
+        placement = Placement(values["start"], values["end"], processors, moves, pieces)
+    except ValueError as error:
+        raise fail(("pieces",), f"{label}: {error}") from None
     return values["job"], placement, killed
+
+
+def _json_processors(
+    item: dict[str, Any],
+    label: str,
+    where: JsonPath,
+    fail: Callable[[JsonPath, str], InputError],
+) -> Sequence[int] | None:
+    """The ``processors`` string of a placement or piece, parsed."""
+    key = (*where, "processors")
+    text = item.get("processors", "")
+    if not isinstance(text, str):
+        raise fail(key, f"{label}: processors: expected a string like '0-3 7'")
+    try:
+        return parse_resources(text)
+    except ProcessorLimitError:
+        raise fail(
+            key,
+            f"{label}: processors: a processor index in {shown(text)} is beyond "
+            f"the limit 2**53 ({MAX_PROCESSOR})",
+        ) from None
+    except ValueError:
+        raise fail(
+            key,
+            f"{label}: processors: bad processor intervals {shown(text)} "
+            "(expected e.g. '0-3 7')",
+        ) from None
+
+
+def _json_pieces(
+    items: object, label: str, fail: Callable[[JsonPath, str], InputError]
+) -> tuple[Piece, ...]:
+    """The ``pieces`` list of a placement (empty when not preempted)."""
+    if not isinstance(items, list):
+        raise fail(("pieces",), f"{label}: pieces: expected a list")
+    pieces = []
+    for k, item in enumerate(items):
+        where: JsonPath = ("pieces", k)
+        name = f"{label}.pieces[{k}]"
+        if not isinstance(item, dict):
+            raise fail(where, f"{name}: expected an object")
+        unknown = sorted(set(item) - {"start", "end", "processors", "switch"})
+        if unknown:
+            raise fail((*where, unknown[0]), f"{name}: unknown key {shown(unknown[0])}")
+        times = []
+        for key in ("start", "end", "switch"):
+            value = item.get(key, 0 if key == "switch" else None)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise fail(
+                    (*where, key), f"{name}: {key}: expected an integer, got "
+                    f"{shown(value)}"
+                )  # fmt: skip
+            if abs(value) > MAX_TIME:
+                raise fail(
+                    (*where, key),
+                    f"{name}: {key}: {shown(value)} is beyond the limit 2**53",
+                )
+            times.append(value)
+        processors = _json_processors(item, name, where, fail)
+        pieces.append(Piece(times[0], times[1], processors, times[2]))
+    return tuple(pieces)
 
 
 def read_schedule(path: str | Path, format: str | None = None) -> Schedule:

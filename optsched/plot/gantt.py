@@ -9,7 +9,10 @@ A job placed on processors
 consecutive indices in ``P_j``: a job on processors ``{0, 1, 5}`` gives two
 rectangles, ``[0, 2)`` and ``[5, 6)``, of the same colour. A job that
 migrates (:attr:`optsched.schedule.Placement.moves`) is drawn stretch by
-stretch, each on its own processors.
+stretch, each on its own processors; a preempted job
+(:attr:`optsched.schedule.Placement.pieces`) piece by piece, the context
+switch at the start of a resumed piece cross-hatched over its colour
+(``gid = "switch <id>"``).
 
 Conventions, chosen so that a chart can be checked against the numbers:
 
@@ -59,6 +62,9 @@ BUSY_FACE = "#d9d9d9"
 BUSY_EDGE = "#6e6e6e"
 BUSY_HATCH = "///"
 JOB_EDGE = "#222222"
+SWITCH_HATCH = "xxxx"
+"""Hatch of the context-switch part of a resumed piece."""
+SWITCH_EDGE = "#000000"
 
 # tab20 holds ten hues in a dark and a light shade. Walking the dark shades
 # first, then the light ones, gives consecutive job ids different hues.
@@ -169,6 +175,7 @@ class _Interval:
     start: int
     end: int
     processors: Sequence[int]
+    switch: int = 0
 
 
 def _overlaps(a_start: int, a_end: int, b: _Interval) -> bool:
@@ -223,7 +230,15 @@ def _peak(items: Iterable[tuple[int, int, int]]) -> int:
 
 def _segments(placement: Placement) -> list[_Interval]:
     """Stretches of a placement on one processor set (several when the job
-    migrates, see :meth:`optsched.schedule.Placement.segments`)."""
+    migrates or was preempted, see
+    :meth:`optsched.schedule.Placement.segments`), with the context-switch
+    seconds at the start of each resumed piece."""
+    if placement.pieces:
+        return [
+            _Interval(p.start, p.end, p.processors, p.switch)
+            for p in placement.pieces
+            if p.processors
+        ]
     return [
         _Interval(start, end, procs)
         for start, end, procs in placement.segments()
@@ -251,10 +266,21 @@ def _job_segments(
         for b in instance.machine.unavailable
         if b.processors is not None
     ]
-    items = [(schedule[j].start, schedule[j].end, jobs[j].size) for j in unknown]
+    # Each piece of a preempted job is laid out on its own (its processors
+    # are unknown, so they may differ from piece to piece).
+    owners, items, switches = [], [], []
+    for job_id in unknown:
+        placement = schedule[job_id]
+        for piece in placement.pieces or (placement,):
+            owners.append(job_id)
+            items.append((piece.start, piece.end, jobs[job_id].size))
+            switches.append(getattr(piece, "switch", 0))
+        known[job_id] = []
     laid = _lay_out(items, fixed, instance.processors)
-    for job_id, (start, end, _), procs in zip(unknown, items, laid, strict=True):
-        known[job_id] = [_Interval(start, end, procs)]
+    for job_id, (start, end, _), procs, switch in zip(
+        owners, items, laid, switches, strict=True
+    ):
+        known[job_id].append(_Interval(start, end, procs, switch))
     return known, True
 
 
@@ -292,6 +318,19 @@ def _draw_job(
             )
             ax.add_patch(patch)
             patches.append(patch)
+            if piece.switch:
+                ax.add_patch(
+                    Rectangle(
+                        (piece.start / scale, first),
+                        piece.switch / scale,
+                        count,
+                        facecolor="none",
+                        edgecolor=SWITCH_EDGE,
+                        hatch=SWITCH_HATCH,
+                        linewidth=0.0,
+                        gid=f"switch {job_id}",
+                    )
+                )
     return patches
 
 
@@ -553,6 +592,17 @@ def _legend_and_notes(
     handles.append(
         Patch(facecolor="white", edgecolor=JOB_EDGE, label="job (colour by id)")
     )
+    if any(p.pieces for p in schedule.placements.values()):
+        handles.append(_note("preempted jobs: one box per piece"))
+    if any(p.switch_cost for p in schedule.placements.values()):
+        handles.append(
+            Patch(
+                facecolor="white",
+                edgecolor=SWITCH_EDGE,
+                hatch=SWITCH_HATCH,
+                label="context switch",
+            )
+        )
     if wait_lines:
         handles.append(
             Line2D([], [], color=BUSY_EDGE, marker="|", label="wait: release to start")
