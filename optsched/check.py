@@ -870,3 +870,41 @@ def _max_overlap(intervals: list[tuple[int, int]]) -> int:
         running += delta
         best = max(best, running)
     return best
+
+
+def check_promises(
+    instance: Instance,
+    schedule: Schedule,
+    *,
+    max_per_processor: int | None = None,
+    no_migration: bool = False,
+) -> list[Violation]:
+    """Violations of structural promises a producer makes, on request.
+
+    ``max_per_processor``: at most that many jobs in progress on any
+    processor (:func:`max_jobs_per_processor`; PBI promises 2).
+    ``no_migration``: every job keeps one processor set
+    (:func:`migrations`). These are not rules of a valid schedule:
+    :func:`check_schedule` does not ask them.
+    """
+    out = []
+    if max_per_processor is not None:
+        found = max_jobs_per_processor(instance, schedule)
+        if found > max_per_processor:
+            out.append(
+                Violation(
+                    "promise",
+                    f"{found} jobs in progress share a processor, promised at "
+                    f"most {max_per_processor}",
+                )
+            )
+    if no_migration:
+        out += [
+            Violation(
+                "promise",
+                f"job {jid} changes processors (promised: no migration)",
+                job=jid,
+            )
+            for jid in migrations(schedule)
+        ]
+    return out

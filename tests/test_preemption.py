@@ -318,3 +318,36 @@ def test_gantt_draws_pieces_and_hatches_switches() -> None:
     ax = Figure().subplots()
     gantt(instance(switch_cost=1), counted, ax=ax)
     assert len([p for p in ax.patches if p.get_gid() == "job 2"]) == 2
+
+
+def test_check_cli_asks_promises_on_request(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from optsched.cli import main
+    from optsched.io.native import write_native
+
+    write_native(instance(), tmp_path / "i.json")
+    moved = pieced(
+        [Piece(0, 2, P0123), Piece(5, 9, P0123)],
+        [Piece(2, 5, P01), Piece(9, 10, (2, 3))],
+    )
+    write_schedule(moved, tmp_path / "s.json", "json")
+    args = ["check", str(tmp_path / "i.json"), str(tmp_path / "s.json")]
+    assert CliRunner().invoke(main, args).exit_code == 0  # valid as a schedule
+    result = CliRunner().invoke(main, [*args, "--max-per-processor", "2"])
+    assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(main, [*args, "--max-per-processor", "1",
+                                       "--no-migration"])  # fmt: skip
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [
+        "promise: 2 jobs in progress share a processor, promised at most 1",
+        "promise: job 2 changes processors (promised: no migration)",
+        "INVALID: 2 violations (2 jobs)",
+    ]
+    counted = Schedule({1: Placement(0, 6), 2: Placement(6, 10)})
+    write_schedule(counted, tmp_path / "c.json", "json")
+    result = CliRunner().invoke(
+        main, [*args[:2], str(tmp_path / "c.json"), "--max-per-processor", "2"]
+    )
+    assert result.exit_code == 2
+    assert result.stderr.endswith("--max-per-processor: job 1 has no processor set\n")

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import click
 
-from optsched.check import Violation, check_schedule
+from optsched.check import Violation, check_promises, check_schedule
 from optsched.cli.options import input_options, load_instance
 from optsched.errors import InputError
 from optsched.instance import Instance
@@ -102,6 +102,18 @@ def _read(path: str, reader: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     "(0: list all).",
 )
 @click.option("--all", "show_all", is_flag=True, help="List every violation.")
+@click.option(
+    "--max-per-processor",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Also demand at most K jobs in progress on any processor (a preempted "
+    "job stays in progress until its last piece ends; PBI promises 2).",
+)
+@click.option(
+    "--no-migration",
+    is_flag=True,
+    help="Also demand that every job keeps one processor set in all its pieces.",
+)
 @input_options
 def command(
     instance_file: str,
@@ -109,11 +121,15 @@ def command(
     schedule_format: str | None,
     max_violations: int,
     show_all: bool,
+    max_per_processor: int | None,
+    no_migration: bool,
     **input_kwargs: Any,
 ) -> None:
     """Check SCHEDULE against INSTANCE: every job placed once, start >= release,
-    exact durations, capacity (busy blocks included), disjoint processor sets,
-    contiguity on contiguous machines.
+    exact durations (the work of a preempted job's pieces), capacity (busy
+    blocks included), disjoint processor sets, contiguity on contiguous
+    machines, context-switch costs; on request, the promises of
+    --max-per-processor and --no-migration.
 
     The window options cut INSTANCE first, so a schedule of a window can be
     checked against the trace it came from.
@@ -127,6 +143,16 @@ def command(
     instance = _read(instance_file, load_instance, instance_file, **input_kwargs)
     schedule = _read(schedule_file, read_schedule, schedule_file, schedule_format)
     violations = check_schedule(instance, schedule)
+    if max_per_processor is not None or no_migration:
+        try:
+            violations += check_promises(
+                instance,
+                schedule,
+                max_per_processor=max_per_processor,
+                no_migration=no_migration,
+            )
+        except ValueError as error:  # a count-only schedule: nothing to judge
+            raise InputError(f"--max-per-processor: {error}", schedule_file) from None
     n = len(instance.jobs)
     if not violations:
         click.echo(f"OK: {n} jobs, schedule valid")
