@@ -426,13 +426,18 @@ class _Model:
         """The solver's objective bound in the objective's units (see module notes).
 
         The solver reports its bound as a float; an integer objective's
-        bound is an integer, exact as a float below ``2**53`` and then kept
-        as an ``int``. Beyond, the float is one ulp lower, in the safe
+        bound is an integer, within float noise of the float below ``2**53``
+        (rounded up past the noise, :func:`round_up_bound`) and then kept as
+        an ``int``. Beyond, the float is one ulp lower, in the safe
         direction.
         """
         exact = self.objective.kind == "cmax" or self.scale == 1.0
         if exact and abs(raw) <= 2**53:
-            return int(raw) - self.objective.offset(self.instance)
+            # An integer, but CP-SAT adds its objective offset in floating
+            # point: 91 may come back as 90.99999999999999, which int()
+            # would cut to 90 (a valid but needlessly weak bound, and a
+            # proven optimum reported as unproven).
+            return round_up_bound(raw) - self.objective.offset(self.instance)
         if exact:
             return int(raw - math.ulp(raw)) - self.objective.offset(self.instance)
         value = raw / self.scale

@@ -884,7 +884,11 @@ class _ShelfModel:
         """
         exact = self.objective.kind == "cmax" or (self.exact and self.scale == 1.0)
         if exact and abs(raw) <= 2**53:
-            return int(raw) - self.objective.offset(self.instance)
+            # An integer, but CP-SAT adds its objective offset in floating
+            # point: 91 may come back as 90.99999999999999, which int()
+            # would cut to 90 (a valid but needlessly weak bound, and a
+            # proven optimum reported as unproven).
+            return round_up_bound(raw) - self.objective.offset(self.instance)
         if exact:
             return int(raw - math.ulp(raw)) - self.objective.offset(self.instance)
         value = raw / self.scale

@@ -591,3 +591,20 @@ def test_shelf_algorithms_are_shelf_schedules_above_the_shelf_optimum(
     result = shelf_cpsat(instance, objective, incumbents=incumbents)
     assert not any("not a shelf schedule" in r for r in result.rejected)
     assert close(result.objective, best)
+
+
+def test_float_noise_in_the_solver_bound_does_not_lose_a_proof() -> None:
+    """CP-SAT adds the objective's constant (sum w_j p_j = 61 here) in floating
+    point and reported the optimum 91 as 90.99999999999999; cutting it with
+    int() left the proven optimum unproven, [90, 91] (a failing example of
+    the brute-force property above)."""
+    instance = make(3, [(0, 2, 3), (0, 1, 5), (0, 2, 3)])
+    instance = instance.with_jobs(j.replace(weight=0.5) for j in instance.jobs)
+    result = shelf_cpsat(instance, Objective("wct", "area"))
+    assert (result.status, result.objective, result.lower_bound) == (
+        SolveStatus.OPTIMAL, 91, 91,
+    )  # fmt: skip
+    assert (
+        result.objective
+        == solve_shelf_exact(instance, Objective("wct", "area")).objective
+    )
