@@ -16,6 +16,7 @@ from optsched.heuristics.engine import (
 )
 from optsched.heuristics.orders import order_ranks
 from optsched.heuristics.policies import Policy
+from optsched.heuristics.preemptive_policies import Preemptive
 from optsched.heuristics.spec import parse_policy
 from optsched.instance import Instance
 
@@ -70,6 +71,8 @@ def simulate(
         busy blocks overlapping on processors.
     """
     chosen = parse_policy(policy)
+    if isinstance(chosen, Preemptive):
+        return chosen.run(instance)  # builds its pieces itself, no engine
     if chosen.order == "random" and chosen.seed is None:
         chosen = _with_seed(chosen, seed)
     began = time.perf_counter()

@@ -71,6 +71,7 @@ from optsched.heuristics.policies import (
     Policy,
     Strict,
 )
+from optsched.heuristics.preemptive_policies import PREEMPTIVE_NAMES, Preemptive
 from optsched.heuristics.shelf_policies import PC2, Batch, pc2_interactive
 from optsched.heuristics.shelves import SHELF_NAMES, ShelfSpec
 
@@ -83,7 +84,11 @@ POLICY_NAMES: tuple[str, ...] = (
     *SHELF_NAMES,
     "pc2",
 )
-"""The named policies of the family (each parses on its own)."""
+"""The named policies of the family (each parses on its own and runs on
+every instance). The preemptive ones (:data:`PREEMPTIVE_NAMES`: ``pbi``,
+``psrs``) are listed apart: they build schedules in pieces, which the
+pipeline compares with the preemptive optimum, and they refuse what their
+algorithms do not cover."""
 
 _ALIASES: dict[str, str] = {
     "fifo": "fcfs",
@@ -112,7 +117,7 @@ _PARAMS: dict[str, tuple[str, ...]] = {
 
 def valid_names() -> str:
     """Every accepted policy name, for error messages and help."""
-    return ", ".join((*POLICY_NAMES, *_GENERIC, *_ALIASES))
+    return ", ".join((*POLICY_NAMES, *PREEMPTIVE_NAMES, *_GENERIC, *_ALIASES))
 
 
 def split_policy_specs(text: str) -> list[str]:
@@ -156,6 +161,8 @@ def parse_policy(spec: str | Policy) -> Policy:
     fixed_order: str | None = None
     if name in ORDER_NAMES:
         fixed_order, name = name, "strict"
+    if name in PREEMPTIVE_NAMES:
+        return _build_preemptive(text, name, raw_params)
     if name not in _PARAMS:
         raise ValueError(
             f"unknown policy {raw_name.strip()!r}; valid names: {valid_names()}"
@@ -229,6 +236,19 @@ def _build(name: str, params: dict[str, str]) -> Policy:
         maxwait=_optional(params, "maxwait", _integer),
         maxidle=_optional(params, "maxidle", _share),
     )
+
+
+def _build_preemptive(text: str, name: str, raw: str) -> Policy:
+    # The algorithm checks its own options; the spec is made canonical
+    # (lower case, no spaces, options sorted) so that equal specs compare equal.
+    options = sorted(
+        part.strip().lower().replace(" ", "") for part in raw.split(",") if part.strip()
+    )
+    algorithm = name + (":" + ",".join(options) if options else "")
+    try:
+        return Preemptive(algorithm=algorithm)
+    except ValueError as error:
+        raise ValueError(f"policy {text!r}: {error}") from None
 
 
 def _build_shelf(name: str, params: dict[str, str]) -> Policy:

@@ -33,6 +33,7 @@ from optsched.schedule import Schedule
 
 __all__ = [
     "BACKENDS",
+    "RELAXATIONS",
     "RESTRICTIONS",
     "Bound",
     "Incumbent",
@@ -53,6 +54,13 @@ RESTRICTIONS: dict[str, str] = {"shelf": "shelves"}
 """Back-ends whose optimum is that of a restricted problem, and the
 restriction's name. Their lower bounds bound only the restricted optimum;
 their schedules, being feasible, bound the unrestricted one too."""
+
+RELAXATIONS: dict[str, str] = {"preemptive": "preemption"}
+"""Back-ends whose optimum is that of a relaxed problem, and the
+relaxation's name: ``preemptive`` solves the problem with preemption (and
+migration) allowed. Their lower bounds bound the unrelaxed optimum too
+(``OPT_relaxed <= OPT``); their schedules are not schedules of the
+unrelaxed problem and bound only the relaxed one."""
 
 _COMMON = ("time_limit", "workers", "incumbents")
 

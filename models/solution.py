@@ -162,14 +162,17 @@ def checked_candidate(
     """Check ``schedule``; return it as a candidate, or ``None`` and the reason.
 
     A schedule in which a job was killed did less work than the offline
-    problem asks, and one in which a job migrates is not a schedule of the
-    offline models: neither may bound their optimum.
+    problem asks, and one in which a job migrates or is preempted is not a
+    schedule of the offline models: none may bound their optimum.
     """
     if schedule.killed:
         return None, f"{source}: kills jobs {sorted(schedule.killed)[:5]}"
     migrated = sorted(j for j, p in schedule.placements.items() if p.moves)
     if migrated:
         return None, f"{source}: migrates jobs {migrated[:5]}"
+    preempted = sorted(j for j, p in schedule.placements.items() if p.pieces)
+    if preempted:
+        return None, f"{source}: preempts jobs {preempted[:5]}"
     try:
         schedule = with_processors(instance, schedule)
     except ValueError as error:

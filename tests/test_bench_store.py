@@ -536,3 +536,15 @@ def test_export_cli(tmp_path: Path) -> None:
     )
     assert not (tmp_path / "x.xlsx").exists()
     assert not (tmp_path / "no.sqlite").exists()
+
+
+def test_preemptive_policy_schedules_are_no_incumbents(tmp_path: Path) -> None:
+    from optsched.io.schedules import schedule_to_dict
+    from optsched.schedule import Placement, Schedule
+
+    text = to_json(schedule_to_dict(Schedule({1: Placement(0, 5, (0,))}, "x")))
+    with Store(tmp_path / "r.sqlite") as store:
+        store.insert(policy("a", "fcfs", {"cmax": 5.0}, schedule=text))
+        store.insert(policy("b", "pbi:order=literal", {"cmax": 5.0}, schedule=text))
+        found = store.incumbents(["a", "b"])
+    assert [incumbent.source for incumbent in found] == ["policy:fcfs"]

@@ -357,8 +357,11 @@ class Store:
         """The complete policy schedules among the rows ``task_ids``.
 
         Rows that failed, have no schedule, or killed a job are left out: a
-        schedule that did less work than the window never bounds its optimum.
+        schedule that did less work than the window never bounds its optimum;
+        so are preemptive policies, whose schedules are not schedules of the
+        non-preemptive problem.
         """
+        from optsched.heuristics.preemptive_policies import preempts
         from optsched.io.schedules import schedule_from_json
 
         ids = list(task_ids)
@@ -373,6 +376,8 @@ class Store:
             for name, text, task_id in self._db.execute(
                 query, ["policy", ERROR, *chunk]
             ):
+                if preempts(name):
+                    continue  # a preemptive schedule bounds only its relaxation
                 out.append(
                     Incumbent(
                         f"policy:{name}", schedule_from_json(text, f"row {task_id}")
@@ -723,8 +728,27 @@ def references(rows: Sequence[TaskRow]) -> dict[tuple[str, ...], Reference]:
     successful policy row's value under the objective, complete schedules
     only (a row that killed jobs is never a candidate).
     :func:`optsched.gap.window_reference` combines them.
+
+    Relaxations (:data:`optsched.models.RELAXATIONS`, e.g. the preemptive
+    optimum): a relaxed back-end's lower bounds bound the optimum too
+    (``OPT_relaxed <= OPT``) and are kept; its schedules, like those of the
+    preemptive policies (:func:`optsched.heuristics.preemptive_policies.preempts`),
+    are not schedules of the problem and are never candidates.
     """
     return _references(rows, None)
+
+
+def relaxed_references(rows: Sequence[TaskRow]) -> dict[tuple[str, ...], Reference]:
+    """The reference of every relaxed problem of ``rows`` (e.g. ``preemption``).
+
+    Keyed by (suite, trace, window, objective, relaxation). Lower bounds:
+    the relaxed back-ends' only (the others bound the unrelaxed optimum,
+    which may be larger). Upper-bound candidates: every successful solver
+    row's ``upper`` and every complete policy schedule, preemptive or not (a
+    schedule of the problem is a schedule of its relaxation). Present for
+    every window with a relaxed back-end row or a preemptive policy row.
+    """
+    return _references(rows, "relaxed")
 
 
 def restricted_references(rows: Sequence[TaskRow]) -> dict[tuple[str, ...], Reference]:
@@ -743,12 +767,20 @@ def _references(
     from optsched.gap import Candidate, LowerBound, window_reference
     from optsched.models import RESTRICTIONS
 
+    if which == "relaxed":
+        return _relaxed_references(rows)
     lowers: dict[tuple[str, ...], list[LowerBound]] = {}
     solver_uppers: dict[tuple[str, ...], list[Candidate]] = {}
     policy_uppers: dict[tuple[str, ...], list[Candidate]] = {}
     for row in rows:
         if row.failed:
             continue
+        if which is None and row.kind == "solver" and _relaxation(row) is not None:
+            found = lowers.setdefault((*row.window_id, row.objective), [])
+            found += [LowerBound(v, m) for m, v in row.bounds.items()]
+            if row.lower is not None:
+                found.append(LowerBound(row.lower, row.lower_method or row.name))
+            continue  # its schedule is a relaxed one: no candidate
         restriction = RESTRICTIONS.get(row.name) if row.kind == "solver" else None
         if row.kind == "solver" and (which is None or restriction is not None):
             key: tuple[str, ...] = (*row.window_id, row.objective)
@@ -767,7 +799,7 @@ def _references(
             for objective, value in row.values.items():
                 key = (*row.window_id, objective)
                 lowers.setdefault(key, [])
-                if row.killed == 0:
+                if row.killed == 0 and not _preemptive_policy(row):
                     policy_uppers.setdefault(key, []).append(
                         Candidate(value, f"policy:{row.name}", row.task_id)
                     )
@@ -779,11 +811,65 @@ def _references(
     }
 
 
+def _relaxation(row: TaskRow) -> str | None:
+    """The relaxation a solver row solves (``None``: the problem itself)."""
+    from optsched.models import RELAXATIONS
+
+    return RELAXATIONS.get(row.name) if row.kind == "solver" else None
+
+
+def _preemptive_policy(row: TaskRow) -> bool:
+    from optsched.heuristics.preemptive_policies import preempts
+
+    return row.kind == "policy" and preempts(row.name)
+
+
+def _relaxed_references(
+    rows: Sequence[TaskRow],
+) -> dict[tuple[str, ...], Reference]:
+    """:func:`relaxed_references` (one relaxation: preemption)."""
+    from optsched.gap import Candidate, LowerBound, window_reference
+
+    name = "preemption"
+    wanted = {
+        row.window_id
+        for row in rows
+        if not row.failed and (_relaxation(row) == name or _preemptive_policy(row))
+    }
+    lowers: dict[tuple[str, ...], list[LowerBound]] = {}
+    uppers: dict[tuple[str, ...], list[Candidate]] = {}
+    for row in rows:
+        if row.failed or row.window_id not in wanted:
+            continue
+        if row.kind == "solver":
+            key = (*row.window_id, row.objective, name)
+            found = lowers.setdefault(key, [])
+            if _relaxation(row) == name:
+                found += [LowerBound(v, m) for m, v in row.bounds.items()]
+                if row.lower is not None:
+                    found.append(LowerBound(row.lower, row.lower_method or row.name))
+            if row.upper is not None:
+                uppers.setdefault(key, []).append(
+                    Candidate(row.upper, row.upper_source or row.name, row.task_id)
+                )
+        elif row.kind == "policy" and row.killed == 0:
+            for objective, value in row.values.items():
+                key = (*row.window_id, objective, name)
+                lowers.setdefault(key, [])
+                uppers.setdefault(key, []).append(
+                    Candidate(value, f"policy:{row.name}", row.task_id)
+                )
+    return {
+        key: window_reference(key[3], found, uppers.get(key, []))
+        for key, found in lowers.items()
+    }
+
+
 GAP_COLUMNS = (
     "suite", "trace", "trace_sha256", "window", "window_index", "policy",
     "objective", "value", "lower", "lower_method", "upper", "upper_source",
     "optimal", "ratio_low", "ratio_high", "comparable", "killed", "lost_work",
-    "defect", "task_id", "instance_sha256", "upper_row",
+    "defect", "task_id", "instance_sha256", "upper_row", "reference",
 )  # fmt: skip
 
 
@@ -803,12 +889,16 @@ def gap_frame(rows: pd.DataFrame | Sequence[TaskRow]) -> pd.DataFrame:
 
     decoded = decode_rows(rows) if isinstance(rows, pd.DataFrame) else list(rows)
     known = references(decoded)
+    relaxed = relaxed_references(decoded)
     out = []
     for row in decoded:
         if row.kind != "policy" or row.failed:
             continue
+        preemptive = _preemptive_policy(row)
         for objective, value in row.values.items():
             reference = known[(*row.window_id, objective)]
+            if preemptive:  # measured against the preemptive optimum
+                reference = relaxed[(*row.window_id, objective, "preemption")]
             gap = gap_row(
                 row.window, row.name, value, reference,
                 killed=row.killed, lost=int(row.lost_work),
@@ -820,14 +910,50 @@ def gap_frame(rows: pd.DataFrame | Sequence[TaskRow]) -> pd.DataFrame:
                     gap.lower_method, gap.upper, gap.upper_source, gap.optimal,
                     gap.ratio_low, gap.ratio_high, gap.comparable, gap.killed,
                     gap.lost_work, gap.defect, row.task_id, row.instance_sha256,
-                    reference.upper_row,
+                    reference.upper_row, "preemption" if preemptive else "",
                 ]
             )  # fmt: skip
     frame = pd.DataFrame(out, columns=list(GAP_COLUMNS))
     frame = frame.astype(
         {"lower": float, "upper": float, "ratio_low": float, "ratio_high": float}
     )
-    return _with_restrictions(frame, restricted_references(decoded), known)
+    frame = _with_restrictions(frame, restricted_references(decoded), known)
+    return _with_relaxation(frame, relaxed, known)
+
+
+def _with_relaxation(
+    frame: pd.DataFrame,
+    relaxed: Mapping[tuple[str, ...], Reference],
+    known: Mapping[tuple[str, ...], Reference],
+) -> pd.DataFrame:
+    """Columns of the preemptive optimum, when a window has one.
+
+    ``preemption_lower``, ``preemption_upper`` (the preemptive reference)
+    and ``preemption_price_low``, ``preemption_price_high``: the price of
+    non-preemption, optimum / preemptive optimum, as an interval
+    (:func:`optsched.gap.price_interval` with the non-preemptive problem as
+    the restricted one: every non-preemptive schedule is preemptive).
+    """
+    from optsched.gap import price_interval
+
+    if not relaxed:
+        return frame
+    columns: dict[str, list[float]] = {
+        f"preemption_{c}": [] for c in ("lower", "upper", "price_low", "price_high")
+    }
+    for record in frame.to_dict("records"):
+        window = (record["suite"], record["trace_sha256"], record["window"])
+        ref = relaxed.get((*window, record["objective"], "preemption"))
+        plain = known[(*window, record["objective"])]
+        lower = upper = low = high = math.nan
+        if ref is not None:
+            lower = math.nan if ref.lower is None else ref.lower
+            upper = math.nan if ref.upper is None else ref.upper
+            if ref.defect is None and plain.defect is None:
+                low, high = price_interval(plain, ref)
+        for column, value in zip(columns, (lower, upper, low, high), strict=True):
+            columns[column].append(value)
+    return frame.assign(**columns)
 
 
 def _with_restrictions(

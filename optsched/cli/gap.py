@@ -98,10 +98,17 @@ def _unit(objective: str) -> str:
     return "s" if objective == "cmax" else "job-s"
 
 
+RELAXATION = "preemption"
+"""Columns ``preemption_*``: the preemptive optimum and the price of
+non-preemption (:func:`optsched.bench.store.gap_frame`)."""
+
+
 def _restrictions(frame: pd.DataFrame) -> list[str]:
     suffix = "_price_low"
     return sorted(
-        str(c)[: -len(suffix)] for c in frame.columns if str(c).endswith(suffix)
+        str(c)[: -len(suffix)]
+        for c in frame.columns
+        if str(c).endswith(suffix) and str(c) != f"{RELAXATION}{suffix}"
     )
 
 
@@ -112,6 +119,9 @@ def _window_table(rows: pd.DataFrame) -> Table:
     names = ["policy", "objective", "value", "optimum or [LB, UB]", "ratio"]
     for name in restrictions:
         names += [f"{name} optimum", f"ratio to {name} opt", f"price of {name}"]
+    relaxed = f"{RELAXATION}_price_low" in rows.columns
+    if relaxed:
+        names += ["preemptive optimum", "price of non-preemption"]
     for name in names:
         table.add_column(
             name, justify="left" if name in ("policy", "objective") else "right"
@@ -120,6 +130,8 @@ def _window_table(rows: pd.DataFrame) -> Table:
         lower = None if pd.isna(r["lower"]) else float(r["lower"])
         upper = None if pd.isna(r["upper"]) else float(r["upper"])
         known = _fmt(upper) if r["optimal"] else f"[{_fmt(lower)}, {_fmt(upper)}]"
+        if r.get("reference") == RELAXATION:
+            known += " preemptive"  # a preemptive policy meets that optimum
         if r["comparable"]:
             ratio = _ratio(r["ratio_low"], r["ratio_high"])
         elif r["killed"]:
@@ -139,6 +151,12 @@ def _window_table(rows: pd.DataFrame) -> Table:
                 _fmt(high) if low == high else f"[{_fmt(low)}, {_fmt(high)}]",
                 _ratio(r[f"{name}_ratio_low"], r[f"{name}_ratio_high"]),
                 _ratio(r[f"{name}_price_low"], r[f"{name}_price_high"]),
+            ]
+        if relaxed:
+            low, high = r[f"{RELAXATION}_lower"], r[f"{RELAXATION}_upper"]
+            cells += [
+                _fmt(high) if low == high else f"[{_fmt(low)}, {_fmt(high)}]",
+                _ratio(r[f"{RELAXATION}_price_low"], r[f"{RELAXATION}_price_high"]),
             ]
         table.add_row(*cells)
     return table

@@ -40,6 +40,8 @@ Policy specs: NAME[:PARAM,PARAM,...]
   ffih-stack smart                     algorithm (= batch:inner=NAME)
   pc2                                  PC² scheduler: FCFS until full, then
                                        FFDH*/FFIH* levels
+  pbi psrs                             preemptive (schedules in pieces),
+                                       clairvoyant, in batches over releases
 \b
 Parameters:
   order=NAME        queue order (fcfs spt lpt ssf lsf saf laf random;
@@ -59,10 +61,14 @@ Parameters:
   interactive=Q+Q   pc2: SWF queues of interactive jobs (0; none for none)
   batch_share=F     pc2: FFDH* when more than F of the waiting jobs are
                     batch jobs, else FFIH* (0.5)
+  order=smith|literal  pbi: priority list (also move_back=list|always,
+                    strict=false|true, weights=instance|one|size|area;
+                    psrs: weights=)
 \b
 Examples: easy, easy:order=sjf, conservative, backfill:depth=3,
 firstfit:order=lpt, best-package, easy:select=largest, spt:oracle,
-random:seed=3, ffdh, smart:order=smith,fit=first, batch:inner=nfih, pc2
+random:seed=3, ffdh, smart:order=smith,fit=first, batch:inner=nfih, pc2,
+pbi:order=literal, psrs
 """
 
 

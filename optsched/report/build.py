@@ -255,6 +255,7 @@ def report_blocks(
     blocks += run_section(rows, tasks, suite=suite, store=store)
     blocks += defect_section(tasks, known)
     blocks += ratio_section(gap, summary, policy_metrics_table(rows))
+    blocks += preemption_section(gap)
     for objective in sorted(gap["objective"].unique()) if len(gap) else []:
         blocks += window_section(gap, objective)
     blocks += binding_section(known)
@@ -609,6 +610,60 @@ def _ratio_chart(gap: pd.DataFrame) -> Figure:
     return figure
 
 
+PREEMPTION = "preemption"
+"""The ``reference`` of a gap row rated against the preemptive optimum."""
+
+
+def preemption_section(gap: pd.DataFrame) -> list[Block]:
+    """Preemptive policies and the price of non-preemption, when present.
+
+    A preemptive policy's ratio is taken against the preemptive optimum
+    (:func:`optsched.bench.store.gap_frame`); the price of non-preemption
+    ``OPT / OPT_pmtn`` is an interval per window, aggregated end by end.
+    """
+    if gap.empty or "preemption_price_low" not in gap:
+        return []
+    preemptive = sorted(gap.loc[gap["reference"] == PREEMPTION, "policy"].unique())
+    blocks: list[Block] = [
+        Heading("Preemption"),
+        Paragraph(
+            "Preemptive policies ("
+            + (", ".join(preemptive) or "none in this run")
+            + ") are rated against the preemptive optimum (solver back-end "
+            "'preemptive'), the others against the optimum. The price of "
+            "non-preemption is OPT / OPT_pmtn, an interval per window."
+        ),
+    ]
+    windows = gap.drop_duplicates(["trace_sha256", "window", "objective"])
+    rows = []
+    for objective, group in windows.groupby("objective", sort=True):
+        known = group.dropna(subset=["preemption_price_low"])
+        high = known["preemption_price_high"]
+        rows.append(
+            (
+                str(objective),
+                str(len(known)),
+                fmt_share(
+                    (known["preemption_price_low"] == high).mean()
+                    if len(known)
+                    else math.nan
+                ),
+                fmt_interval(known["preemption_price_low"].mean(), high.mean()),
+                fmt_interval(known["preemption_price_low"].max(), high.max()),
+            )
+        )
+    blocks.append(
+        Table(
+            "price-of-non-preemption",
+            "Price of non-preemption OPT / OPT_pmtn per objective (windows with a "
+            "preemptive reference)",
+            ("objective", "windows", "proven", "mean", "max"),
+            tuple(rows),
+        )
+    )
+    return blocks
+
+
 # ---------------------------------------------------------------------------
 # 4. windows
 
@@ -658,7 +713,7 @@ def window_table(
     out = []
     order = rows.sort_values([*keys[:-1], "window_index"], kind="stable")
     for _, window_rows in order.groupby(keys, sort=False):
-        first = window_rows.iloc[0]
+        first = _plain_row(window_rows)
         by_policy = {str(r["policy"]): r for _, r in window_rows.iterrows()}
         cells = [str(first["window_index"]), _window_name(first, several)]
         if "reference" in parts:
@@ -677,6 +732,16 @@ def window_table(
         table_id = f"values-{_anchor(objective)}"
         caption = f"Policy values per window — {objective}"
     return Table(table_id, caption, tuple(columns), tuple(out))
+
+
+def _plain_row(window_rows: pd.DataFrame) -> pd.Series:
+    """A row of the window rated against the (non-preemptive) optimum: the
+    rows of preemptive policies carry the preemptive reference instead."""
+    if "reference" in window_rows:
+        plain = window_rows[window_rows["reference"] != PREEMPTION]
+        if len(plain):
+            return plain.iloc[0]
+    return window_rows.iloc[0]
 
 
 def _reference_cells(first: pd.Series) -> list[str]:

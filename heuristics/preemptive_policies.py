@@ -1,0 +1,74 @@
+"""Policies whose schedules are in pieces: PBI, PSRS (and gang scheduling).
+
+The engine of :mod:`optsched.heuristics.engine` starts jobs and lets them
+run to their end; a preemptive policy instead builds every job's pieces
+(:class:`~optsched.schedule.Piece`). :class:`Preemptive` wraps such an
+algorithm so that it is named, parsed and simulated like every other
+policy (``optsched simulate -p pbi:order=literal``), and so that the
+analysis pipeline knows its schedules are preemptive: they are compared
+with the *preemptive* optimum, and never offered as upper bounds of the
+non-preemptive problem (:func:`preempts`).
+
+``pbi`` and ``psrs`` run in the batch framework over the release times
+(:func:`optsched.heuristics.preemptive.batched`): jobs released while a
+batch runs wait for the next batch. They are clairvoyant, as the offline
+algorithms are: they plan with the actual run times, not the estimates.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from optsched.heuristics.engine import SimulationResult, SimulationStats
+from optsched.heuristics.policies import Policy
+from optsched.instance import Instance
+
+PREEMPTIVE_NAMES: tuple[str, ...] = ("pbi", "psrs")
+"""Policy names whose schedules are preemptive."""
+
+
+def preempts(spec: str) -> bool:
+    """Whether the policy ``spec`` builds preemptive schedules (by its name)."""
+    return spec.strip().partition(":")[0].strip().lower() in PREEMPTIVE_NAMES
+
+
+@dataclass(frozen=True)
+class Preemptive(Policy):
+    """A preemptive algorithm run as a policy (see the module docstring).
+
+    Parameters
+    ----------
+    algorithm
+        Its spec, e.g. ``"pbi:order=literal"`` or ``"psrs"`` (validated by
+        :func:`optsched.heuristics.preemptive.parse_preemptive`).
+    """
+
+    algorithm: str = "pbi"
+
+    rule: ClassVar[str] = "preemptive"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        from optsched.heuristics.preemptive import parse_preemptive
+
+        parse_preemptive(self.algorithm)  # refuse a bad spec at once
+
+    @property
+    def spec(self) -> str:
+        """The algorithm's spec (``parse_policy(p.spec) == p``)."""
+        return self.algorithm
+
+    def decide(self, sim: Any, state: Any) -> None:
+        raise TypeError(f"{self.spec} is not an engine policy: use run()")
+
+    def run(self, instance: Instance) -> SimulationResult:
+        """The schedule of ``instance`` (every job complete, in pieces)."""
+        from optsched.heuristics.preemptive import batched
+
+        began = time.perf_counter()
+        schedule = batched(instance, self.algorithm)
+        schedule = type(schedule)(schedule.placements, self.spec, schedule.killed)
+        stats = SimulationStats(wall_time=time.perf_counter() - began)
+        return SimulationResult(schedule=schedule, stats=stats)
