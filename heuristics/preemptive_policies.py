@@ -1,4 +1,4 @@
-"""Policies whose schedules are in pieces: PBI, PSRS (and gang scheduling).
+"""Policies whose schedules are in pieces: PBI, PSRS and gang scheduling.
 
 The engine of :mod:`optsched.heuristics.engine` starts jobs and lets them
 run to their end; a preemptive policy instead builds every job's pieces
@@ -13,6 +13,9 @@ non-preemptive problem (:func:`preempts`).
 (:func:`optsched.heuristics.preemptive.batched`): jobs released while a
 batch runs wait for the next batch. They are clairvoyant, as the offline
 algorithms are: they plan with the actual run times, not the estimates.
+``gang`` is online and needs no run time at all
+(:func:`optsched.heuristics.gang.gang`: an Ousterhout matrix, LLNL's job
+classes and their cost function).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from optsched.heuristics.engine import SimulationResult, SimulationStats
 from optsched.heuristics.policies import Policy
 from optsched.instance import Instance
 
-PREEMPTIVE_NAMES: tuple[str, ...] = ("pbi", "psrs")
+PREEMPTIVE_NAMES: tuple[str, ...] = ("pbi", "psrs", "gang")
 """Policy names whose schedules are preemptive."""
 
 
@@ -41,8 +44,10 @@ class Preemptive(Policy):
     Parameters
     ----------
     algorithm
-        Its spec, e.g. ``"pbi:order=literal"`` or ``"psrs"`` (validated by
-        :func:`optsched.heuristics.preemptive.parse_preemptive`).
+        Its spec, e.g. ``"pbi:order=literal"``, ``"psrs"`` (validated by
+        :func:`optsched.heuristics.preemptive.parse_preemptive`) or
+        ``"gang:packing=buddy,quantum=600"``
+        (:func:`optsched.heuristics.gang.parse_gang_spec`).
     """
 
     algorithm: str = "pbi"
@@ -51,9 +56,23 @@ class Preemptive(Policy):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        self._options()  # refuse a bad spec at once
+
+    @property
+    def name(self) -> str:
+        """``pbi``, ``psrs`` or ``gang``."""
+        return self.algorithm.partition(":")[0]
+
+    def _options(self) -> dict[str, object]:
+        """The gang keyword arguments (after checking any spec)."""
+        if self.name == "gang":
+            from optsched.heuristics.gang import parse_gang_spec
+
+            return parse_gang_spec(self.algorithm)
         from optsched.heuristics.preemptive import parse_preemptive
 
-        parse_preemptive(self.algorithm)  # refuse a bad spec at once
+        parse_preemptive(self.algorithm)
+        return {}
 
     @property
     def spec(self) -> str:
@@ -65,10 +84,15 @@ class Preemptive(Policy):
 
     def run(self, instance: Instance) -> SimulationResult:
         """The schedule of ``instance`` (every job complete, in pieces)."""
-        from optsched.heuristics.preemptive import batched
-
         began = time.perf_counter()
-        schedule = batched(instance, self.algorithm)
+        if self.name == "gang":
+            from optsched.heuristics.gang import gang
+
+            schedule = gang(instance, **self._options())  # type: ignore[arg-type]
+        else:
+            from optsched.heuristics.preemptive import batched
+
+            schedule = batched(instance, self.algorithm)
         schedule = type(schedule)(schedule.placements, self.spec, schedule.killed)
         stats = SimulationStats(wall_time=time.perf_counter() - began)
         return SimulationResult(schedule=schedule, stats=stats)

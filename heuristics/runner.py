@@ -72,6 +72,11 @@ def simulate(
     """
     chosen = parse_policy(policy)
     if isinstance(chosen, Preemptive):
+        if kill_at_estimate or migration or allocation_rule != "first-fit":
+            raise ValueError(
+                f"policy {chosen.spec!r} builds its own pieces: --kill-at-estimate, "
+                "--migration and --allocation-rule do not apply"
+            )
         return chosen.run(instance)  # builds its pieces itself, no engine
     if chosen.order == "random" and chosen.seed is None:
         chosen = _with_seed(chosen, seed)

@@ -240,10 +240,14 @@ def _build(name: str, params: dict[str, str]) -> Policy:
 
 def _build_preemptive(text: str, name: str, raw: str) -> Policy:
     # The algorithm checks its own options; the spec is made canonical
-    # (lower case, no spaces, options sorted) so that equal specs compare equal.
+    # (spaces around options dropped, options sorted) so that equal specs
+    # compare equal. Values keep their case: gang's classes=FILE is a path.
     options = sorted(
-        part.strip().lower().replace(" ", "") for part in raw.split(",") if part.strip()
-    )
+        "=".join(x.strip() for x in part.partition("=")[::2]) if "=" in part
+        else part.strip()
+        for part in raw.split(",")
+        if part.strip()
+    )  # fmt: skip
     algorithm = name + (":" + ",".join(options) if options else "")
     try:
         return Preemptive(algorithm=algorithm)

@@ -146,3 +146,29 @@ def test_report_rates_preemptive_policies_against_the_preemptive_optimum(
     assert window[columns.index("fcfs ratio")] == "1.5000"  # 21 / 14
     (price,) = page.tables["price-of-non-preemption"]["rows"]
     assert price == ["wct", "1", "100.0 %", "1.0769", "1.0769"]  # 14 / 13
+
+
+def test_gang_is_a_preemptive_policy() -> None:
+    from optsched.check import check_schedule, migrations
+
+    instance = Instance(
+        Machine(4), (Job(1, 0, 4, 1000), Job(2, 10, 4, 50), Job(3, 20, 2, 30))
+    )
+    policy = parse_policy("gang: quantum=100 ,packing=buddy")
+    assert isinstance(policy, Preemptive) and preempts(policy.spec)
+    assert policy.spec == "gang:packing=buddy,quantum=100"
+    result = simulate(instance, policy)
+    assert check_schedule(instance, result.schedule) == []
+    assert migrations(result.schedule) == []
+    # job 1 is sliced: job 2 (the whole machine) runs in its own row
+    assert len(result.schedule[1].pieces) >= 2
+    assert result.schedule.producer == "gang:packing=buddy,quantum=100"
+
+
+def test_engine_options_do_not_apply_to_preemptive_policies() -> None:
+    import pytest
+
+    instance = Instance(Machine(2), (Job(1, 0, 2, 10),))
+    for options in ({"kill_at_estimate": True}, {"allocation_rule": "best-fit"}):
+        with pytest.raises(ValueError, match="builds its own pieces"):
+            simulate(instance, "psrs", **options)

@@ -42,6 +42,8 @@ Policy specs: NAME[:PARAM,PARAM,...]
                                        FFDH*/FFIH* levels
   pbi psrs                             preemptive (schedules in pieces),
                                        clairvoyant, in batches over releases
+  gang                                 gang scheduling (Ousterhout matrix,
+                                       LLNL job classes), online
 \b
 Parameters:
   order=NAME        queue order (fcfs spt lpt ssf lsf saf laf random;
@@ -64,11 +66,14 @@ Parameters:
   order=smith|literal  pbi: priority list (also move_back=list|always,
                     strict=false|true, weights=instance|one|size|area;
                     psrs: weights=)
+  packing=first-fit|best-fit|buddy  gang: also quantum=S (600),
+                    alternative=on|off, classes=FILE.toml,
+                    over_limit=refuse|default
 \b
 Examples: easy, easy:order=sjf, conservative, backfill:depth=3,
 firstfit:order=lpt, best-package, easy:select=largest, spt:oracle,
 random:seed=3, ffdh, smart:order=smith,fit=first, batch:inner=nfih, pc2,
-pbi:order=literal, psrs
+pbi:order=literal, psrs, gang:packing=buddy,quantum=600
 """
 
 
