@@ -105,6 +105,7 @@ window's initial state (all start at 0), conservative for later blocks.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from optsched.heuristics.gang_classes import GangClasses, JobClass, default_classes
@@ -552,6 +553,31 @@ class _Gang:
             max(max(v.protect_until, t) if v.running else t for v in victims),
         )
 
+    def _cheapest(
+        self,
+        x: _Task,
+        claims: Iterable[Interval],
+        busy: Sequence[Interval],
+        holders: Iterable[_Task],
+        t: int,
+        moved: set[int],
+    ) -> tuple[Interval, list[_Task]] | None:
+        """The free claim whose victims among ``holders`` cost least, and them.
+
+        Ties go to the lower claim; ``None`` when every claim has a victim
+        that may not be preempted.
+        """
+        holders = list(holders)
+        best: tuple[Cost, Interval, list[_Task]] | None = None
+        for claim in claims:
+            if not is_free(busy, claim):
+                continue
+            victims = [v for v in holders if overlaps(v.claim or (0, 0), claim)]
+            cost = self._cost(x, victims, t, moved)
+            if cost is not None and (best is None or (cost, claim) < best[:2]):
+                best = (cost, claim, victims)
+        return None if best is None else (best[1], best[2])
+
     def _take_slot(self, x: _Task, t: int, moved: set[int]) -> bool:
         """A waiting job of a row moves into the current slot."""
         current = self.current
@@ -564,17 +590,10 @@ class _Gang:
         else:
             bounds = [b for c in current.claims() + busy for b in c]
             claims = candidate_claims(x.job.size, self.packing, self.m, bounds)
-        best: tuple[Cost, Interval, list[_Task]] | None = None
-        for claim in claims:
-            if not is_free(busy, claim):
-                continue
-            victims = [v for v in current.members if overlaps(v.claim or (0, 0), claim)]
-            cost = self._cost(x, victims, t, moved)
-            if cost is not None and (best is None or (cost, claim) < best[:2]):
-                best = (cost, claim, victims)
+        best = self._cheapest(x, claims, busy, current.members, t, moved)
         if best is None:
             return False
-        _, claim, victims = best
+        claim, victims = best
         self._leave(x)
         self._join(x, current, claim)
         for v in victims:
@@ -588,17 +607,11 @@ class _Gang:
         busy = self._global_busy()
         members = self._row_tasks()
         bounds = [b for c in busy + [v.claim for v in members if v.claim] for b in c]
-        best: tuple[Cost, Interval, list[_Task]] | None = None
-        for claim in candidate_claims(x.job.size, self.packing, self.m, bounds):
-            if not is_free(busy, claim):
-                continue
-            victims = [v for v in members if overlaps(v.claim or (0, 0), claim)]
-            cost = self._cost(x, victims, t, moved)
-            if cost is not None and (best is None or (cost, claim) < best[:2]):
-                best = (cost, claim, victims)
+        claims = candidate_claims(x.job.size, self.packing, self.m, bounds)
+        best = self._cheapest(x, claims, busy, members, t, moved)
         if best is None:
             return False
-        _, claim, victims = best
+        claim, victims = best
         self._leave(x)
         self._pin(x, claim)
         for v in victims:
