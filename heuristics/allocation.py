@@ -24,7 +24,7 @@ moves a job onto the processors of a block that has not ended yet.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 ALLOCATION_RULES: tuple[str, ...] = ("first-fit", "best-fit")
@@ -211,7 +211,7 @@ class ContiguousAllocator:
                 moves.append((holder, offset, target, size))
             taken.append((target, target + size))
             cursor = target + size
-        return Compaction(tuple(moves), tuple(_complement(taken, self.processors)))
+        return Compaction(tuple(moves), tuple(free_ranges(taken, self.processors)))
 
     def find_after(
         self, plan: Compaction, size: int, excluded: Sequence[Range] = ()
@@ -258,7 +258,9 @@ def _lowest_clear(position: int, size: int, fixed: Sequence[Range]) -> int:
     return position
 
 
-def _complement(taken: Sequence[Range], processors: int) -> list[Range]:
+def free_ranges(taken: Iterable[Range], processors: int) -> list[Range]:
+    """Maximal free ranges ``[lo, hi)`` of ``[0, processors)`` outside ``taken``
+    (half-open ranges, in any order, overlapping or not)."""
     out: list[Range] = []
     cursor = 0
     for lo, hi in sorted(taken):

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from optsched.heuristics.allocation import free_ranges
+
 Interval = tuple[int, int]
 
 PACKINGS = ("first-fit", "best-fit", "buddy")
@@ -32,15 +34,7 @@ PACKINGS = ("first-fit", "best-fit", "buddy")
 
 def free_runs(busy: Iterable[Interval], m: int) -> list[Interval]:
     """Maximal free runs of ``[0, m)`` outside the ``busy`` intervals."""
-    runs: list[Interval] = []
-    at = 0
-    for first, end in sorted(busy):
-        if first > at:
-            runs.append((at, first))
-        at = max(at, end)
-    if at < m:
-        runs.append((at, m))
-    return runs
+    return free_ranges(busy, m)
 
 
 def overlaps(a: Interval, b: Interval) -> bool:
