@@ -4,8 +4,11 @@ A policy (:mod:`optsched.heuristics.policies`) is asked once per timestamp
 which waiting jobs to start; it never sees the event heap. What a policy may
 read and call is the :class:`Simulator` interface below (``now``, ``free``,
 ``queue``, ``size``, ``estimate``, ``release``, ``running_ends``,
-``finished``, ``can_start``, ``start``, ``base_profile``, ``reserve``,
-``predict``, ``wake_at``).
+``finished``, ``arrived``, ``rank``, ``can_start``, ``start``,
+``base_profile``, ``reserve``, ``predict``, ``wake_at``, and
+``index_waiting`` / ``track`` for a :class:`WaitingIndex` of the waiting
+jobs, with which backfilling finds its candidates without scanning a long
+queue).
 
 Events
 ------
@@ -73,8 +76,11 @@ import heapq
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from optsched.heuristics.allocation import (
     ALLOCATION_RULES,
@@ -84,7 +90,7 @@ from optsched.heuristics.allocation import (
     Range,
 )
 from optsched.instance import BusyBlock, Instance
-from optsched.packing import Profile, processor_set
+from optsched.packing import EXPAND_LIMIT, Profile, processor_set
 from optsched.schedule import Placement, Schedule
 
 if TYPE_CHECKING:
@@ -206,6 +212,10 @@ class Simulator:
         reported (``end_time[j] == now`` tells the policy).
     end_time
         Per job: when it ends (``-1`` before it starts).
+    arrived
+        Jobs that arrived since the previous pass, in arrival order.
+    rank
+        Per job: its position in the queue order (smaller = earlier).
     """
 
     def __init__(
@@ -247,6 +257,9 @@ class Simulator:
         self.start_time = [-1] * n
         self.end_time = [-1] * n
         self.processor_ids: list[Any] = [None] * n
+        # A finished job's ranges become its schedule tuple at once (one
+        # copy at a time: the ranges of 450k jobs cost 100 MB more).
+        self._flat_ids = _pooled_flat(self.processors)
         self.moves: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
         self._first_ids: dict[int, Sequence[int]] = {}
         self.killed: set[int] = set()
@@ -259,8 +272,10 @@ class Simulator:
         self._queue_ranks: list[int] = []
         self._ranks: list[int] = list(range(n))
         self._started_in_pass: list[int] = []
+        self._indexes: list[WaitingIndex] = []
         self.running_ends: list[tuple[int, int]] = []
         self.finished: list[tuple[int, int, int]] = []
+        self.arrived: list[int] = []
 
         self.blocks = sorted(
             (b for b in machine.unavailable if b.end > b.start),
@@ -374,6 +389,7 @@ class Simulator:
                 # Completions are reported to the next pass, even when the
                 # queue was empty when they happened.
                 self.finished.clear()
+                self.arrived.clear()
             if progress is not None and passes % 1024 == 0:
                 progress(self._done)
         if self.queue:
@@ -389,6 +405,9 @@ class Simulator:
 
     def _arrive(self, j: int) -> None:
         self.state[j] = WAITING
+        self.arrived.append(j)
+        for index in self._indexes:
+            index.add(j)
         rank = self._ranks[j]
         ranks = self._queue_ranks
         if not ranks or rank > ranks[-1]:
@@ -409,6 +428,8 @@ class Simulator:
         del self.running_ends[k]
         if self._any is not None:
             self._any.give(self.processor_ids[j])
+            if j not in self.moves:
+                self.processor_ids[j] = self._flat_ids(self.processor_ids[j])
         else:
             assert self._line is not None
             self._line.give(("job", j))
@@ -445,12 +466,14 @@ class Simulator:
 
     def _end_pass(self) -> None:
         # Drop the jobs started in this pass from the queue. A few are found
-        # with list.index (C speed); many at once with one filtering pass.
+        # by bisection on the sorted queue ranks (a queue of thousands is
+        # not scanned); many at once with one filtering pass.
         started = self._started_in_pass
         queue, ranks = self.queue, self._queue_ranks
         if len(started) <= 8:
+            rank = self._ranks
             for j in started:
-                k = queue.index(j)
+                k = bisect_left(ranks, rank[j])
                 del queue[k]
                 del ranks[k]
         else:
@@ -463,6 +486,11 @@ class Simulator:
     # ------------------------------------------------------------------
     # What policies call
     # ------------------------------------------------------------------
+    @property
+    def rank(self) -> Sequence[int]:
+        """Per job: its position in the queue order (the ``ranks`` of :meth:`run`)."""
+        return self._ranks
+
     @property
     def blocks_pending(self) -> bool:
         """Whether some busy block has not ended (holds processors now or later)."""
@@ -574,6 +602,8 @@ class Simulator:
         self.processor_ids[j] = ids
         self.free -= size
         self.state[j] = RUNNING
+        for index in self._indexes:
+            index.remove(j)
         self.start_time[j] = now
         estimate = self.estimate[j]
         insort(self.running_ends, (now + estimate, j))
@@ -617,6 +647,42 @@ class Simulator:
         offset = decision[2]
         self._line.take(("job", j), offset, size, True)
         return range(offset, offset + size)
+
+    def index_waiting(self, keys: Sequence[Any] | None = None) -> WaitingIndex:
+        """An empty :class:`WaitingIndex` over every job (see :meth:`track`).
+
+        Jobs are ordered by ``keys[j]`` (increasing), ties in queue order;
+        without ``keys``, in queue order.
+        """
+        rank = self._ranks
+        order: list[int]
+        if keys is None:
+            order = np.argsort(np.asarray(rank, dtype=np.int64)).tolist()
+        else:
+            try:
+                primary = np.asarray(keys, dtype=np.int64)
+            except OverflowError:  # keys beyond 64 bits: sort in Python
+                order = sorted(range(len(rank)), key=lambda j: (keys[j], rank[j]))
+            else:
+                ranks = np.asarray(rank, dtype=np.int64)
+                order = np.lexsort((ranks, primary)).tolist()
+        return WaitingIndex(order, self.size, self.estimate)
+
+    def track(self, index: WaitingIndex, on: bool) -> None:
+        """Keep ``index`` holding exactly the waiting jobs (``on``: it gets
+        the jobs waiting now, then every arrival and start), or stop and
+        empty it (``off``), in ``O(q log n)`` for ``q`` waiting jobs."""
+        if on == any(index is x for x in self._indexes):
+            return
+        waiting = [j for j in self.queue if self.state[j] == WAITING]
+        if on:
+            for j in waiting:
+                index.add(j)
+            self._indexes.append(index)
+        else:
+            self._indexes = [x for x in self._indexes if x is not index]
+            for j in waiting:
+                index.remove(j)
 
     def wake_at(self, time: int) -> None:
         """Ask for a scheduling pass at ``time`` (later than now).
@@ -710,18 +776,241 @@ class Simulator:
         placements: dict[int, Placement] = {}
         starts, ends, ids = self.start_time, self.end_time, self.processor_ids
         moves = self.moves
+        flat = self._flat_ids
         for j, jid in enumerate(self.job_id):
             if j in moves:
                 placements[jid] = Placement(
                     starts[j], ends[j], self._first_ids[j], moves=tuple(moves[j])
                 )
-            else:
-                placements[jid] = _placement(starts[j], ends[j], _flat(ids[j]))
+            elif isinstance(ids[j], range | list):
+                placements[jid] = _placement(starts[j], ends[j], flat(ids[j]))
+            else:  # flattened when the job ended (any machine)
+                placements[jid] = _placement(starts[j], ends[j], ids[j])
         return Schedule(
             placements,
             producer=producer,
             killed=frozenset(self.job_id[j] for j in self.killed),
         )
+
+
+class WaitingIndex:
+    """Waiting jobs in a fixed order, searched for the first one that may start.
+
+    Jobs are split into size classes (class ``c`` holds sizes ``2**c`` to
+    ``2**(c+1) - 1``). Each class is a segment tree (:class:`_MinTree`) over
+    the positions of *its* jobs in a static order: a job's leaf holds its
+    size and estimate while it waits, infinity otherwise; every inner node
+    holds the minimum size and the minimum estimate of its subtree.
+    Arrivals and starts are point updates, ``O(log n)``.
+
+    A search (:meth:`next_easy`, :meth:`next_fitting`) returns the first
+    waiting job at or after a position that passes a test on its size and
+    estimate: the first hit of each class that may hold a fitting job
+    (``2**c <= free``), the earliest of those. Inside a class a subtree is
+    skipped when its two minima prove that none of its jobs passes (a
+    *necessary* condition, exact at a leaf). Splitting by size keeps that
+    condition sharp: within a class sizes differ by less than a factor of
+    two, so the smallest and the shortest job of a subtree are nearly
+    interchangeable. A pass in which no waiting job can start costs a root
+    test per class, not a scan of the queue (segment trees: Bentley 1977;
+    the first-fit descent is the classic "first element at or after ``p``
+    satisfying a bound").
+
+    Parameters
+    ----------
+    order
+        All jobs, in the order searched.
+    size, estimate
+        Per job.
+    """
+
+    __slots__ = (
+        "_class",
+        "_estimate",
+        "_local",
+        "_positions",
+        "_size",
+        "_trees",
+        "position",
+    )
+
+    def __init__(
+        self, order: Sequence[int], size: Sequence[int], estimate: Sequence[int]
+    ) -> None:
+        self._size = size
+        self._estimate = estimate
+        self.position = [0] * len(order)
+        """Position of each job in the order."""
+        self._class = [0] * len(order)
+        self._local = [0] * len(order)
+        members: list[list[int]] = []
+        for p, j in enumerate(order):
+            self.position[j] = p
+            c = size[j].bit_length() - 1
+            while len(members) <= c:
+                members.append([])
+            self._class[j] = c
+            self._local[j] = len(members[c])
+            members[c].append(j)
+        self._trees = [_MinTree(jobs) for jobs in members]
+        self._positions = [[self.position[j] for j in jobs] for jobs in members]
+
+    def add(self, j: int) -> None:
+        """Job ``j`` waits: its leaf takes its size and estimate."""
+        self._trees[self._class[j]].set(
+            self._local[j], self._size[j], self._estimate[j]
+        )
+
+    def remove(self, j: int) -> None:
+        """Job ``j`` no longer waits: its leaf goes back to infinity."""
+        self._trees[self._class[j]].clear(self._local[j])
+
+    def next_easy(self, first: int, free: int, extra: int, horizon: int) -> int | None:
+        """First waiting job at position ``>= first`` that EASY may backfill.
+
+        The test is EASY's: ``size <= free`` and (``estimate <= horizon``,
+        the job ends by the shadow time, or ``size <= extra``). A subtree
+        is skipped when its minimum size exceeds ``free``, or exceeds
+        ``extra`` while its minimum estimate exceeds ``horizon``.
+        """
+        best: int | None = None
+        best_position = -1
+        trees, positions = self._trees, self._positions
+        for c in range(min(free.bit_length(), len(trees))):
+            at = positions[c]
+            k = trees[c].first_easy(bisect_left(at, first), free, extra, horizon)
+            if k is not None and (best is None or at[k] < best_position):
+                best, best_position = trees[c].job[k], at[k]
+        return best
+
+    def next_fitting(
+        self,
+        first: int,
+        free: int,
+        fits: Callable[[float], float],
+    ) -> int | None:
+        """First waiting job at position ``>= first`` with ``size <= free``
+        and ``size <= fits(estimate)`` (or estimate 0).
+
+        ``fits(d)`` must be non-increasing in ``d`` (the fewest processors
+        free over ``[now, now + d)``): a subtree is then skipped when its
+        minimum size exceeds ``free`` or ``fits`` of its minimum estimate
+        (every job in it is at least that wide and that long).
+        """
+        best: int | None = None
+        best_position = -1
+        trees, positions = self._trees, self._positions
+        for c in range(min(free.bit_length(), len(trees))):
+            at = positions[c]
+            k = trees[c].first_fitting(bisect_left(at, first), free, fits)
+            if k is not None and (best is None or at[k] < best_position):
+                best, best_position = trees[c].job[k], at[k]
+        return best
+
+
+class _MinTree:
+    """Minimum size and estimate over leaf slots (see :class:`WaitingIndex`).
+
+    A complete binary tree over ``L`` leaf slots (a power of two): node
+    ``v`` has children ``2v`` and ``2v + 1``, slot ``p`` is node ``L + p``.
+    """
+
+    __slots__ = ("job", "leaves", "min_estimate", "min_size")
+
+    def __init__(self, jobs: list[int]) -> None:
+        self.job = jobs
+        """The job of each slot."""
+        self.leaves = 1 << max(len(jobs) - 1, 0).bit_length()
+        self.min_size: list[float] = [_INF] * (2 * self.leaves)
+        self.min_estimate: list[float] = [_INF] * (2 * self.leaves)
+
+    def set(self, p: int, q: int, d: int) -> None:
+        """Slot ``p`` holds a waiting job of size ``q`` and estimate ``d``."""
+        v = self.leaves + p
+        sizes, estimates = self.min_size, self.min_estimate
+        sizes[v], estimates[v] = q, d
+        v >>= 1
+        # Minima only fall: climb while an ancestor gets a smaller one.
+        while v:
+            changed = False
+            if q < sizes[v]:
+                sizes[v] = q
+                changed = True
+            if d < estimates[v]:
+                estimates[v] = d
+                changed = True
+            if not changed:
+                return
+            v >>= 1
+
+    def clear(self, p: int) -> None:
+        """Slot ``p`` is empty again."""
+        v = self.leaves + p
+        sizes, estimates = self.min_size, self.min_estimate
+        sizes[v] = estimates[v] = _INF
+        v >>= 1
+        while v:
+            a, b = sizes[2 * v], sizes[2 * v + 1]
+            q = a if a < b else b
+            a, b = estimates[2 * v], estimates[2 * v + 1]
+            d = a if a < b else b
+            if q == sizes[v] and d == estimates[v]:
+                return  # no ancestor changes either
+            sizes[v], estimates[v] = q, d
+            v >>= 1
+
+    def first_easy(self, first: int, free: int, extra: int, horizon: int) -> int | None:
+        """First slot ``>= first`` passing EASY's test (see
+        :meth:`WaitingIndex.next_easy`)."""
+        sizes, estimates = self.min_size, self.min_estimate
+        leaves = self.leaves
+        q = sizes[1]
+        if first >= leaves or not (
+            q <= free and (q <= extra or estimates[1] <= horizon)
+        ):
+            return None  # the root's minima: no slot passes
+        v = leaves + first
+        while True:
+            q = sizes[v]
+            if q <= free and (q <= extra or estimates[v] <= horizon):
+                if v >= leaves:
+                    return v - leaves
+                v *= 2  # descend: the left child first
+                continue
+            # Next subtree to the right: climb while v is a right child.
+            while v & 1:
+                v >>= 1
+            if v == 0:
+                return None
+            v += 1
+
+    def first_fitting(
+        self, first: int, free: int, fits: Callable[[float], float]
+    ) -> int | None:
+        """First slot ``>= first`` passing the profile test (see
+        :meth:`WaitingIndex.next_fitting`)."""
+        sizes, estimates = self.min_size, self.min_estimate
+        leaves = self.leaves
+        if first >= leaves or sizes[1] > free:
+            return None  # the root's minimum size: no slot fits
+        v = leaves + first
+        while True:
+            q = sizes[v]
+            if q <= free:
+                d = estimates[v]
+                if d == 0 or q <= fits(d):
+                    if v >= leaves:
+                        return v - leaves
+                    v *= 2
+                    continue
+            while v & 1:
+                v >>= 1
+            if v == 0:
+                return None
+            v += 1
+
+
+_INF = float("inf")
 
 
 def _flat(ids: range | list[range]) -> Sequence[int]:
@@ -730,6 +1019,35 @@ def _flat(ids: range | list[range]) -> Sequence[int]:
     # intervals (processor_set): a job of 10**9 processors is not expanded.
     ranges = [ids] if isinstance(ids, range) else ids
     return processor_set([(r.start, r.stop) for r in ranges])
+
+
+POOL_LIMIT = 1 << 16
+"""Machines of up to this many processors share one int object per id."""
+
+
+def _pooled_flat(processors: int) -> Callable[[range | list[range]], Sequence[int]]:
+    """:func:`_flat` whose tuples are slices of one tuple ``(0, ..., m-1)``.
+
+    Same values and types as :func:`_flat`, but every placement refers to
+    the same int objects (8 bytes per processor id instead of 36: ids above
+    256 are not cached by Python) and a range is copied by a C-level slice.
+    """
+    if processors > POOL_LIMIT:
+        return _flat
+    pool = tuple(range(processors))
+
+    def flat(ids: range | list[range]) -> Sequence[int]:
+        if isinstance(ids, range):
+            ranges: list[range] = [ids]
+        else:
+            ranges = ids
+        if sum(len(r) for r in ranges) > EXPAND_LIMIT:
+            return _flat(ranges)  # kept as intervals (processor_set)
+        if len(ranges) == 1:
+            return pool[ranges[0].start : ranges[0].stop]
+        return tuple(chain.from_iterable(pool[r.start : r.stop] for r in ranges))
+
+    return flat
 
 
 def _trusted_placement(start: int, end: int, processors: Sequence[int]) -> Placement:

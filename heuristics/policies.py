@@ -53,7 +53,11 @@ strict (``fcfs``, ``spt``, ... as policy names)
     the current one. As in their simulator, a pass happens at every
     reservation time, even when no job arrives or ends then. A reservation
     that could not be honoured (an overrun still holds the processors, or
-    no contiguous range exists) is placed again from now on.
+    no contiguous range exists) is placed again from now on. Bookkeeping
+    (issue 16): only the jobs that arrived since the previous pass are
+    given reservations, the due ones and the earliest come from a heap of
+    reservation times, and the compression skips, in ``O(1)``, the
+    reservations that provably cannot move (:func:`_cannot_move`).
 ``best-package``
     Start the subset of waiting jobs that fills the most free processors
     (exact subset sum by dynamic programming over the first ``limit`` jobs
@@ -71,6 +75,14 @@ estimate first; ``smallest`` smallest size first (ties in queue order).
 Because a candidate that is not eligible never becomes eligible later in
 the same pass (free processors and extra processors only shrink), one scan
 in selection order equals repeatedly starting the best eligible candidate.
+The scan is not done job by job: a
+:class:`~optsched.heuristics.engine.WaitingIndex` of the waiting jobs in
+selection order yields the next candidate that passes the test (EASY:
+fits now and ends by the shadow time or fits in the extra processors;
+depth ``k``: fits the profile until its estimated end), skipping whole
+ranges of jobs that cannot start, so a pass in which no candidate can
+start costs ``O(log n)`` per size class, not a scan of a queue of
+thousands (issue 16).
 
 Two limits apply to largest-size-first selection (``select=largest``):
 ``maxwait=S`` stops backfilling while the blocked head has waited ``S``
@@ -96,12 +108,14 @@ estimates and no busy block with an offset.
 
 from __future__ import annotations
 
+import heapq
 from bisect import bisect_left
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any, ClassVar
 
-from optsched.heuristics.engine import WAITING, Simulator
+from optsched.heuristics.engine import WAITING, Simulator, WaitingIndex
 from optsched.heuristics.orders import ORDER_NAMES
 from optsched.packing import Profile
 
@@ -290,13 +304,33 @@ class Backfill(Policy):
         return name, params
 
     # -- decisions ---------------------------------------------------------
-    def decide(self, sim: Simulator, state: Any) -> None:
-        if self.depth == 1 and not sim.blocks_pending:
-            self._decide_easy(sim)
+    def new_state(self, sim: Simulator) -> _Candidates:
+        """The waiting jobs indexed in candidate selection order (the
+        index is kept up to date only while the queue is long)."""
+        # Selection order: a static key per job, ties in queue order (the
+        # order of the sorted scans of _scan_candidates).
+        size, estimate = sim.size, sim.estimate
+        keys: list[int] | None
+        if self.select == "queue":
+            keys = None
+        elif self.select == "submit":
+            keys = list(range(len(size)))  # job numbers are in submit order
+        elif self.select == "largest":
+            keys = [-q for q in size]
+        elif self.select == "smallest":
+            keys = list(size)
         else:
-            self._decide_with_profile(sim)
+            keys = [-q * d for q, d in zip(size, estimate, strict=True)]
+        return _Candidates(sim.index_waiting(keys))
 
-    def _decide_easy(self, sim: Simulator) -> None:
+    def decide(self, sim: Simulator, state: _Candidates) -> None:
+        index = state.use(sim)
+        if self.depth == 1 and not sim.blocks_pending:
+            self._decide_easy(sim, index)
+        else:
+            self._decide_with_profile(sim, index)
+
+    def _decide_easy(self, sim: Simulator, index: WaitingIndex | None = None) -> None:
         # EASY exactly as in Lifka 1995 / Mu'alem and Feitelson 2001.
         queue = sim.queue
         n = len(queue)
@@ -320,9 +354,16 @@ class Backfill(Policy):
         sim.reserve(head, shadow)
         if no_candidates or self._limited(sim, head):
             return
+        candidates: Iterable[int]
+        if index is None:
+            candidates = self._scan_candidates(sim, queue, i + 1)
+        else:
+            candidates = self._indexed_easy(sim, index, head, shadow, extra)
+        # Candidates that fail the test are left alone (the index does not
+        # even yield them): free and extra only shrink during the pass.
         estimate = sim.estimate
         now = sim.now
-        for c in self._candidates(sim, queue, i + 1):
+        for c in candidates:
             q = size[c]
             if q > free:
                 continue
@@ -338,7 +379,35 @@ class Backfill(Policy):
             if free == 0:
                 return
 
-    def _decide_with_profile(self, sim: Simulator) -> None:
+    def _indexed_easy(
+        self, sim: Simulator, index: WaitingIndex, head: int, shadow: int, extra: int
+    ) -> Iterator[int]:
+        # The candidates in selection order are the waiting jobs other than
+        # the head (the jobs before it in the queue have started). Only
+        # those that pass EASY's test with the current free and extra
+        # processors are yielded; the caller's starts update both (a
+        # generator: each next candidate is searched after the previous
+        # one was decided).
+        size = sim.size
+        now = sim.now
+        horizon = shadow - now  # ends by the shadow time: estimate <= horizon
+        end_time = sim.end_time
+        position = index.position
+        p = position[head] + 1 if self.select == "queue" else 0
+        while (c := index.next_easy(p, sim.free, extra, horizon)) is not None:
+            p = position[c] + 1
+            if c == head:
+                continue
+            yield c
+            # Started on the extra processors (it ends after the shadow
+            # time) and still running: the caller's extra shrank too.
+            started = sim.state[c] != WAITING
+            if started and sim.estimate[c] > horizon and end_time[c] > now:
+                extra -= size[c]
+
+    def _decide_with_profile(
+        self, sim: Simulator, index: WaitingIndex | None = None
+    ) -> None:
         profile = sim.base_profile()
         queue = sim.queue
         now = sim.now
@@ -347,6 +416,7 @@ class Backfill(Policy):
         head: int | None = None
         stop = len(queue)
         end_time = sim.end_time
+        holders: set[int] = set()  # the jobs reserved in this pass
         for pos, j in enumerate(queue):
             if reserved == self.depth:
                 stop = pos
@@ -368,6 +438,7 @@ class Backfill(Policy):
             assert t is not None, "a job larger than the machine"
             profile.add(t, t + span, -q)
             sim.reserve(j, t)
+            holders.add(j)
             reserved += 1
             if head is None:
                 head = j
@@ -375,7 +446,14 @@ class Backfill(Policy):
             return
         if head is not None and self._limited(sim, head):
             return
-        for c in self._candidates(sim, queue, stop):
+        candidates: Iterable[int]
+        if index is None:
+            candidates = self._scan_candidates(sim, queue, stop)
+        else:
+            candidates = self._indexed_fitting(
+                sim, index, profile, queue[stop - 1], holders
+            )
+        for c in candidates:
             q, d = size[c], estimate[c]
             if (
                 q <= sim.free
@@ -388,7 +466,35 @@ class Backfill(Policy):
                 if sim.free == 0:
                     return
 
-    def _candidates(self, sim: Simulator, queue: list[int], first: int) -> list[int]:
+    def _indexed_fitting(
+        self,
+        sim: Simulator,
+        index: WaitingIndex,
+        profile: Profile,
+        last: int,
+        holders: set[int],
+    ) -> Iterator[int]:
+        # The candidates are the waiting jobs other than the holders (the
+        # others before `last`, the last holder, in the queue have started).
+        # A job fits iff size <= free and size <= fewest(estimate), the
+        # fewest processors free over [now, now + estimate) (non-increasing
+        # in the estimate: a prefix minimum of the profile); only those are
+        # yielded, searched again after each one the caller decided.
+        position = index.position
+        p = position[last] + 1 if self.select == "queue" else 0
+        fewest = _fewest_free(profile)
+        while (c := index.next_fitting(p, sim.free, fewest)) is not None:
+            p = position[c] + 1
+            if c in holders:
+                continue
+            yield c
+            if sim.state[c] != WAITING:  # started: the caller booked it
+                fewest = _fewest_free(profile)
+
+    def _scan_candidates(
+        self, sim: Simulator, queue: list[int], first: int
+    ) -> list[int]:
+        # Every candidate, in selection order (short queues).
         rest = queue[first:]
         if self.select == "queue":
             return rest
@@ -408,6 +514,35 @@ class Backfill(Policy):
         return self.maxidle is not None and sim.free > self.maxidle * sim.processors
 
 
+INDEX_FROM = 128
+"""Waiting jobs from which backfilling keeps a :class:`WaitingIndex`."""
+
+INDEX_UNTIL = 32
+"""Waiting jobs down to which it keeps it (below, candidates are scanned:
+the index's upkeep, two ``O(log n)`` updates per job, costs more than a
+scan of a short queue; the gap between the two avoids rebuilding it at
+every pass)."""
+
+
+@dataclass
+class _Candidates:
+    """Backfilling's per-run state: the index and whether it is kept."""
+
+    index: WaitingIndex
+    kept: bool = False
+
+    def use(self, sim: Simulator) -> WaitingIndex | None:
+        """The index for this pass, or ``None`` to scan (short queue)."""
+        waiting = len(sim.queue)
+        if not self.kept and waiting >= INDEX_FROM:
+            sim.track(self.index, True)
+            self.kept = True
+        elif self.kept and waiting <= INDEX_UNTIL:
+            sim.track(self.index, False)
+            self.kept = False
+        return self.index if self.kept else None
+
+
 def planned(estimate: int) -> int:
     """Length a reservation holds in the profile: the estimate, at least 1.
 
@@ -418,6 +553,23 @@ def planned(estimate: int) -> int:
     starts).
     """
     return estimate if estimate > 0 else 1
+
+
+def _fewest_free(profile: Profile) -> Callable[[float], float]:
+    """``d -> profile.min_free(now, now + d)`` for ``d > 0``, in ``O(log P)``.
+
+    The profile starts at ``now``; the segments overlapping ``[now, now +
+    d)`` are those starting before ``now + d``, so the answer is a prefix
+    minimum of the free counts, found by bisection.
+    """
+    times = profile.times
+    lowest = list(accumulate(profile.free, min))
+    now = times[0]
+
+    def fewest(d: float) -> float:
+        return lowest[bisect_left(times, now + d) - 1]
+
+    return fewest
 
 
 def easy_shadow(sim: Simulator, need: int) -> tuple[int, int]:
@@ -451,8 +603,47 @@ def easy_shadow(sim: Simulator, need: int) -> tuple[int, int]:
 
 @dataclass
 class _Reservations:
+    """Conservative backfilling's plan.
+
+    ``profile`` holds running jobs, busy blocks and every reservation;
+    ``start`` maps each waiting job to its reserved start; ``times`` is a
+    heap of ``(start, job)`` pairs, one pushed at every reservation and
+    dropped lazily once it no longer matches ``start`` (so the earliest
+    reservation and the jobs due now are found without a scan of the
+    queue).
+    """
+
     profile: Profile
     start: dict[int, int]
+    times: list[tuple[int, int]] = field(default_factory=list)
+
+    def place(self, j: int, t: int) -> None:
+        """Reserve ``t`` for ``j`` (its rectangle is added by the caller)."""
+        self.start[j] = t
+        heapq.heappush(self.times, (t, j))
+        if len(self.times) > 2 * len(self.start) + 64:
+            # Mostly stale entries (compressions move reservations all the
+            # time): rebuild from the live ones, amortised O(1) per push.
+            self.times = [(time, job) for job, time in self.start.items()]
+            heapq.heapify(self.times)
+
+    def earliest(self) -> int | None:
+        """The earliest reserved start, or ``None`` without reservations."""
+        times, start = self.times, self.start
+        while times and start.get(times[0][1]) != times[0][0]:
+            heapq.heappop(times)  # stale: moved or started since
+        return times[0][0] if times else None
+
+    def due(self, now: int) -> list[int]:
+        """The jobs reserved at ``now`` or before (their entries stay)."""
+        found: set[int] = set()
+        times, start = self.times, self.start
+        while (t := self.earliest()) is not None and t <= now:
+            _, j = heapq.heappop(times)
+            found.add(j)
+        for j in found:
+            heapq.heappush(times, (start[j], j))
+        return list(found)
 
 
 @dataclass(frozen=True)
@@ -477,47 +668,58 @@ class Conservative(Policy):
             if ended < estimated_end:
                 profile.add(ended, estimated_end, size[j])
                 early = True
-        reserved = state.start
         # A reservation in the past was not honoured (an overrun kept its
         # processors, or no contiguous range was free): place it again.
-        compress = early or (reserved and min(reserved.values()) < now)
+        first = state.earliest()
+        compress = early or (first is not None and first < now)
+        arrivals = sorted(sim.arrived, key=sim.rank.__getitem__)  # queue order
         while True:
             if compress:
                 self._compress(sim, state)
-            self._reserve_arrivals(sim, state)
+            self._reserve_arrivals(sim, state, arrivals)
+            arrivals = []
             # A job of zero duration ends as it starts: its planned instant
             # frees up, which may let others move to now (compress again).
             compress = self._start_due(sim, state)
             if not compress:
                 break
-        if reserved:
+        first = state.earliest()
+        if first is not None:
             # As in Mu'alem and Feitelson's simulator, a job starts at its
             # reservation even when no job arrives or ends then (e.g. the
             # reservation was set by an estimate that a job overran).
-            sim.wake_at(min(reserved.values()))
+            sim.wake_at(first)
 
     @staticmethod
-    def _reserve_arrivals(sim: Simulator, state: _Reservations) -> None:
+    def _reserve_arrivals(
+        sim: Simulator, state: _Reservations, arrivals: list[int]
+    ) -> None:
+        # Only the jobs that arrived since the previous pass lack a
+        # reservation (a job keeps one until it starts), so they are the
+        # only ones looked at, in queue order.
         profile, reserved = state.profile, state.start
         size, estimate, job_state = sim.size, sim.estimate, sim.state
-        for j in sim.queue:
+        for j in arrivals:
             if j not in reserved and job_state[j] == WAITING:
                 q, span = size[j], planned(estimate[j])
                 t = profile.earliest(q, span)
                 assert t is not None, "a job larger than the machine"
                 profile.add(t, t + span, -q)
-                reserved[j] = t
+                state.place(j, t)
                 sim.reserve(j, t)
                 sim.predict(j, t)  # the start announced at submission
 
     @staticmethod
     def _start_due(sim: Simulator, state: _Reservations) -> bool:
-        # Start the jobs reserved at now; True if one ended at once.
+        # Start the jobs reserved at now, in queue order; True if one ended
+        # at once. (Reservations in the past are stale: _compress moves
+        # them from now on before this runs.)
         now = sim.now
         profile, reserved = state.profile, state.start
         ended_at_once = False
-        for j in sim.queue:
-            if reserved.get(j) == now and sim.can_start(j):
+        due = [j for j in state.due(now) if reserved[j] == now]
+        for j in sorted(due, key=sim.rank.__getitem__):
+            if sim.can_start(j):
                 sim.start(j)
                 del reserved[j]
                 if sim.end_time[j] == now:
@@ -537,27 +739,77 @@ class Conservative(Policy):
         reserved = state.start
         size, estimate = sim.size, sim.estimate
         times, free = profile.times, profile.free
+        # Jobs that could not move since the profile last changed, as
+        # (size, span, end): the earliest window of that size and span in
+        # the profile ends at `end`.
+        stuck: list[tuple[int, int, float]] = []
         for j in sim.queue:
             old = reserved.get(j)
             if old is None or old == now:
                 continue
             q, span = size[j], planned(estimate[j])
             if old > now:
-                # Cheap necessary condition, in C: some instant before the
-                # reservation has q processors free.
-                if max(free[: bisect_left(times, old)]) < q:
-                    continue
-                t = profile.earliest_before(q, span, old)
-                if t is None:
-                    continue
+                k = bisect_left(times, old)
+                if free[k - 1] >= q:
+                    # The window starting where the run of segments with q
+                    # free that ends at `old` starts fits: the job moves.
+                    t = profile.earliest_before(q, span, old)
+                else:
+                    last = times[k - 1]  # the window must end by `last`
+                    if _cannot_move(q, span, last, times[0], stuck):
+                        continue
+                    # Some instant before the reservation has q processors
+                    # free (cheap, in C).
+                    if max(free[:k]) < q:
+                        continue
+                    t = profile.earliest(q, span)
+                    end = _INF if t is None else t + span
+                    if end > last:
+                        stuck.append((q, span, end))
+                        if len(stuck) > _STUCK_KEPT:
+                            del stuck[0]
+                        continue
             else:
                 t = None  # stale: place it again from now
+            stuck.clear()  # the profile changes
             profile.add(old, old + span, q)
             if t is None:
                 t = profile.earliest(q, span)
                 assert t is not None
             profile.add(t, t + span, -q)
-            reserved[j] = t
+            state.place(j, t)
+
+
+_STUCK_KEPT = 8
+"""Jobs that could not move, remembered by :func:`_cannot_move`."""
+
+_INF = float("inf")
+
+
+def _cannot_move(
+    size: int, span: int, last: int, now: int, stuck: list[tuple[int, int, float]]
+) -> bool:
+    """Whether a reservation provably cannot move earlier, in ``O(1)``.
+
+    For a job whose reservation is at ``old``, when the profile segment
+    just before ``old`` (starting at ``last``) has fewer than ``size``
+    processors free, a window ``[t, min(t + span, old))`` that fits must
+    end by ``last``: it is ``[t, t + span)`` with ``t + span <= last`` and
+    ``size`` processors free throughout (the job's own rectangle, at
+    ``old`` and later, plays no part). So the job moves iff the earliest
+    window of ``size`` and ``span`` in the profile ends by ``last``
+    (:meth:`Profile.earliest`, the same start as
+    :meth:`Profile.earliest_before`). It cannot when
+
+    - ``now + span > last``: no room before ``last``; or
+    - on the same profile, the earliest window of some ``(q', s')`` with
+      ``q' <= size`` and ``s' <= span`` ends after ``last``: the first
+      ``s'`` of a window for this job would be one for ``(q', s')``
+      (dominance).
+    """
+    if now + span > last:
+        return True
+    return any(q <= size and s <= span and last < end for q, s, end in stuck)
 
 
 @dataclass(frozen=True)
