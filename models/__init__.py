@@ -12,6 +12,9 @@ One module per back-end, all with the same signature
                (:mod:`optsched.models.bounds_only`)
 ``shelf``      CP-SAT, optimum of the *shelf-restricted* problem
                (:mod:`optsched.models.shelf`; see :data:`RESTRICTIONS`)
+``preemptive`` optimum of the *preemptive* relaxation: configuration LP
+               (cmax), time-indexed model (wct)
+               (:mod:`optsched.models.preemptive`; see :data:`RELAXATIONS`)
 ============== ============================================================
 
 :func:`solve` picks one by name from :data:`BACKENDS`. Back-end modules are
@@ -48,6 +51,7 @@ _MODULES = {
     "milp": "optsched.models.milp",
     "bounds-only": "optsched.models.bounds_only",
     "shelf": "optsched.models.shelf",
+    "preemptive": "optsched.models.preemptive",
 }
 
 RESTRICTIONS: dict[str, str] = {"shelf": "shelves"}

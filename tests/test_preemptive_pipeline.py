@@ -172,3 +172,43 @@ def test_engine_options_do_not_apply_to_preemptive_policies() -> None:
     for options in ({"kill_at_estimate": True}, {"allocation_rule": "best-fit"}):
         with pytest.raises(ValueError, match="builds its own pieces"):
             simulate(instance, "psrs", **options)
+
+
+def test_a_suite_with_the_preemptive_back_end(tmp_path: Path) -> None:
+    """End to end: CP-SAT and the preemptive optimum on random windows; the
+    preemptive policies never beat the preemptive lower bound, the others
+    never beat the non-preemptive one, and the preemptive optimum is at most
+    the non-preemptive one."""
+    import json
+
+    from optsched.bench import run_suite
+    from optsched.bench.store import Store
+    from optsched.io.native import write_native
+
+    jobs = tuple(
+        Job(k, 3 * (k % 4), 1 + (5 * k) % 4, 2 + (7 * k) % 9) for k in range(1, 13)
+    )
+    write_native(Instance(Machine(4), jobs, name="tiny"), tmp_path / "tiny.json")
+    solvers = "".join(
+        f'[[solvers]]\nbackend = "{b}"\ntime_limit = 10\nworkers = 1\n'
+        for b in ("cpsat", "preemptive")
+    )
+    (tmp_path / "s.toml").write_text(
+        f"policies = {json.dumps(['fcfs', 'easy', 'pbi', 'psrs', 'gang'])}\n"
+        'objectives = ["cmax", "wct"]\n[suite]\nname = "pre"\n'
+        '[[traces]]\npath = "tiny.json"\n'
+        '[windows]\nkind = "consecutive"\njobs = 6\ncount = 2\n'
+        'initial_state = "none"\n' + solvers
+    )
+    summary = run_suite(tmp_path / "s.toml", tmp_path / "r.sqlite")
+    assert summary.failed == 0
+    with Store(tmp_path / "r.sqlite", create=False) as store:
+        frame = gap_frame(store.rows())
+    assert frame["defect"].isna().all()
+    assert (frame["ratio_low"] >= 1).all()
+    preemptive = frame["reference"] == "preemption"
+    assert set(frame.loc[preemptive, "policy"]) == {"pbi", "psrs", "gang"}
+    assert (frame.loc[preemptive, "lower"] <= frame.loc[preemptive, "value"]).all()
+    # OPT_p <= OPT: the price of non-preemption is at least 1
+    assert (frame["preemption_price_low"] >= 1).all()
+    assert (frame["preemption_upper"].notna()).all()

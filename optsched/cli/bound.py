@@ -10,6 +10,15 @@ search stops it and prints the best result found so far.
 schedules (offline heuristics, oracle policies: at most
 :data:`INCUMBENT_SHARE` of the limit), the closed-form bounds, the model
 and the search. What did not fit is listed under ``skipped``.
+
+``--preemptive`` gives the optimum (or interval) of *preemptive* schedules
+with migration instead: for ``cmax`` the configuration LP (its exact value
+is printed beside the integer-time interval ``[ceil(LP), schedule]``), for
+``wct`` the time-indexed model of small horizons, and beyond its size
+limits the interval between an LP bound and the list schedule
+(:mod:`optsched.models.preemptive`); on a contiguous machine only the lower
+bound. No starting schedules are simulated for it.
+
 ``--schedule-out`` with ``--lp-only`` is refused before anything is computed
 (an LP relaxation has no schedule); a run that ends without a schedule, or
 with neither a schedule nor a bound, writes nothing and exits with status 2.
@@ -94,6 +103,12 @@ back-end gets the rest (and whatever they leave)."""
     is_flag=True,
     help="Optimum (or interval) of shelf schedules only: the 'shelf' back-end.",
 )
+@click.option(
+    "--preemptive",
+    is_flag=True,
+    help="Optimum (or interval) of preemptive schedules with migration "
+    "(configuration LP for cmax, time-indexed model for wct).",
+)
 @click.option("--lp-only", is_flag=True, help="milp: only the LP relaxation (a bound).")
 @click.option(
     "--grid",
@@ -134,6 +149,7 @@ def command(
     time_limit: float,
     workers: int,
     shelves: bool,
+    preemptive: bool,
     lp_only: bool,
     grid: int | None,
     solver: str | None,
@@ -157,7 +173,13 @@ def command(
             "--schedule-out: --lp-only computes a lower bound only, there is no "
             "schedule to write"
         )
+    if preemptive:
+        _refuse_with_preemptive(backend, shelves, options)
     instance = load_instance(file, **input_kwargs)
+    if preemptive:
+        result = _preemptive(instance, objective, time_limit, workers)
+        _finish(file, instance, objective, result, output, schedule_out)
+        return
     began = time.monotonic()
     # The pipeline's offline incumbents (best list/shelf heuristic, oracle
     # policies): back-ends never simulate policies themselves.
@@ -177,6 +199,18 @@ def command(
     if skipped:
         notes = [*skipped, *result.params.get("skipped", ())]
         result = dataclasses.replace(result, params={**result.params, "skipped": notes})
+    _finish(file, instance, objective, result, output, schedule_out)
+
+
+def _finish(
+    file: str,
+    instance: Instance,
+    objective: Objective,
+    result: Result,
+    output: str | None,
+    schedule_out: str | None,
+) -> None:
+    """Print the result, write the files asked for."""
     _refuse_empty(file, result, schedule_out)
     _print(instance, objective, result)
     if output is not None:
@@ -188,6 +222,29 @@ def command(
 
         fmt = schedule_format_for(schedule_out)
         write_schedule(result.schedule, schedule_out, fmt, instance)
+
+
+def _refuse_with_preemptive(
+    backend: str, shelves: bool, options: dict[str, Any]
+) -> None:
+    if shelves or backend != "cpsat" or options:
+        raise click.UsageError(
+            "--preemptive uses its own models (configuration LP, time-indexed "
+            "MILP): no --backend, --shelves or milp options with it"
+        )
+
+
+def _preemptive(
+    instance: Instance, objective: Objective, time_limit: float, workers: int
+) -> Result:
+    """The preemptive optimum or interval (:mod:`optsched.models.preemptive`)."""
+    from optsched.models.preemptive import preemptive_makespan, preemptive_wct
+
+    if objective.kind == "cmax":
+        return preemptive_makespan(instance, time_limit=time_limit)
+    return preemptive_wct(
+        instance, objective, time_limit=time_limit, workers=workers, too_large="bound"
+    )
 
 
 def _refuse_empty(file: str, result: Result, schedule_out: str | None) -> None:
@@ -375,6 +432,12 @@ def _print(instance: Instance, objective: Objective, result: Result) -> None:
         ("relative gap", "-" if result.gap is None else f"{result.gap:.4%}"),
         ("runtime (s)", f"{result.runtime:.2f}"),
     ]  # fmt: skip
+    if result.params.get("lp_bound") is not None:
+        lines.insert(0, ("preemptive LP", str(result.params["lp_bound"])
+                         + ("" if result.params.get("lp_converged")
+                            else "  (bound; column generation stopped)")))  # fmt: skip
+    if "relaxation" in result.params:
+        lines.insert(0, ("relaxation", str(result.params["relaxation"])))
     restriction = RESTRICTIONS.get(result.backend)
     if restriction is not None:
         lines.insert(0, ("restriction", f"{restriction} (bounds of the restricted "
