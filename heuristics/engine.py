@@ -989,6 +989,9 @@ class _MinTree:
     ) -> int | None:
         """First slot ``>= first`` passing the profile test (see
         :meth:`WaitingIndex.next_fitting`)."""
+        # The same walk as next_fitting with another test inlined: a test
+        # passed as a function would cost a call per visited node, in the
+        # loop that makes EASY's passes cheap.
         sizes, estimates = self.min_size, self.min_estimate
         leaves = self.leaves
         if first >= leaves or sizes[1] > free:

@@ -594,16 +594,8 @@ def preemptive_wct(
             instance, slot_segments(solution.slots), WCT_BACKEND
         )
         _add_checked(instance, objective, WCT_BACKEND, schedule, candidates, params)
-    if rejected:
-        params["rejected"] = rejected
-    return finish(
-        instance,
-        objective,
-        backend=WCT_BACKEND,
-        candidates=candidates,
-        bounds=bounds,
-        started=started,
-        params=params,
+    return _wct_result(
+        instance, objective, candidates, bounds, rejected, started, params
     )
 
 
@@ -628,17 +620,27 @@ def _wct_interval(
     }
     if instance.machine.allocation == "contiguous":
         return _bounded(WCT_BACKEND, bounds, started, params)
+    return _wct_result(
+        instance, objective, candidates, bounds, rejected, started, params
+    )
+
+
+def _wct_result(
+    instance: Instance,
+    objective: Objective,
+    candidates: list[Candidate],
+    bounds: list[Bound],
+    rejected: list[str],
+    started: float,
+    params: dict[str, Any],
+) -> Result:
+    """The ``wct`` result from the checked schedules and the bounds."""
     if rejected:
         params["rejected"] = rejected
     return finish(
-        instance,
-        objective,
-        backend=WCT_BACKEND,
-        candidates=candidates,
-        bounds=bounds,
-        started=started,
-        params=params,
-    )
+        instance, objective, backend=WCT_BACKEND, candidates=candidates,
+        bounds=bounds, started=started, params=params,
+    )  # fmt: skip
 
 
 def solve(
