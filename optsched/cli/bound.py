@@ -237,14 +237,10 @@ def _refuse_with_preemptive(
 def _preemptive(
     instance: Instance, objective: Objective, time_limit: float, workers: int
 ) -> Result:
-    """The preemptive optimum or interval (:mod:`optsched.models.preemptive`)."""
-    from optsched.models.preemptive import preemptive_makespan, preemptive_wct
+    """The preemptive optimum or interval (the ``preemptive`` back-end)."""
+    from optsched.models.preemptive import solve
 
-    if objective.kind == "cmax":
-        return preemptive_makespan(instance, time_limit=time_limit)
-    return preemptive_wct(
-        instance, objective, time_limit=time_limit, workers=workers, too_large="bound"
-    )
+    return solve(instance, objective, time_limit=time_limit, workers=workers)
 
 
 def _refuse_empty(file: str, result: Result, schedule_out: str | None) -> None:
