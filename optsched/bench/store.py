@@ -91,7 +91,7 @@ from typing import Any
 import pandas as pd
 
 from optsched.errors import InputError
-from optsched.gap import Reference
+from optsched.gap import Candidate, LowerBound, Reference
 from optsched.instance import Instance
 from optsched.models.result import Incumbent
 
@@ -748,7 +748,7 @@ def relaxed_references(rows: Sequence[TaskRow]) -> dict[tuple[str, ...], Referen
     schedule of the problem is a schedule of its relaxation). Present for
     every window with a relaxed back-end row or a preemptive policy row.
     """
-    return _references(rows, "relaxed")
+    return _relaxed_references(rows)
 
 
 def restricted_references(rows: Sequence[TaskRow]) -> dict[tuple[str, ...], Reference]:
@@ -764,11 +764,9 @@ def restricted_references(rows: Sequence[TaskRow]) -> dict[tuple[str, ...], Refe
 def _references(
     rows: Sequence[TaskRow], which: str | None
 ) -> dict[tuple[str, ...], Reference]:
-    from optsched.gap import Candidate, LowerBound, window_reference
+    from optsched.gap import window_reference
     from optsched.models import RESTRICTIONS
 
-    if which == "relaxed":
-        return _relaxed_references(rows)
     lowers: dict[tuple[str, ...], list[LowerBound]] = {}
     solver_uppers: dict[tuple[str, ...], list[Candidate]] = {}
     policy_uppers: dict[tuple[str, ...], list[Candidate]] = {}
@@ -776,10 +774,9 @@ def _references(
         if row.failed:
             continue
         if which is None and row.kind == "solver" and _relaxation(row) is not None:
-            found = lowers.setdefault((*row.window_id, row.objective), [])
-            found += [LowerBound(v, m) for m, v in row.bounds.items()]
-            if row.lower is not None:
-                found.append(LowerBound(row.lower, row.lower_method or row.name))
+            lowers.setdefault((*row.window_id, row.objective), []).extend(
+                _solver_bounds(row)
+            )
             continue  # its schedule is a relaxed one: no candidate
         restriction = RESTRICTIONS.get(row.name) if row.kind == "solver" else None
         if row.kind == "solver" and (which is None or restriction is not None):
@@ -788,13 +785,9 @@ def _references(
                 key = (*key, str(restriction))
             found = lowers.setdefault(key, [])
             if which is not None or restriction is None:
-                found += [LowerBound(v, m) for m, v in row.bounds.items()]
-                if row.lower is not None:
-                    found.append(LowerBound(row.lower, row.lower_method or row.name))
+                found += _solver_bounds(row)
             if row.upper is not None:
-                solver_uppers.setdefault(key, []).append(
-                    Candidate(row.upper, row.upper_source or row.name, row.task_id)
-                )
+                solver_uppers.setdefault(key, []).append(_solver_candidate(row))
         elif row.kind == "policy" and which is None:
             for objective, value in row.values.items():
                 key = (*row.window_id, objective)
@@ -809,6 +802,20 @@ def _references(
         )
         for key, found in lowers.items()
     }
+
+
+def _solver_bounds(row: TaskRow) -> list[LowerBound]:
+    """Every lower bound a solver row lists, its binding ``lower`` included."""
+    found = [LowerBound(v, m) for m, v in row.bounds.items()]
+    if row.lower is not None:
+        found.append(LowerBound(row.lower, row.lower_method or row.name))
+    return found
+
+
+def _solver_candidate(row: TaskRow) -> Candidate:
+    """A solver row's schedule as an upper-bound candidate (``upper`` set)."""
+    assert row.upper is not None
+    return Candidate(row.upper, row.upper_source or row.name, row.task_id)
 
 
 def _relaxation(row: TaskRow) -> str | None:
@@ -828,7 +835,7 @@ def _relaxed_references(
     rows: Sequence[TaskRow],
 ) -> dict[tuple[str, ...], Reference]:
     """:func:`relaxed_references` (one relaxation: preemption)."""
-    from optsched.gap import Candidate, LowerBound, window_reference
+    from optsched.gap import window_reference
 
     name = "preemption"
     wanted = {
@@ -845,13 +852,9 @@ def _relaxed_references(
             key = (*row.window_id, row.objective, name)
             found = lowers.setdefault(key, [])
             if _relaxation(row) == name:
-                found += [LowerBound(v, m) for m, v in row.bounds.items()]
-                if row.lower is not None:
-                    found.append(LowerBound(row.lower, row.lower_method or row.name))
+                found += _solver_bounds(row)
             if row.upper is not None:
-                uppers.setdefault(key, []).append(
-                    Candidate(row.upper, row.upper_source or row.name, row.task_id)
-                )
+                uppers.setdefault(key, []).append(_solver_candidate(row))
         elif row.kind == "policy" and row.killed == 0:
             for objective, value in row.values.items():
                 key = (*row.window_id, objective, name)
