@@ -548,3 +548,14 @@ class Schedule:
 
     def __hash__(self) -> int:
         return hash((tuple(sorted(self.placements.items())), self.producer))
+
+    def refuse_pieces(self, format_name: str) -> None:
+        """Raise ``ValueError`` when some job runs in pieces: for the writers
+        of formats that cannot record preemption (Batsim, SWF)."""
+        pieced = sorted(j for j, p in self.placements.items() if p.pieces)
+        if pieced:
+            raise ValueError(
+                f"the {format_name} format cannot record a preempted job (job "
+                f"{pieced[0]} runs in {len(self.placements[pieced[0]].pieces)} "
+                "pieces); write csv or json"
+            )

@@ -242,12 +242,7 @@ def _batsim_rows(schedule: Schedule, instance: Instance | None) -> Iterator[list
             f"the batsim format cannot record the migrations of job {moved[0]}; "
             "write csv or json"
         )
-    pieced = sorted(j for j, p in schedule.placements.items() if p.pieces)
-    if pieced:
-        raise ValueError(
-            f"the batsim format cannot record a preempted job (job {pieced[0]} runs "
-            f"in {len(schedule[pieced[0]].pieces)} pieces); write csv or json"
-        )
+    schedule.refuse_pieces("batsim")
     workload = instance.name or "w0"
     yield list(BATSIM_COLUMNS)
     for job_id, p in _ordered(schedule):

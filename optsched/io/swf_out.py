@@ -115,14 +115,9 @@ def swf_text(
     unknown = sorted(schedule.placements.keys() - jobs.keys())
     if unknown:
         raise ValueError(f"job {unknown[0]} is placed but not in the instance")
-    pieced = sorted(j for j, p in schedule.placements.items() if p.pieces)
-    if pieced:
-        # SWF's partial-execution lines record checkpoint/restart runs of a
-        # job, not a scheduler's preemption: refuse rather than bend them.
-        raise ValueError(
-            f"the swf format cannot record a preempted job (job {pieced[0]} runs "
-            f"in {len(schedule[pieced[0]].pieces)} pieces); write csv or json"
-        )
+    # SWF's partial-execution lines record checkpoint/restart runs of a job,
+    # not a scheduler's preemption: refuse rather than bend them.
+    schedule.refuse_pieces("swf")
     shift = _shift(instance)
     lines = [*_header_lines(schedule, instance, header or {}, shift)]
     ordered = sorted(instance.jobs, key=lambda job: (job.release, job.id))
