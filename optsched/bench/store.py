@@ -804,6 +804,12 @@ def _references(
     }
 
 
+PREEMPTION = "preemption"
+"""The relaxation of :data:`optsched.models.RELAXATIONS` that gap rows name
+in their ``reference`` (a preemptive policy's) and column prefixes
+(``preemption_lower``, ``preemption_price_low``, ...)."""
+
+
 def _solver_bounds(row: TaskRow) -> list[LowerBound]:
     """Every lower bound a solver row lists, its binding ``lower`` included."""
     found = [LowerBound(v, m) for m, v in row.bounds.items()]
@@ -837,7 +843,7 @@ def _relaxed_references(
     """:func:`relaxed_references` (one relaxation: preemption)."""
     from optsched.gap import window_reference
 
-    name = "preemption"
+    name = PREEMPTION
     wanted = {
         row.window_id
         for row in rows
@@ -901,7 +907,7 @@ def gap_frame(rows: pd.DataFrame | Sequence[TaskRow]) -> pd.DataFrame:
         for objective, value in row.values.items():
             reference = known[(*row.window_id, objective)]
             if preemptive:  # measured against the preemptive optimum
-                reference = relaxed[(*row.window_id, objective, "preemption")]
+                reference = relaxed[(*row.window_id, objective, PREEMPTION)]
             gap = gap_row(
                 row.window, row.name, value, reference,
                 killed=row.killed, lost=int(row.lost_work),
@@ -913,7 +919,7 @@ def gap_frame(rows: pd.DataFrame | Sequence[TaskRow]) -> pd.DataFrame:
                     gap.lower_method, gap.upper, gap.upper_source, gap.optimal,
                     gap.ratio_low, gap.ratio_high, gap.comparable, gap.killed,
                     gap.lost_work, gap.defect, row.task_id, row.instance_sha256,
-                    reference.upper_row, "preemption" if preemptive else "",
+                    reference.upper_row, PREEMPTION if preemptive else "",
                 ]
             )  # fmt: skip
     frame = pd.DataFrame(out, columns=list(GAP_COLUMNS))
@@ -946,7 +952,7 @@ def _with_relaxation(
     }
     for record in frame.to_dict("records"):
         window = (record["suite"], record["trace_sha256"], record["window"])
-        ref = relaxed.get((*window, record["objective"], "preemption"))
+        ref = relaxed.get((*window, record["objective"], PREEMPTION))
         plain = known[(*window, record["objective"])]
         lower = upper = low = high = math.nan
         if ref is not None:

@@ -17,6 +17,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from optsched.bench.store import PREEMPTION as RELAXATION
 from optsched.bench.suite import (
     DEFAULT_OBJECTIVES,
     DEFAULT_POLICIES,
@@ -96,11 +97,6 @@ def _ratio(low: float, high: float) -> str:
 
 def _unit(objective: str) -> str:
     return "s" if objective == "cmax" else "job-s"
-
-
-RELAXATION = "preemption"
-"""Columns ``preemption_*``: the preemptive optimum and the price of
-non-preemption (:func:`optsched.bench.store.gap_frame`)."""
 
 
 def _restrictions(frame: pd.DataFrame) -> list[str]:

@@ -610,10 +610,6 @@ def _ratio_chart(gap: pd.DataFrame) -> Figure:
     return figure
 
 
-PREEMPTION = "preemption"
-"""The ``reference`` of a gap row rated against the preemptive optimum."""
-
-
 def preemption_section(gap: pd.DataFrame) -> list[Block]:
     """Preemptive policies and the price of non-preemption, when present.
 
@@ -623,6 +619,8 @@ def preemption_section(gap: pd.DataFrame) -> list[Block]:
     """
     if gap.empty or "preemption_price_low" not in gap:
         return []
+    from optsched.bench.store import PREEMPTION
+
     preemptive = sorted(gap.loc[gap["reference"] == PREEMPTION, "policy"].unique())
     blocks: list[Block] = [
         Heading("Preemption"),
@@ -737,6 +735,8 @@ def window_table(
 def _plain_row(window_rows: pd.DataFrame) -> pd.Series:
     """A row of the window rated against the (non-preemptive) optimum: the
     rows of preemptive policies carry the preemptive reference instead."""
+    from optsched.bench.store import PREEMPTION
+
     if "reference" in window_rows:
         plain = window_rows[window_rows["reference"] != PREEMPTION]
         if len(plain):
