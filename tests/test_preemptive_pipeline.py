@@ -212,3 +212,17 @@ def test_a_suite_with_the_preemptive_back_end(tmp_path: Path) -> None:
     # OPT_p <= OPT: the price of non-preemption is at least 1
     assert (frame["preemption_price_low"] >= 1).all()
     assert (frame["preemption_upper"].notna()).all()
+
+
+def test_gap_solves_the_preemptive_optimum_for_preemptive_policies() -> None:
+    from click.testing import CliRunner
+
+    from optsched.cli import main
+
+    args = ["gap", "instances/kth_20.json", "--time-limit", "5"]
+    result = CliRunner().invoke(main, [*args, "--policies", "easy,pbi"])
+    assert result.exit_code == 0, result.output
+    # the preemptive cmax optimum of this window is proven: 50,686 (< 50,693)
+    pbi = [line for line in result.output.splitlines() if line.startswith("│ pbi")]
+    assert "50,686 preemptive" in pbi[0]
+    assert "[?," not in result.output

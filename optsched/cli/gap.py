@@ -346,7 +346,10 @@ def command(
     policy's ratio value / optimum — exact when the optimum is proven, else
     the interval [value / UB, value / LB]. A policy that killed jobs (stopped
     at their estimate) did less work than the window: its ratio is not
-    comparable. Without FILE, runs on the bundled default instance. Ctrl-C
+    comparable. A preemptive policy (pbi, psrs, gang) is rated against the
+    preemptive optimum, solved alongside (back-end 'preemptive'), and the
+    table adds the price of non-preemption. Without FILE, runs on the
+    bundled default instance. Ctrl-C
     (SIGINT) or SIGTERM stops the run within a second or two, even during a
     solve, and keeps the finished windows (exit status 130 or 143).
     """
@@ -420,6 +423,7 @@ def gap_suite(
     """The in-memory suite of one ``optsched gap`` call."""
     from optsched.errors import InputError
     from optsched.heuristics import parse_policy, split_policy_specs
+    from optsched.heuristics.preemptive_policies import preempts
     from optsched.models import BACKENDS
     from optsched.objective import Objective
 
@@ -450,6 +454,10 @@ def gap_suite(
         str(path), path.resolve(), sha256_of(path), False,
         input_format, processors, allocation,
     )  # fmt: skip
+    extra = [SolverSpec("shelf", solver.time_limit, solver.workers)] if shelves else []
+    if solver.backend != "preemptive" and any(map(preempts, canonical)):
+        # A preemptive policy is rated against the preemptive optimum.
+        extra.append(SolverSpec("preemptive", solver.time_limit, solver.workers))
     return Suite(
         name="gap",
         file=path,
@@ -457,10 +465,7 @@ def gap_suite(
         windows=rule,
         policies=tuple(canonical),
         objectives=tuple(labels),
-        solvers=(solver,)
-        + (
-            (SolverSpec("shelf", solver.time_limit, solver.workers),) if shelves else ()
-        ),
+        solvers=(solver, *extra),
     )
 
 
