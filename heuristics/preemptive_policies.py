@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 from optsched.heuristics.engine import SimulationResult, SimulationStats
 from optsched.heuristics.policies import Policy
 from optsched.instance import Instance
+from optsched.schedule import Schedule
 
 PREEMPTIVE_NAMES: tuple[str, ...] = ("pbi", "psrs", "gang")
 """Policy names whose schedules are preemptive."""
@@ -93,6 +94,6 @@ class Preemptive(Policy):
             from optsched.heuristics.preemptive import batched
 
             schedule = batched(instance, self.algorithm)
-        schedule = type(schedule)(schedule.placements, self.spec, schedule.killed)
+        schedule = Schedule(schedule.placements, self.spec, schedule.killed)
         stats = SimulationStats(wall_time=time.perf_counter() - began)
         return SimulationResult(schedule=schedule, stats=stats)
