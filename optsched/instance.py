@@ -19,6 +19,7 @@ import dataclasses
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Literal
 
 from optsched.errors import shown
@@ -69,8 +70,91 @@ def _require_within(owner: str, name: str, value: int) -> None:
 
 
 @dataclass(frozen=True, slots=True)
+class Mode:
+    """One way to run a moldable job: on ``processors`` for ``runtime`` s.
+
+    Parameters
+    ----------
+    processors
+        Processor count of the mode, ``1 <= processors <= MAX_INTEGER``.
+    runtime
+        Actual run time on that many processors, ``0 <= runtime <=
+        MAX_INTEGER``.
+    estimate
+        The run time schedulers see for this mode; defaults to ``runtime``.
+    """
+
+    processors: int
+    runtime: int
+    estimate: int | None = None
+
+    def __post_init__(self) -> None:
+        who = f"mode {shown(getattr(self, 'processors', None))}"
+        for name in ("processors", "runtime"):
+            _require_int(who, name, getattr(self, name))
+        if self.processors < 1:
+            raise ValueError(f"{who}: processors must be at least 1")
+        if self.runtime < 0:
+            raise ValueError(f"{who}: runtime {shown(self.runtime)} is negative")
+        for name in ("processors", "runtime"):
+            _require_at_most(who, name, getattr(self, name))
+        if self.estimate is None:
+            object.__setattr__(self, "estimate", self.runtime)
+        else:
+            _require_int(who, "estimate", self.estimate)
+            if self.estimate < 0:
+                raise ValueError(f"{who}: estimate {shown(self.estimate)} is negative")
+            _require_at_most(who, "estimate", self.estimate)
+
+    @property
+    def work(self) -> int:
+        """``processors * runtime``: the processor-seconds of the mode."""
+        return self.processors * self.runtime
+
+    @property
+    def requested(self) -> int:
+        """The estimate as an ``int``."""
+        assert self.estimate is not None
+        return self.estimate
+
+
+def _validate_modes(who: str, modes: tuple[Mode, ...]) -> tuple[Mode, ...]:
+    """``modes`` sorted by processors, or ``ValueError`` saying why they are
+    inconsistent: two modes on one processor count, or work that falls as
+    processors grow.
+
+    Work may not fall beyond what rounding run times up to whole seconds
+    explains: for ``p < p'``, ``p' T(p') > p (T(p) - 1)``. That is exactly
+    the condition for real run times ``tau(p)`` with ``T = ceil(tau)`` and
+    ``p tau(p)`` non-decreasing to exist, so the integer modes of every
+    speed-up at most linear pass (linear speed-up of 33 s gives 17 s on 2
+    processors and 11 s on 3: works 33, 34, 33), and a speed-up above
+    linear does not.
+    """
+    if not all(isinstance(mode, Mode) for mode in modes):
+        raise ValueError(f"{who}: modes must be Mode objects")
+    ordered = tuple(sorted(modes, key=lambda mode: mode.processors))
+    most: Mode | None = None  # the mode with the largest p (T - 1) so far
+    for low, high in pairwise(ordered):
+        if low.processors == high.processors:
+            raise ValueError(f"{who}: two modes on {low.processors} processors")
+    for mode in ordered:
+        if most is not None and mode.work <= most.processors * (most.runtime - 1):
+            raise ValueError(
+                f"{who}: work falls from {most.work} processor-seconds on "
+                f"{most.processors} processors ({most.runtime} s) to {mode.work} "
+                f"on {mode.processors} ({mode.runtime} s), more than rounding to "
+                "whole seconds explains: speed-up above linear"
+            )
+        if most is None or mode.processors * (mode.runtime - 1) > most.processors * (
+            most.runtime - 1
+        ):
+            most = mode
+    return ordered
+
+@dataclass(frozen=True, slots=True)
 class Job:
-    """A rigid parallel job.
+    """A parallel job: rigid, moldable or malleable.
 
     Parameters
     ----------
@@ -91,6 +175,15 @@ class Job:
         (``1e12``).
     wait
         Recorded wait time in the trace (SWF field 3), when known.
+    modes
+        Empty for a rigid job. For a moldable job, the ways it may run
+        (:class:`Mode`, sorted by processors, work never falling as
+        processors grow); ``size``, ``runtime`` and ``estimate`` are then
+        its *requested* mode, one of them, which rigid schedulers use.
+    malleable
+        The job may change its processor count while it runs (among its
+        modes' counts); it needs modes. Running ``d`` seconds on the
+        processors of mode ``k`` does the fraction ``d / T_k`` of it.
 
     Notes
     -----
@@ -118,6 +211,8 @@ class Job:
     status: int | None = None
     preceding_job: int | None = None
     think_time: int | None = None
+    modes: tuple[Mode, ...] = ()
+    malleable: bool = False
 
     def __post_init__(self) -> None:
         who = job_name(self.id)
@@ -144,6 +239,25 @@ class Job:
             value = getattr(self, name)
             if isinstance(value, int):
                 _require_within(who, name, value)
+        self._validate_modes(who)
+
+    def _validate_modes(self, who: str) -> None:
+        if not self.modes and self.malleable is False:
+            return  # rigid: the common case, kept cheap for huge traces
+        modes = _validate_modes(who, tuple(self.modes))
+        object.__setattr__(self, "modes", modes)
+        if not isinstance(self.malleable, bool):
+            raise ValueError(f"{who}: malleable must be true or false")
+        if not modes:
+            if self.malleable:
+                raise ValueError(f"{who}: a malleable job needs modes")
+            return
+        requested = Mode(self.size, self.runtime, self.estimate)
+        if requested not in modes:
+            raise ValueError(
+                f"{who}: its requested mode ({self.size} processors, runtime "
+                f"{self.runtime}, estimate {self.estimate}) is not one of its modes"
+            )
 
     def _validate_weight(self, who: str) -> None:
         weight = self.weight
@@ -168,6 +282,41 @@ class Job:
     def area(self) -> int:
         """``size * runtime``, the processor-seconds the job consumes."""
         return self.size * self.runtime
+
+    @property
+    def moldable(self) -> bool:
+        """Whether the scheduler may choose the processor count (has modes)."""
+        return bool(self.modes)
+
+    def mode(self, processors: int) -> Mode | None:
+        """The mode on ``processors`` processors (``None`` if there is none;
+        a rigid job's only mode is its size)."""
+        if not self.modes:
+            if processors == self.size:
+                return Mode(self.size, self.runtime, self.estimate)
+            return None
+        for mode in self.modes:
+            if mode.processors == processors:
+                return mode
+        return None
+
+    def with_mode(self, mode: Mode) -> Job:
+        """This job requesting ``mode`` (one of its modes; modes are kept)."""
+        return dataclasses.replace(
+            self, size=mode.processors, runtime=mode.runtime, estimate=mode.estimate
+        )
+
+    def rigid(self, mode: Mode | None = None) -> Job:
+        """This job fixed to ``mode`` (default: its requested one), no modes."""
+        mode = mode or Mode(self.size, self.runtime, self.estimate)
+        return dataclasses.replace(
+            self,
+            size=mode.processors,
+            runtime=mode.runtime,
+            estimate=mode.estimate,
+            modes=(),
+            malleable=False,
+        )
 
     def replace(self, **changes: object) -> Job:
         """Return a validated copy with some fields changed."""
@@ -468,11 +617,32 @@ class Instance:
                     f"job {job.id}: size {job.size} exceeds machine processors "
                     f"{self.machine.processors}"
                 )
+            if job.modes and job.modes[-1].processors > self.machine.processors:
+                raise ValueError(
+                    f"job {job.id}: mode on {job.modes[-1].processors} processors "
+                    f"exceeds machine processors {self.machine.processors}"
+                )
 
     @property
     def processors(self) -> int:
         """Number of processors of the machine."""
         return self.machine.processors
+
+    @property
+    def moldable(self) -> bool:
+        """Whether some job has modes (moldable or malleable)."""
+        return any(job.modes for job in self.jobs)
+
+    @property
+    def malleable(self) -> bool:
+        """Whether some job is malleable."""
+        return any(job.malleable for job in self.jobs)
+
+    def rigid(self) -> Instance:
+        """Every job fixed to its requested mode (``self`` when all are rigid)."""
+        if not self.moldable:
+            return self
+        return self.with_jobs(job.rigid() for job in self.jobs)
 
     def job(self, job_id: int) -> Job:
         """The job with this id (``KeyError`` if absent)."""
