@@ -14,6 +14,7 @@ from optsched.heuristics.engine import (
     reservations_by_id,
     stats_of,
 )
+from optsched.heuristics.moldable_wrappers import MoldablePolicy
 from optsched.heuristics.orders import order_ranks
 from optsched.heuristics.policies import Policy
 from optsched.heuristics.preemptive_policies import Preemptive
@@ -71,13 +72,13 @@ def simulate(
         busy blocks overlapping on processors.
     """
     chosen = parse_policy(policy)
-    if isinstance(chosen, Preemptive):
+    if isinstance(chosen, Preemptive | MoldablePolicy):
         if kill_at_estimate or migration or allocation_rule != "first-fit":
             raise ValueError(
-                f"policy {chosen.spec!r} builds its own pieces: --kill-at-estimate, "
+                f"policy {chosen.spec!r} builds its own schedule: --kill-at-estimate, "
                 "--migration and --allocation-rule do not apply"
             )
-        return chosen.run(instance)  # builds its pieces itself, no engine
+        return chosen.run(instance)  # builds its schedule itself, no engine
     if chosen.order == "random" and chosen.seed is None:
         chosen = _with_seed(chosen, seed)
     began = time.perf_counter()

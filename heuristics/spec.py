@@ -61,6 +61,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from optsched.heuristics.moldable_wrappers import MOLDABLE_NAMES, MoldablePolicy
 from optsched.heuristics.orders import ORDER_NAMES, canonical_order
 from optsched.heuristics.policies import (
     SELECT_NAMES,
@@ -117,7 +118,9 @@ _PARAMS: dict[str, tuple[str, ...]] = {
 
 def valid_names() -> str:
     """Every accepted policy name, for error messages and help."""
-    return ", ".join((*POLICY_NAMES, *PREEMPTIVE_NAMES, *_GENERIC, *_ALIASES))
+    return ", ".join(
+        (*POLICY_NAMES, *PREEMPTIVE_NAMES, *MOLDABLE_NAMES, *_GENERIC, *_ALIASES)
+    )
 
 
 def split_policy_specs(text: str) -> list[str]:
@@ -163,6 +166,8 @@ def parse_policy(spec: str | Policy) -> Policy:
         fixed_order, name = name, "strict"
     if name in PREEMPTIVE_NAMES:
         return _build_preemptive(text, name, raw_params)
+    if name in MOLDABLE_NAMES:
+        return _build_moldable(text, name, raw_params)
     if name not in _PARAMS:
         raise ValueError(
             f"unknown policy {raw_name.strip()!r}; valid names: {valid_names()}"
@@ -251,6 +256,17 @@ def _build_preemptive(text: str, name: str, raw: str) -> Policy:
     algorithm = name + (":" + ",".join(options) if options else "")
     try:
         return Preemptive(algorithm=algorithm)
+    except ValueError as error:
+        raise ValueError(f"policy {text!r}: {error}") from None
+
+
+def _build_moldable(text: str, name: str, raw: str) -> Policy:
+    # As _build_preemptive, but the options keep their order: rescale's
+    # inner scheduler spec is itself a list of options.
+    options = [part.strip() for part in raw.split(",") if part.strip()]
+    algorithm = name + (":" + ",".join(options) if options else "")
+    try:
+        return MoldablePolicy(algorithm=algorithm)
     except ValueError as error:
         raise ValueError(f"policy {text!r}: {error}") from None
 

@@ -53,6 +53,19 @@ processor set it uses obeys rules 5 and 6, and move times increase inside
    it), rules 4 to 6 to every piece, which holds its processors for its
    whole length, switch included.
 
+8. A moldable job (one with :attr:`~optsched.instance.Job.modes`) runs in
+   one of its modes: its placement names explicit processors, whose count
+   is the processor count of one of its modes, and rule 3 reads "``end -
+   start`` equals that mode's run time" (its estimate for a killed job).
+   The rules above then judge the job as the rigid job of that mode.
+9. A malleable job may change its processor count between pieces: every
+   piece names explicit processors whose count ``p_k`` is one of its
+   modes', pays the resume cost of ``p_k`` processors, and does the
+   fraction ``w_k / T(p_k)`` of the job (``w_k`` its work, ``T(p_k)`` the
+   mode's run time). Rule 3 reads: the fractions sum to at least 1, and
+   the job ends in the second in which it completes (the sum minus
+   ``1 / T(p_last)`` is below 1). Malleable jobs are never killed.
+
 Structural promises are separate predicates, asked for by the producers
 that make them: :func:`max_jobs_per_processor` (PBI keeps at most two jobs
 in progress on any processor) and :func:`migrations` (jobs whose pieces do
@@ -70,6 +83,7 @@ import heapq
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, cast
 
 import numpy as np
@@ -117,9 +131,78 @@ def check_schedule(instance: Instance, schedule: Schedule) -> list[Violation]:
     does not vouch for the schedule do the rule-by-rule checks below run to
     name the violations. Both judge the same rules.
     """
+    if instance.moldable:
+        chosen, violations = _modes_chosen(instance, schedule)
+        if violations:
+            return violations + _violations(chosen, schedule)
+        instance = chosen
     if _plainly_valid(instance, schedule):
         return []
     return _violations(instance, schedule)
+
+
+def _modes_chosen(
+    instance: Instance, schedule: Schedule
+) -> tuple[Instance, list[Violation]]:
+    """Rule 8: each moldable job fixed to the mode its placement names.
+
+    Returns the instance with every moldable (not malleable) job made the
+    rigid job of its placement's mode, and the violations of rule 8. A job
+    whose placement names no valid mode becomes the rigid job of what it
+    was given (its processor count and duration, when they make a job), so
+    that the later rules do not repeat the same fault.
+    """
+    jobs: list[Job] = []
+    out: list[Violation] = []
+    for job in instance.jobs:
+        placement = schedule.placements.get(job.id)
+        if not job.modes or job.malleable or placement is None:
+            jobs.append(job)
+            continue
+        procs = placement.processors
+        if procs is None or placement.pieces or placement.moves:
+            what = "no processors" if procs is None else "pieces or moves"
+            out.append(
+                Violation(
+                    "mode",
+                    f"job {job.id} is moldable and has {what}: its placement "
+                    "must name the processors of one of its modes",
+                    job=job.id,
+                    time=placement.start,
+                )
+            )
+            jobs.append(job)
+            continue
+        mode = job.mode(len(procs))
+        if mode is None:
+            counts = ", ".join(str(m.processors) for m in job.modes)
+            out.append(
+                Violation(
+                    "mode",
+                    f"job {job.id} runs on {len(procs)} processors, not the count "
+                    f"of one of its modes ({counts})",
+                    job=job.id,
+                    time=placement.start,
+                    processors=procs,
+                )
+            )
+            jobs.append(_as_given(job, placement))
+            continue
+        jobs.append(job.rigid(mode))
+    return instance.with_jobs(jobs), out
+
+
+def _as_given(job: Job, placement: Placement) -> Job:
+    """The rigid job a placement describes, when it is one; else ``job``."""
+    assert placement.processors is not None
+    try:
+        return job.rigid().replace(
+            size=max(len(placement.processors), 1),
+            runtime=max(placement.end - placement.start, 0),
+            estimate=None,
+        )
+    except ValueError:
+        return job.rigid()
 
 
 def _violations(instance: Instance, schedule: Schedule) -> list[Violation]:
@@ -170,6 +253,8 @@ def _plainly_valid(instance: Instance, schedule: Schedule) -> bool:
     placements = schedule.placements
     if len(placements) != len(jobs) or not schedule.killed <= placements.keys():
         return False
+    if instance.malleable:
+        return False  # rule 9 is judged job by job
     contiguous = instance.machine.allocation == "contiguous"
     try:
         placed = [placements[j.id] for j in jobs]
@@ -333,6 +418,8 @@ def _check_placed_once(jobs: dict[int, Job], schedule: Schedule) -> list[Violati
 
 
 def _check_times(job: Job, placement: Placement, killed: bool) -> list[Violation]:
+    if job.malleable:
+        return _check_release(job, placement) + _check_progress(job, placement, killed)
     out: list[Violation] = []
     if placement.start < job.release:
         out.append(
@@ -381,14 +468,86 @@ def _check_times(job: Job, placement: Placement, killed: bool) -> list[Violation
     return out
 
 
+def _check_release(job: Job, placement: Placement) -> list[Violation]:
+    if placement.start >= job.release:
+        return []
+    return [
+        Violation(
+            "early-start",
+            f"job {job.id} starts at {placement.start} before its release "
+            f"{job.release}",
+            job=job.id,
+            time=placement.start,
+        )
+    ]
+
+
+def _check_progress(job: Job, placement: Placement, killed: bool) -> list[Violation]:
+    """Rule 9: a malleable job's pieces complete it, in their last second."""
+    if killed:
+        return [
+            Violation(
+                "bad-kill",
+                f"job {job.id} is malleable and listed as killed; malleable jobs "
+                "run to completion",
+                job=job.id,
+            )
+        ]
+    done = Fraction(0)
+    before_last_second = Fraction(0)
+    for start, end, procs in placement.segments():
+        mode = job.mode(len(procs)) if procs is not None else None
+        if mode is None:
+            return []  # rule 9's processor counts are reported by the set check
+        work = end - start - _switch_at(placement, start)
+        if done >= 1:
+            done += 1  # working on after completion: reported below
+        elif mode.runtime == 0:
+            # No work to do: done at once, so the stretch must have no work.
+            done, before_last_second = Fraction(1), Fraction(int(work > 0))
+        else:
+            before_last_second = done + Fraction(max(work - 1, 0), mode.runtime)
+            done += Fraction(work, mode.runtime)
+    if done >= 1 and before_last_second < 1:
+        return []
+    if done < 1:
+        why = f"does {float(done):.6g} of its work"
+    else:
+        why = f"completes before its last second ({float(done):.6g} of its work)"
+    return [
+        Violation(
+            "duration",
+            f"job {job.id} (malleable) {why} in [{placement.start}, "
+            f"{placement.end}); it must end in the second it completes",
+            job=job.id,
+            time=placement.start,
+        )
+    ]
+
+
+def _switch_at(placement: Placement, start: int) -> int:
+    for piece in placement.pieces:
+        if piece.start == start:
+            return piece.switch
+    return 0
+
+
+def _piece_size(job: Job, procs: Sequence[int] | None) -> int:
+    """Processors a stretch of ``job`` holds: its own count for a malleable
+    job (whose pieces may differ), else the job's size."""
+    if job.malleable and procs is not None:
+        return len(procs)
+    return job.size
+
+
 def _check_pieces(
     instance: Instance, job: Job, placement: Placement
 ) -> list[Violation]:
     """Rule 7: the pieces of a preempted job (see the module docstring)."""
     out: list[Violation] = []
-    cost = instance.machine.resume_cost(job.size)
     previous_end = None
     for k, piece in enumerate(placement.pieces):
+        cost = instance.machine.resume_cost(_piece_size(job, piece.processors))
         where = f"job {job.id}, piece {k} [{piece.start}, {piece.end})"
         if previous_end is not None and piece.start < previous_end:
             out.append(
@@ -465,6 +624,16 @@ def _check_one_processor_set(
     instance: Instance, job: Job, start: int, procs: Sequence[int] | None
 ) -> list[Violation]:
     m = instance.processors
+    if procs is None and job.malleable:
+        return [
+            Violation(
+                "no-processors",
+                f"job {job.id} is malleable: each of its pieces must name its "
+                "processors",
+                job=job.id,
+                time=start,
+            )
+        ]
     if procs is None:
         if instance.machine.allocation == "contiguous":
             return [
@@ -480,7 +649,19 @@ def _check_one_processor_set(
     runs = merged_runs(procs)
     distinct = _count(runs)
     out: list[Violation] = []
-    if distinct != len(procs) or len(procs) != job.size:
+    if job.malleable and (distinct != len(procs) or job.mode(len(procs)) is None):
+        counts = ", ".join(str(mode.processors) for mode in job.modes)
+        out.append(
+            Violation(
+                "processor-count",
+                f"job {job.id} (malleable) has {distinct} distinct processors at "
+                f"{start}, not the count of one of its modes ({counts})",
+                job=job.id,
+                time=start,
+                processors=procs,
+            )
+        )
+    elif not job.malleable and (distinct != len(procs) or len(procs) != job.size):
         out.append(
             Violation(
                 "processor-count",
@@ -564,10 +745,11 @@ def _check_capacity(
     events: list[tuple[int, int, int | None]] = []
     for jid, p in placed.items():
         stretches = p.segments() if p.pieces else ((p.start, p.end, None),)
-        for start, end, _ in stretches:
+        for start, end, procs in stretches:
             if end > start:
-                events.append((start, jobs[jid].size, jid))
-                events.append((end, -jobs[jid].size, jid))
+                size = _piece_size(jobs[jid], procs)
+                events.append((start, size, jid))
+                events.append((end, -size, jid))
     for block in instance.machine.unavailable:
         if block.end > block.start:
             events.append((block.start, block.size, None))

@@ -162,11 +162,7 @@ def evaluate_policy(
 
 def exact_estimates(instance: Instance) -> Instance:
     """The instance with ``estimate = runtime``: simulated policies then kill nobody."""
-    jobs = tuple(
-        j if j.estimate == j.runtime else j.replace(estimate=j.runtime)
-        for j in instance.jobs
-    )
-    return instance.with_jobs(jobs)
+    return instance.with_jobs(j.with_exact_estimates() for j in instance.jobs)
 
 
 def heuristic_incumbents(instance: Instance, objective: Objective) -> list[Incumbent]:

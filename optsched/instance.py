@@ -152,6 +152,7 @@ def _validate_modes(who: str, modes: tuple[Mode, ...]) -> tuple[Mode, ...]:
             most = mode
     return ordered
 
+
 @dataclass(frozen=True, slots=True)
 class Job:
     """A parallel job: rigid, moldable or malleable.
@@ -304,6 +305,18 @@ class Job:
         """This job requesting ``mode`` (one of its modes; modes are kept)."""
         return dataclasses.replace(
             self, size=mode.processors, runtime=mode.runtime, estimate=mode.estimate
+        )
+
+    def with_exact_estimates(self) -> Job:
+        """This job with every estimate (its modes' too) equal to the run time."""
+        if self.estimate == self.runtime and all(
+            mode.estimate == mode.runtime for mode in self.modes
+        ):
+            return self
+        return dataclasses.replace(
+            self,
+            estimate=self.runtime,
+            modes=tuple(Mode(mode.processors, mode.runtime) for mode in self.modes),
         )
 
     def rigid(self, mode: Mode | None = None) -> Job:

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from optsched.instance import Instance
+from optsched.moldable import processor_work
 from optsched.schedule import Schedule
 
 BSLD_THRESHOLD = 10
@@ -127,8 +128,9 @@ def utilisation(instance: Instance, schedule: Schedule) -> float:
 
     ``sum_j q_j p_j / (m (max_j C_j - min_j r_j))`` with ``p_j = C_j - S_j``, or
     the work of a preempted job's pieces (context switches hold processors
-    but do no work); busy blocks are not counted as useful work. 0 for an
-    empty or zero-length schedule.
+    but do no work); ``q_j`` is the count of the mode a moldable job runs
+    in, piece by piece for a malleable one; busy blocks are not counted as
+    useful work. 0 for an empty or zero-length schedule.
     """
     if not instance.jobs:
         return 0.0
@@ -137,7 +139,9 @@ def utilisation(instance: Instance, schedule: Schedule) -> float:
     span = max(p.end for p in placements) - min(j.release for j in instance.jobs)
     if span <= 0:
         return 0.0
-    work = sum(j.size * p.work for j, p in zip(instance.jobs, placements, strict=True))
+    work = sum(
+        processor_work(j, p) for j, p in zip(instance.jobs, placements, strict=True)
+    )
     return work / (instance.processors * span)
 
 

@@ -57,6 +57,7 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
+from itertools import pairwise
 
 from optsched.instance import Instance, Job, Mode
 
@@ -129,11 +130,12 @@ class SpeedupModel:
             modes.append(mode)  # the request stays even if no faster
         return tuple(modes)
 
-    def apply(self, instance: Instance) -> Instance:
-        """``instance`` with every job made moldable under this model."""
+    def apply(self, instance: Instance, *, malleable: bool = False) -> Instance:
+        """``instance`` with every job made moldable under this model (and
+        malleable with ``malleable``), its request kept as it was."""
         m = instance.processors
         return instance.with_jobs(
-            job.replace(modes=self.modes(job.rigid(), m), malleable=False)
+            job.replace(modes=self.modes(job.rigid(), m), malleable=malleable)
             for job in instance.jobs
         )
 
@@ -167,7 +169,7 @@ def _points(model: SpeedupModel, p: int) -> Fraction:
     first_p, first_s = points[0]
     if p <= first_p:
         return first_s * p / first_p
-    for (p0, s0), (p1, s1) in zip(points, points[1:], strict=False):
+    for (p0, s0), (p1, s1) in pairwise(points):
         if p <= p1:
             return s0 + (s1 - s0) * (p - p0) / (p1 - p0)
     return points[-1][1]
@@ -286,7 +288,7 @@ def _parse_points(rest: str) -> SpeedupModel:
     points.sort()
     if not points:
         raise ValueError("speed-up model points needs at least one P=SPEEDUP point")
-    for (p0, s0), (p1, s1) in zip(points, points[1:], strict=False):
+    for (p0, s0), (p1, s1) in pairwise(points):
         if p0 == p1:
             raise ValueError(f"speed-up model points: two points at P={p0}")
         if s1 / p1 > s0 / p0 or s1 < s0:

@@ -22,6 +22,7 @@ from optsched.io.native import (
     schema_path,
     write_native,
 )
+from optsched.speedup import parse_model
 
 DATA = Path(__file__).parent / "data" / "json"
 EXAMPLES = sorted(DATA.glob("*.json"))
@@ -154,6 +155,15 @@ def machines(draw: st.DrawFn) -> Machine:
     return Machine(m, allocation, tuple(blocks))
 
 
+def _moldable(draw: st.DrawFn, job: Job, m: int) -> Job:
+    """``job`` made moldable under a drawn speed-up model (maybe malleable)."""
+    spec = draw(
+        st.sampled_from(["linear", "conservative", "amdahl:f=0.1", "linear:max=64"])
+    )
+    modes = parse_model(spec).modes(job, min(m, 64))
+    return job.replace(modes=modes, malleable=draw(st.booleans()))
+
+
 @st.composite
 def instances(draw: st.DrawFn) -> Instance:
     machine = draw(machines())
@@ -175,6 +185,8 @@ def instances(draw: st.DrawFn) -> Instance:
                 *(draw(optional_int) for _ in range(9)),
             )
         )
+        if draw(st.booleans()):
+            jobs[-1] = _moldable(draw, jobs[-1], machine.processors)
     window = draw(
         st.none()
         | st.builds(
@@ -242,10 +254,17 @@ def schema_errors(
     if "$ref" in schema:
         name = schema["$ref"].removeprefix("#/$defs/")
         return schema_errors(value, SCHEMA["$defs"][name], where)
+    errors: list[str] = []
     if "oneOf" in schema:
         matches = [s for s in schema["oneOf"] if not schema_errors(value, s, where)]
-        return [] if len(matches) == 1 else [f"{where}: {len(matches)} oneOf match"]
-    errors: list[str] = []
+        if len(matches) != 1:
+            errors.append(f"{where}: {len(matches)} oneOf match")
+    if "anyOf" in schema and all(
+        schema_errors(value, s, where) for s in schema["anyOf"]
+    ):
+        errors.append(f"{where}: no anyOf match")
+    if "not" in schema and not schema_errors(value, schema["not"], where):
+        errors.append(f"{where}: matches a forbidden form")
     if "const" in schema and value != schema["const"]:
         errors.append(f"{where}: expected {schema['const']!r}")
     if "enum" in schema and value not in schema["enum"]:
@@ -273,6 +292,8 @@ def schema_errors(
                 errors += schema_errors(item, properties[key], f"{where}.{key}")
             elif schema.get("additionalProperties") is False:
                 errors.append(f"{where}: unexpected key {key}")
+    if isinstance(value, list) and len(value) < schema.get("minItems", 0):
+        errors.append(f"{where}: fewer than {schema['minItems']} items")
     if isinstance(value, list) and "items" in schema:
         for i, item in enumerate(value):
             errors += schema_errors(item, schema["items"], f"{where}[{i}]")
@@ -284,7 +305,7 @@ def test_schema_is_draft_2020_12_and_covers_every_field() -> None:
     job_props = set(SCHEMA["$defs"]["job"]["properties"])
     assert job_props == set(instance_to_dict(TINY)["jobs"][0]) | {
         "wait", "user", "group", "executable", "queue", "partition", "status",
-        "preceding_job", "think_time",
+        "preceding_job", "think_time", "modes", "malleable",
     }  # fmt: skip
     window_props = set(SCHEMA["$defs"]["window"]["properties"])
     assert window_props == set(instance_to_dict(TINY)["source"]["window"])
@@ -300,7 +321,17 @@ def test_every_example_file_conforms_to_the_schema(path: Path) -> None:
     [
         (lambda d: d["jobs"][0].update(size=-2), "$.jobs[0].size: below 1"),
         (lambda d: d["jobs"][0].update(runtme=5), "$.jobs[0]: unexpected key runtme"),
-        (lambda d: d["jobs"][1].pop("runtime"), "$.jobs[1]: missing runtime"),
+        (lambda d: d["jobs"][1].pop("runtime"), "$.jobs[1]: 0 oneOf match"),
+        (
+            lambda d: d["jobs"][1].update(modes=[{"processors": 1, "runtime": 2}]),
+            "$.jobs[1]: 0 oneOf match",
+        ),
+        (
+            lambda d: d["jobs"].__setitem__(
+                0, {"id": 1, "release": 0, "modes": [{"processors": 0, "runtime": 2}]}
+            ),
+            "$.jobs[0].modes[0].processors: below 1",
+        ),
         (lambda d: d["machine"].update(allocation="x"), "$.machine.allocation: not in"),
         (lambda d: d.update(version=2), "$.version: expected 1"),
         # Issue 17: the limits of the core types (2**53, weight 1e12).
@@ -315,6 +346,8 @@ def test_every_example_file_conforms_to_the_schema(path: Path) -> None:
     ],
 )
 def test_schema_rejects_what_the_reader_rejects(change: Any, expected: str) -> None:
+    # A job's first problem is named once: the schema's oneOf (rigid or
+    # moldable) reports it as no form matching.
     data = instance_to_dict(TINY)
     change(data)
     errors = schema_errors(data)
@@ -412,7 +445,7 @@ def test_missing_and_unknown_keys(tmp_path: Path) -> None:
     assert _error(path) == (
         f"{path}:5: jobs[0] (id 1): unknown key 'runtme' (expected one of: id, "
         "release, size, runtime, estimate, weight, wait, user, group, executable, "
-        "queue, partition, status, preceding_job, think_time)"
+        "queue, partition, status, preceding_job, think_time, modes, malleable)"
     )
     path = tmp_path / "no_jobs.json"
     path.write_text('{"version": 1,\n "machine": {"processors": 2}}\n')

@@ -170,7 +170,7 @@ def test_engine_options_do_not_apply_to_preemptive_policies() -> None:
 
     instance = Instance(Machine(2), (Job(1, 0, 2, 10),))
     for options in ({"kill_at_estimate": True}, {"allocation_rule": "best-fit"}):
-        with pytest.raises(ValueError, match="builds its own pieces"):
+        with pytest.raises(ValueError, match="builds its own schedule"):
             simulate(instance, "psrs", **options)
 
 

@@ -28,6 +28,13 @@ makespan lower bound
     see M. Drozdowski, *Scheduling for Parallel Processing*, Springer 2009,
     ch. 3). Busy blocks only remove capacity, so both stay valid (and
     weaker) on machines with busy blocks.
+
+Moldable jobs (with modes) count their cheapest mode: ``q_j p_j`` is the
+least work ``min_k q_k T_k`` over the job's modes and ``p_j`` in the
+makespan bound its shortest run time ``min_k T_k``. Whatever mode a
+schedule picks, and however a malleable job switches between modes, it
+does at least that work and runs at least that long, so both bounds stay
+valid. The table then also counts the moldable and malleable jobs.
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ from rich.table import Table
 
 from optsched.cli.console import console as make_console
 from optsched.cli.options import input_options, load_trace_and_instance
-from optsched.instance import Instance
+from optsched.instance import Instance, Job
 from optsched.trace import Trace
 
 QUANTILES = (0.10, 0.25, 0.50, 0.75, 0.90)
@@ -87,13 +94,25 @@ class Summary:
     runtime: Distribution | None
     size: Distribution | None
     estimate: Distribution | None
+    moldable: int = 0
+    malleable: int = 0
+
+
+def _least_work(job: Job) -> int:
+    """``q_j p_j``, or the least work over a moldable job's modes."""
+    return min(mode.work for mode in job.modes) if job.modes else job.area
+
+
+def _shortest(job: Job) -> int:
+    """``p_j``, or the shortest run time over a moldable job's modes."""
+    return min(mode.runtime for mode in job.modes) if job.modes else job.runtime
 
 
 def summarize(instance: Instance) -> Summary:
     """Compute the :class:`Summary` of an instance."""
     jobs = instance.jobs
     m = instance.processors
-    area = sum(j.size * j.runtime for j in jobs)
+    area = sum(_least_work(j) for j in jobs)
     area_bound = -(-area // m)  # ceil(A / m) in exact integer arithmetic
     if not jobs:
         return Summary(
@@ -115,8 +134,10 @@ def summarize(instance: Instance) -> Summary:
         offered_load=area / (m * span) if span > 0 else None,
         area_bound=area_bound,
         makespan_bound=max(
-            first + area_bound, max(j.release + j.runtime for j in jobs)
+            first + area_bound, max(j.release + _shortest(j) for j in jobs)
         ),
+        moldable=sum(1 for j in jobs if j.modes),
+        malleable=sum(1 for j in jobs if j.malleable),
         runtime=Distribution.of([j.runtime for j in jobs]),
         size=Distribution.of([j.size for j in jobs]),
         estimate=Distribution.of([j.requested for j in jobs]),
@@ -181,6 +202,12 @@ def _overview(path: str, trace: Trace, instance: Instance, s: Summary) -> Table:
         )
     load = "n/a (span 0)" if s.offered_load is None else f"{s.offered_load:.4f}"
     table.add_row("offered load A/(m*span)", load)
+    if s.moldable:
+        table.add_row(
+            "moldable jobs",
+            f"{s.moldable:,} ({s.malleable:,} malleable); bounds use each "
+            "job's cheapest mode",
+        )
     table.add_row("total area A = sum q_j p_j", f"{s.total_area:,} processor-seconds")
     table.add_row("area bound ceil(A/m)", f"{s.area_bound:,} s after the first release")
     if s.makespan_bound is not None:

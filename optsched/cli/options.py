@@ -13,6 +13,7 @@ import click
 
 from optsched.errors import InputError
 from optsched.instance import Instance
+from optsched.speedup import SpeedupModel
 from optsched.trace import Trace
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -176,8 +177,39 @@ def _statuses(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         raise click.BadParameter(str(error).removeprefix("--status: ")) from None
 
 
+def _speedup_model(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Click callback of ``--moldable``: the parsed speed-up model."""
+    del ctx, param
+    if value is None:
+        return None
+    from optsched.speedup import parse_model
+
+    try:
+        return parse_model(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
+
+
 def _trace_options() -> list[Decorator]:
     return [
+        click.option(
+            "--moldable",
+            "moldable",
+            default=None,
+            callback=_speedup_model,
+            metavar="MODEL[:PARAMS]",
+            help="Make every job moldable under a speed-up model: linear[:max=K], "
+            "conservative, points:P=S;P=S..., amdahl:f=F, downey:a=A,sigma=S "
+            "(each also takes max=K, min=K); a job's size and run time become "
+            "its requested mode. Default: jobs stay as the file gives them.",
+        ),
+        click.option(
+            "--malleable",
+            is_flag=True,
+            default=False,
+            help="With --moldable: jobs may also change their processor count "
+            "while they run.",
+        ),
         click.option(
             "--status",
             "status",
@@ -252,6 +284,8 @@ def load_trace_and_instance(
     initial_state: str = "none",
     status: frozenset[int] | None = None,
     partial_runtime: str | None = None,
+    moldable: SpeedupModel | None = None,
+    malleable: bool = False,
 ) -> tuple[Trace, Instance]:
     """Like :func:`load_instance`, also returning the whole trace read.
 
@@ -261,7 +295,9 @@ def load_trace_and_instance(
     every job); ``partial_runtime`` is :func:`~optsched.io.swf.read_swf`'s
     ``partial`` (``None``: ``"summary"``). Jobs the reader skipped, and
     jobs whose estimate is their run time, are announced in one note line
-    each on stderr (:func:`~optsched.trace.note_skips`).
+    each on stderr (:func:`~optsched.trace.note_skips`). ``moldable``
+    makes the window's jobs moldable (and ``malleable``) under a speed-up
+    model, after the window is cut (the trace stays as read).
     """
     from optsched.trace import keep_statuses, note_skips
     from optsched.window import cut_window, wants_window
@@ -286,4 +322,8 @@ def load_trace_and_instance(
         if wants_window(**window_args)  # type: ignore[arg-type]
         else whole
     )
+    if malleable and moldable is None:
+        raise click.UsageError("--malleable needs --moldable MODEL")
+    if moldable is not None:
+        instance = moldable.apply(instance, malleable=malleable)
     return trace, instance

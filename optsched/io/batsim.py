@@ -165,9 +165,16 @@ def workload_to_dict(instance: Instance) -> dict[str, Any]:
     ------
     ValueError
         The instance has busy blocks or a contiguous machine, which a Batsim
-        workload cannot hold (the platform file describes the machine).
+        workload cannot hold (the platform file describes the machine), or
+        moldable jobs (a Batsim job has one size).
     """
     machine = instance.machine
+    moldable = [job.id for job in instance.jobs if job.modes]
+    if moldable:
+        raise ValueError(
+            f"a Batsim workload cannot hold the modes of the {len(moldable)} "
+            f"moldable job(s) of this instance (job {moldable[0]}); write json"
+        )
     if machine.unavailable:
         raise ValueError(
             f"a Batsim workload cannot hold the {len(machine.unavailable)} busy "

@@ -87,6 +87,7 @@ from optsched.instance import (
     Instance,
     Job,
     Machine,
+    Mode,
     Source,
     Window,
     block_name,
@@ -101,6 +102,8 @@ FORMAT_VERSION = 1
 
 JOB_KEYS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Job))
 JOB_REQUIRED = ("id", "release", "size", "runtime")
+MOLDABLE_REQUIRED = ("id", "release", "modes")
+MODE_KEYS = ("processors", "runtime", "estimate")
 BLOCK_KEYS = ("start", "end", "size", "offset", "label")
 MACHINE_KEYS = (
     "processors",
@@ -131,12 +134,29 @@ def schema_path() -> Path:
 
 
 def job_to_dict(job: Job) -> dict[str, Any]:
-    """A job as a JSON object; ``None`` fields are left out."""
+    """A job as a JSON object; ``None`` fields are left out.
+
+    A moldable job gives its ``modes`` and its requested ``size``, not
+    ``runtime`` and ``estimate`` (they are its requested mode's).
+    """
     out: dict[str, Any] = {}
     for name in JOB_KEYS:
         value = getattr(job, name)
         if value is not None:
             out[name] = value
+    del out["modes"], out["malleable"]
+    if job.modes:
+        del out["runtime"], out["estimate"]
+        out["modes"] = [_mode_to_dict(mode) for mode in job.modes]
+        if job.malleable:
+            out["malleable"] = True
+    return out
+
+
+def _mode_to_dict(mode: Mode) -> dict[str, int]:
+    out = {"processors": mode.processors, "runtime": mode.runtime}
+    if mode.estimate != mode.runtime:
+        out["estimate"] = mode.requested
     return out
 
 
@@ -416,6 +436,8 @@ def _job_label(value: object, index: int) -> str:
 def _parse_job(value: object, index: int, machine: Machine) -> Job:
     path: JsonPath = ("jobs", index)
     obj = _Object(value, path, JOB_KEYS, _job_label(value, index))
+    if obj.has("modes") or obj.has("malleable"):
+        return _parse_moldable_job(obj, machine)
     for name in JOB_REQUIRED:
         obj.require(name)
     # Fast path over the keys present (tens of thousands of jobs per file);
@@ -435,6 +457,68 @@ def _parse_job(value: object, index: int, machine: Machine) -> Job:
             f"size {job.size} exceeds machine processors {machine.processors}",
         )
     return job
+
+
+def _parse_moldable_job(obj: _Object, machine: Machine) -> Job:
+    """A job with ``modes`` (module docstring): the request is ``size``'s
+    mode, or the one with the most processors."""
+    for name in MOLDABLE_REQUIRED:
+        obj.require(name)
+    for name in ("runtime", "estimate"):
+        if obj.has(name):
+            raise obj._problem(
+                name, f"{name}: a job with modes gives it in each mode, not here"
+            )
+    modes = tuple(
+        _parse_mode(item, (*obj.path, "modes", k))
+        for k, item in enumerate(obj.array("modes"))
+    )
+    if not modes:
+        raise obj._problem("modes", "modes: a moldable job needs at least one mode")
+    malleable = obj.data.get("malleable", False)
+    if not isinstance(malleable, bool):
+        raise obj._problem(
+            "malleable", f"malleable: expected true or false, got {_kind(malleable)}"
+        )
+    size = obj.integer("size", required=False)
+    fields: dict[str, Any] = {"malleable": malleable}
+    for name in obj.data:
+        if name == "weight":
+            fields[name] = obj.number(name)
+        elif name not in ("modes", "malleable", "size"):
+            fields[name] = obj.integer(name, nullable=name not in JOB_REQUIRED)
+    by_count = {mode.processors: mode for mode in modes}
+    if size is None:
+        request = max(modes, key=lambda mode: mode.processors)
+    elif size in by_count:
+        request = by_count[size]
+    else:
+        raise obj._problem(
+            "size", f"size {size} is not the processor count of one of its modes"
+        )
+    fields.update(
+        size=request.processors,
+        runtime=request.runtime,
+        estimate=request.estimate,
+        modes=modes,
+    )
+    job: Job = obj.validated(lambda: Job(**fields), f"{job_name(fields.get('id'))}: ")
+    if job.modes[-1].processors > machine.processors:
+        raise obj._problem(
+            "modes",
+            f"modes: a mode on {job.modes[-1].processors} processors exceeds "
+            f"machine processors {machine.processors}",
+        )
+    return job
+
+
+def _parse_mode(value: object, path: JsonPath) -> Mode:
+    obj = _Object(value, path, MODE_KEYS)
+    processors, runtime = obj.integer("processors"), obj.integer("runtime")
+    estimate = obj.integer("estimate", required=False)
+    assert processors is not None and runtime is not None
+    mode: Mode = obj.validated(lambda: Mode(processors, runtime, estimate), "")
+    return mode
 
 
 def _parse_jobs(values: list[Any], machine: Machine) -> tuple[Job, ...]:

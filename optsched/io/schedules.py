@@ -102,6 +102,7 @@ from optsched.io.batsim import (
 )
 from optsched.io.native import JsonPath, json_line, json_lines
 from optsched.io.spreadsheet import safe_cell
+from optsched.moldable import resolved
 from optsched.schedule import (
     MAX_PROCESSOR,
     MAX_TIME,
@@ -192,7 +193,7 @@ def _csv_rows(schedule: Schedule, instance: Instance | None) -> Iterator[list[st
     )
     rows = []
     for job_id, placement in _ordered(schedule):
-        if job_id in sizes:
+        if job_id in sizes and not sizes[job_id].modes:
             size = str(sizes[job_id].size)
         elif placement.processors is not None:
             size = str(len(placement.processors))
@@ -243,6 +244,8 @@ def _batsim_rows(schedule: Schedule, instance: Instance | None) -> Iterator[list
             "write csv or json"
         )
     schedule.refuse_pieces("batsim")
+    # Batsim's resources are those of the mode each job ran in.
+    jobs = resolved(instance, schedule).jobs_by_id()
     workload = instance.name or "w0"
     yield list(BATSIM_COLUMNS)
     for job_id, p in _ordered(schedule):

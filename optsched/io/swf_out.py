@@ -179,7 +179,8 @@ def _job_line(job: Job, placement: Placement | None, killed: bool, shift: int) -
     else:
         wait = placement.start - job.release
         run = placement.end - placement.start
-        allocated = job.size
+        # A moldable job's allocation is its mode's, its request job.size.
+        allocated = len(placement.processors) if placement.processors else job.size
         status = FAILED if killed else COMPLETED
     fields = (
         job.id,
