@@ -57,7 +57,8 @@ processor set it uses obeys rules 5 and 6, and move times increase inside
    one of its modes: its placement names explicit processors, whose count
    is the processor count of one of its modes, and rule 3 reads "``end -
    start`` equals that mode's run time" (its estimate for a killed job).
-   The rules above then judge the job as the rigid job of that mode.
+   The rules above then judge the job as the rigid job of that mode; a
+   preempted or migrating one keeps that count in every stretch.
 9. A malleable job may change its processor count between pieces: every
    piece names explicit processors whose count ``p_k`` is one of its
    modes', pays the resume cost of ``p_k`` processors, and does the
@@ -159,20 +160,23 @@ def _modes_chosen(
         if not job.modes or job.malleable or placement is None:
             jobs.append(job)
             continue
-        procs = placement.processors
-        if procs is None or placement.pieces or placement.moves:
-            what = "no processors" if procs is None else "pieces or moves"
+        counts = {len(q) for _, _, q in placement.segments() if q is not None}
+        named = all(q is not None for _, _, q in placement.segments())
+        if not named or len(counts) != 1:
+            what = "no processors" if not named else "stretches of different counts"
             out.append(
                 Violation(
                     "mode",
-                    f"job {job.id} is moldable and has {what}: its placement "
-                    "must name the processors of one of its modes",
+                    f"job {job.id} is moldable and has {what}: every stretch of "
+                    "its placement must name the processors of one of its modes",
                     job=job.id,
                     time=placement.start,
                 )
             )
             jobs.append(job)
             continue
+        procs = placement.processors
+        assert procs is not None
         mode = job.mode(len(procs))
         if mode is None:
             counts = ", ".join(str(m.processors) for m in job.modes)

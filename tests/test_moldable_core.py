@@ -186,9 +186,10 @@ def test_a_malleable_job_completes_in_its_last_second() -> None:
     # 5 s on 1 processor (5/12), then 7/12 * 6 = 3.5 s on 2: ends at 9, not 10.
     slow = [Piece(0, 5, (0,)), Piece(5, 9, (0, 1))]
     other = Placement(0, 5, (1,))
-    assert check_schedule(
-        MALLEABLE, Schedule({1: Placement.of_pieces(slow), 2: other})
-    ) == []
+    assert (
+        check_schedule(MALLEABLE, Schedule({1: Placement.of_pieces(slow), 2: other}))
+        == []
+    )
     late = [Piece(0, 5, (0,)), Piece(5, 10, (0, 1))]
     found = check_schedule(
         MALLEABLE, Schedule({1: Placement.of_pieces(late), 2: Placement(0, 5, (1,))})
@@ -282,3 +283,18 @@ def test_json_mode_errors_name_file_and_line(
     with pytest.raises(InputError, match=message) as error:
         read_native(path)
     assert str(error.value).startswith(f"{path}:1: jobs[0]")
+
+
+def test_a_moldable_job_may_be_preempted_in_one_mode() -> None:
+    # PBI inside rescaling preempts moldable jobs: each keeps one mode.
+    one_mode = [Piece(0, 1, (0, 1, 2, 3)), Piece(6, 8, (0, 1, 2, 3))]
+    schedule = Schedule({1: Placement.of_pieces(one_mode), 2: Placement(1, 6, (1,))})
+    assert check_schedule(MOLDABLE, schedule) == []
+    two_modes = [Piece(0, 1, (0, 1, 2, 3)), Piece(5, 9, (0, 1))]
+    found = check_schedule(
+        MOLDABLE,
+        Schedule({1: Placement.of_pieces(two_modes), 2: Placement(1, 6, (2,))}),
+    )
+    assert (
+        found[0].kind == "mode" and "stretches of different counts" in found[0].message
+    )

@@ -38,7 +38,10 @@ table.
     result row and reported), and the read options of ``optsched gap``:
     ``format`` (``swf``, ``json``, ``strip``), ``processors`` (machine size
     override) and ``allocation`` (``any`` or ``contiguous``, applied before
-    windows are cut).
+    windows are cut); ``moldable`` (a speed-up model, as ``--moldable``
+    takes it: every window's jobs become moldable after the window is cut)
+    and ``malleable`` (``true``: they may also change their processor
+    count while they run; needs ``moldable``).
 ``[windows]``
     A :class:`~optsched.selection.WindowRule` (``kind``, ``jobs``, ``count``,
     ``seed``, ``first``, ``start``, ``end``, ``step``, ``initial_state``);
@@ -74,7 +77,7 @@ from pathlib import Path
 from typing import Any
 
 from optsched.errors import InputError, shown
-from optsched.instance import MAX_INTEGER
+from optsched.instance import MAX_INTEGER, Instance
 from optsched.models import BACKENDS
 from optsched.objective import Objective
 from optsched.selection import WindowRule
@@ -82,7 +85,15 @@ from optsched.trace import Trace
 
 TOP_KEYS = ("suite", "traces", "windows", "policies", "objectives", "solvers", "seeds")
 SUITE_KEYS = ("name", "description")
-TRACE_KEYS = ("path", "sha256", "format", "processors", "allocation")
+TRACE_KEYS = (
+    "path",
+    "sha256",
+    "format",
+    "processors",
+    "allocation",
+    "moldable",
+    "malleable",
+)
 SOLVER_KEYS = ("backend", "time_limit", "workers")
 DEFAULT_TIME_LIMIT = 10.0
 """Seconds per solve, ``optsched gap --time-limit`` and ``[[solvers]]`` alike."""
@@ -118,6 +129,8 @@ class TraceRef:
     format: str | None = None
     processors: int | None = None
     allocation: str | None = None
+    moldable: str | None = None
+    malleable: bool = False
 
     def read_options(self) -> dict[str, Any]:
         """The read options given in the suite (part of every task id)."""
@@ -125,8 +138,18 @@ class TraceRef:
             "format": self.format,
             "processors": self.processors,
             "allocation": self.allocation,
+            "moldable": self.moldable,
+            "malleable": self.malleable or None,
         }
         return {key: value for key, value in given.items() if value is not None}
+
+    def made_moldable(self, instance: Instance) -> Instance:
+        """A window of this trace with the suite's speed-up model applied."""
+        if self.moldable is None:
+            return instance
+        from optsched.speedup import parse_model
+
+        return parse_model(self.moldable).apply(instance, malleable=self.malleable)
 
 
 @dataclass(frozen=True, slots=True)
@@ -532,6 +555,7 @@ def _trace(table: dict[str, Any], index: int, where: _Located) -> TraceRef:
         ) from None
     options = _read_options(table, index, where)
     _check_trace(given, file, options, index, where)
+    options |= _model_options(table, index, where)
     if "sha256" not in table:
         return TraceRef(given, file, actual, False, **options)
     pinned = _string(table, "sha256", where, "traces", index).strip().lower()
@@ -635,6 +659,41 @@ def _read_options(table: dict[str, Any], index: int, where: _Located) -> dict[st
                 index,
             )
         options["processors"] = value
+    return options
+
+
+def _model_options(
+    table: dict[str, Any], index: int, where: _Located
+) -> dict[str, Any]:
+    """``moldable`` (a valid speed-up model spec) and ``malleable``."""
+    from optsched.speedup import parse_model
+
+    options: dict[str, Any] = {}
+    if "moldable" in table:
+        spec = _string(table, "moldable", where, "traces", index)
+        try:
+            options["moldable"] = parse_model(spec).spec
+        except ValueError as error:
+            raise where.error(
+                f"[[traces]] moldable: {error}", "moldable", "traces", index
+            ) from None
+    if "malleable" in table:
+        if not isinstance(table["malleable"], bool):
+            raise where.error(
+                "[[traces]] malleable must be true or false, got "
+                f"{shown(table['malleable'])}",
+                "malleable",
+                "traces",
+                index,
+            )
+        if table["malleable"] and "moldable" not in options:
+            raise where.error(
+                "[[traces]] malleable needs moldable (a speed-up model)",
+                "malleable",
+                "traces",
+                index,
+            )
+        options["malleable"] = table["malleable"]
     return options
 
 

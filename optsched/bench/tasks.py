@@ -158,7 +158,9 @@ class Plan:
             if len(self._cache) >= 8:
                 self._cache.pop(next(iter(self._cache)))
             try:
-                self._cache[key] = self.windows[key].cut(self.traces[key[0]])
+                ref = next(r for r in self.suite.traces if r.sha256 == key[0])
+                cut = self.windows[key].cut(self.traces[key[0]])
+                self._cache[key] = ref.made_moldable(cut)
             except ValueError as error:  # InputError included
                 self._cache[key] = error
         found = self._cache[key]
