@@ -34,8 +34,19 @@ PREEMPTIVE_NAMES: tuple[str, ...] = ("pbi", "psrs", "gang")
 
 
 def preempts(spec: str) -> bool:
-    """Whether the policy ``spec`` builds preemptive schedules (by its name)."""
-    return spec.strip().partition(":")[0].strip().lower() in PREEMPTIVE_NAMES
+    """Whether the policy ``spec`` builds preemptive schedules: by its name,
+    or, for rescaling (:mod:`optsched.heuristics.rescaling`), by its inner
+    scheduler's (PBI by default)."""
+    name = spec.strip().partition(":")[0].strip().lower()
+    if name == "rescale":
+        from optsched.heuristics.rescaling import parse_rescale
+
+        try:
+            inner = parse_rescale(spec)["inner"]
+        except ValueError:
+            return False  # not a policy: nothing to compare
+        return preempts(str(inner))
+    return name in PREEMPTIVE_NAMES
 
 
 @dataclass(frozen=True)

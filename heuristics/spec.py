@@ -266,6 +266,11 @@ def _build_moldable(text: str, name: str, raw: str) -> Policy:
     options = [part.strip() for part in raw.split(",") if part.strip()]
     algorithm = name + (":" + ",".join(options) if options else "")
     try:
+        if name == "rescale":
+            from optsched.heuristics.rescaling import parse_rescale, rescale_spec
+
+            # Canonical: every option written, in one order.
+            algorithm = rescale_spec(**parse_rescale(algorithm))  # type: ignore[arg-type]
         return MoldablePolicy(algorithm=algorithm)
     except ValueError as error:
         raise ValueError(f"policy {text!r}: {error}") from None
