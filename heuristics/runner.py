@@ -22,7 +22,9 @@ from optsched.heuristics.spec import parse_policy
 from optsched.instance import Instance
 
 PROGRESS_MIN_JOBS = 20_000
-"""Runs with at least this many jobs show a progress bar (on a terminal)."""
+"""Runs with at least this many jobs show their progress: a bar on a
+terminal, a line every :data:`PROGRESS_LINE_SECONDS` on standard error
+otherwise."""
 
 
 def simulate(
@@ -55,8 +57,8 @@ def simulate(
         Compact running jobs when no contiguous range fits (contiguous
         machines only).
     progress
-        Show a progress bar when standard output is a terminal and the
-        instance is large.
+        On a large instance, show a progress bar when standard output is a
+        terminal, else progress lines on standard error.
 
     Returns
     -------
@@ -120,11 +122,20 @@ def _with_seed(policy: Policy, seed: int) -> Policy:
     return dataclasses.replace(policy, seed=seed)
 
 
+PROGRESS_LINE_SECONDS = 30.0
+"""Off a terminal, a progress line at most this often (a log stays short)."""
+
+
 @contextmanager
 def _progress_bar(total: int, wanted: bool) -> Iterator[Callable[[int], None] | None]:
-    # Silent unless asked, on a terminal, and the run is long enough to care.
-    if not wanted or total < PROGRESS_MIN_JOBS or not sys.stdout.isatty():
+    # Silent unless asked and the run is long enough to care; a bar on a
+    # terminal, dated lines on standard error otherwise (a batch job's log
+    # shows that a run of many minutes is alive, and how far it got).
+    if not wanted or total < PROGRESS_MIN_JOBS:
         yield None
+        return
+    if not sys.stdout.isatty():
+        yield _progress_lines(total)
         return
     from rich.progress import (
         BarColumn,
@@ -142,3 +153,28 @@ def _progress_bar(total: int, wanted: bool) -> Iterator[Callable[[int], None] | 
     ) as bar:
         task = bar.add_task("simulating", total=total)
         yield lambda done: bar.update(task, completed=done)
+
+
+def _progress_lines(
+    total: int, every: float = PROGRESS_LINE_SECONDS
+) -> Callable[[int], None]:
+    """A progress callback printing ``optsched: simulating: 45,000 of
+    447,794 jobs done (10.0 %), 31 s`` to standard error at most every
+    ``every`` seconds."""
+    began = time.monotonic()
+    last = began
+
+    def report(done: int) -> None:
+        nonlocal last
+        now = time.monotonic()
+        if now - last < every:
+            return
+        last = now
+        print(
+            f"optsched: simulating: {done:,} of {total:,} jobs done "
+            f"({100 * done / total:.1f} %), {now - began:.0f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    return report

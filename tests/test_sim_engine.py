@@ -288,17 +288,28 @@ def test_early_completion_while_nobody_waits(spec: str) -> None:
     assert {j: p.start for j, p in result.schedule.placements.items()} == {1: 0, 2: 5}
 
 
-def test_progress_is_silent_off_a_terminal(
+def test_progress_off_a_terminal_is_lines_on_stderr(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from optsched.heuristics import runner
 
+    # A short run prints nothing: lines come at most every 30 s.
     monkeypatch.setattr(runner, "PROGRESS_MIN_JOBS", 0)  # even a tiny run
     result = simulate(BLOCKED, "easy", progress=True)
     assert check_schedule(BLOCKED, result.schedule) == []
+    assert capsys.readouterr() == ("", "")
+    # With a clock that moves 31 s per call, every report is a line.
+    clock = iter(range(0, 10_000, 31))
+    monkeypatch.setattr(runner.time, "monotonic", lambda: next(clock))
+    report = runner._progress_lines(447_794)
+    report(45_000)
+    report(447_794)
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err == ""
+    assert captured.err.splitlines() == [
+        "optsched: simulating: 45,000 of 447,794 jobs done (10.0 %), 31 s",
+        "optsched: simulating: 447,794 of 447,794 jobs done (100.0 %), 62 s",
+    ]
 
 
 def test_progress_bar_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
