@@ -5,17 +5,29 @@ One module per back-end, all with the same signature
 -> Result``:
 
 ============== ============================================================
-``cpsat``      OR-Tools CP-SAT, exact (:mod:`optsched.models.cpsat`)
+``cpsat``      OR-Tools CP-SAT, exact (:mod:`optsched.models.cpsat`);
+               instances with modes: the moldable optimum
+               (:mod:`optsched.models.moldable`)
 ``milp``       time-indexed MILP through PuLP, HiGHS or CBC
-               (:mod:`optsched.models.milp`)
+               (:mod:`optsched.models.milp`); rigid jobs only
 ``bounds-only`` closed-form bounds and the best heuristic
-               (:mod:`optsched.models.bounds_only`)
+               (:mod:`optsched.models.bounds_only`); moldable bounds
+               (:mod:`optsched.models.moldable_bounds`) for jobs with modes
 ``shelf``      CP-SAT, optimum of the *shelf-restricted* problem
-               (:mod:`optsched.models.shelf`; see :data:`RESTRICTIONS`)
+               (:mod:`optsched.models.shelf`; see :data:`RESTRICTIONS`);
+               rigid jobs only
 ``preemptive`` optimum of the *preemptive* relaxation: configuration LP
                (cmax), time-indexed model (wct)
-               (:mod:`optsched.models.preemptive`; see :data:`RELAXATIONS`)
+               (:mod:`optsched.models.preemptive`; see :data:`RELAXATIONS`);
+               rigid jobs only
 ============== ============================================================
+
+Moldable and malleable jobs (:attr:`optsched.instance.Job.modes`): ``cpsat``
+chooses each job's mode (malleable jobs are scheduled as moldable ones, a
+restriction: see :mod:`optsched.models.moldable`), ``bounds-only`` gives the
+moldable bounds and the best of the heuristics (on the requested modes, and
+greedy moldable list schedules), and the rigid-only back-ends refuse such
+instances with a ``ValueError``.
 
 :func:`solve` picks one by name from :data:`BACKENDS`. Back-end modules are
 imported on first use, so ``import optsched.models`` loads neither OR-Tools

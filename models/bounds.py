@@ -19,6 +19,10 @@ method             objective     function
 ``wide-jobs``      ``wct``       :func:`wide_jobs_wct_bound` (partitions)
 =================  ============  ===========================================
 
+Instances with moldable or malleable jobs get the bounds of
+:mod:`optsched.models.moldable_bounds` from :func:`lower_bounds_within`
+(these read each job's requested mode, which the scheduler may change).
+
 Each is checked against the exact optimum of small random instances
 (``tests/test_bounds.py``, :func:`optsched.models.enumerate.solve_exact`).
 
@@ -1668,6 +1672,9 @@ def lower_bounds_within(
     Returns
     -------
     bounds, notes
+        Instances with moldable or malleable jobs get the bounds of
+        :func:`optsched.models.moldable_bounds.moldable_lower_bounds`
+        instead (the ones here read each job's requested mode).
         The first (cheapest) bound is always computed, so that a result has
         a bound; a later one is skipped when the deadline has passed, and
         the long ones stop at the deadline with the best value of the cases
@@ -1675,6 +1682,12 @@ def lower_bounds_within(
         skipped or cut short.
     """
     objective = Objective.parse(objective)
+    if instance.moldable:
+        # The bounds here read each job's requested mode; another mode may
+        # finish it sooner. Imported here: moldable_bounds uses this module.
+        from optsched.models.moldable_bounds import moldable_lower_bounds
+
+        return moldable_lower_bounds(instance, objective, deadline)
     if objective.kind == "cmax":
         table: Sequence[Callable[..., Bound]] = MAKESPAN_BOUNDS
         args: tuple[object, ...] = (instance,)

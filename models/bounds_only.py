@@ -5,6 +5,15 @@ No search: the lower bound is the best of
 offline list heuristic and the simulated online policies (run with exact run
 times). Meant for windows too large for the exact models.
 
+Moldable and malleable jobs: the bounds are those of
+:mod:`optsched.models.moldable_bounds` (:func:`~optsched.models.bounds.
+lower_bounds_within` dispatches), and the heuristics' schedules, which run
+every job in its requested mode (one of its modes), are moldable schedules;
+the greedy moldable list schedules of
+:func:`optsched.models.moldable.add_greedy` join them, and so do checked
+malleable schedules with pieces
+(:func:`optsched.models.moldable.malleable_incumbents`).
+
 Cost: the closed-form bounds (``O(n log n)`` each, see
 :mod:`optsched.models.bounds`), one list schedule in submit order and one
 check of it and of each incumbent (:func:`optsched.check.check_schedule`,
@@ -76,6 +85,16 @@ def solve(
     candidates, rejected = upper_bound_candidates(
         instance, objective, incumbents=incumbents, deadline=deadline
     )
+    if instance.moldable:
+        # Greedy mode choice, and malleable incumbents with pieces (DEQ's):
+        # imported here (the module loads OR-Tools).
+        from optsched.models.moldable import add_greedy, malleable_incumbents
+
+        add_greedy(instance, objective, candidates, rejected, deadline)
+        if instance.malleable:
+            rejected = malleable_incumbents(
+                instance, objective, incumbents, candidates, rejected
+            )
     bounds, skipped = lower_bounds_within(instance, objective, deadline)
     params: dict[str, Any] = {
         "objective": objective.label,

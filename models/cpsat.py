@@ -161,7 +161,24 @@ def solve(
         ``lower_bound`` is the maximum of the closed-form bounds and the
         solver's bound; ``upper_bound_source`` is ``"cpsat"`` when the solver
         improved on every heuristic.
+
+    Notes
+    -----
+    An instance with moldable or malleable jobs is solved by
+    :func:`optsched.models.moldable.solve` (the moldable optimum; malleable
+    jobs as moldable ones, see there).
     """
+    if instance.moldable:
+        # Jobs with modes: the moldable model (imported here, it uses this
+        # module). Redundant cliques are a rigid-model option.
+        from optsched.models import moldable
+
+        return moldable.solve(
+            instance, objective, time_limit=time_limit, workers=workers,
+            incumbents=incumbents, log=log, symmetry=symmetry,
+            bound_domain=bound_domain, bound_subsolvers=bound_subsolvers,
+            seed=seed, parameters=parameters,
+        )  # fmt: skip
     started = time.perf_counter()
     deadline = time.monotonic() + time_limit
     objective = Objective.parse(objective)

@@ -67,6 +67,7 @@ from optsched.models.grid import (
     feasible_grid,
     relaxation_grid,
 )
+from optsched.models.moldable_bounds import require_rigid
 from optsched.models.result import Bound, Incumbent, Result
 from optsched.models.solution import (
     Candidate,
@@ -143,6 +144,7 @@ def solve(
     """
     started = time.perf_counter()
     objective = Objective.parse(objective)
+    require_rigid("milp", instance)
     if solver not in SOLVERS:
         raise ValueError(f"unknown MILP solver {solver!r}; valid: {', '.join(SOLVERS)}")
     if grid is not None and grid < 1:

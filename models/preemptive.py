@@ -40,6 +40,7 @@ from typing import Any
 
 from optsched.check import check_schedule
 from optsched.instance import Instance
+from optsched.models.moldable_bounds import require_rigid
 from optsched.models.preemptive_configurations import (
     ConfigurationProblem,
     lay_out,
@@ -663,9 +664,11 @@ def solve(
     optimum too, but its schedules preempt jobs, so its objective is no
     upper bound for the rigid problem. In a suite, a window too large for
     the time-indexed ``wct`` model gets an interval (``too_large="bound"``)
-    rather than a failed task.
+    rather than a failed task. Jobs with modes are refused (moldable
+    preemption is not modelled).
     """
     objective = Objective.parse(objective)
+    require_rigid("preemptive", instance)
     if objective.kind == "cmax":
         return preemptive_makespan(
             instance, time_limit=time_limit, incumbents=incumbents

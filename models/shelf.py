@@ -171,6 +171,7 @@ from optsched.models.cpsat import (
     solve_model,
     stop_notes,
 )
+from optsched.models.moldable_bounds import require_rigid
 from optsched.models.result import Bound, Incumbent, Result
 from optsched.models.shelf_enumerate import smith_order
 from optsched.models.solution import (
@@ -255,6 +256,7 @@ def solve(
     started = time.perf_counter()
     deadline = time.monotonic() + time_limit
     objective = Objective.parse(objective)
+    require_rigid(BACKEND, instance)
     if not instance.jobs:
         result = empty_result(objective, BACKEND, started)
         return _with_params(result, {"restriction": RESTRICTION})

@@ -179,12 +179,12 @@ def _modes_chosen(
         assert procs is not None
         mode = job.mode(len(procs))
         if mode is None:
-            counts = ", ".join(str(m.processors) for m in job.modes)
+            listed = ", ".join(str(m.processors) for m in job.modes)
             out.append(
                 Violation(
                     "mode",
                     f"job {job.id} runs on {len(procs)} processors, not the count "
-                    f"of one of its modes ({counts})",
+                    f"of one of its modes ({listed})",
                     job=job.id,
                     time=placement.start,
                     processors=procs,
