@@ -40,7 +40,6 @@ from typing import Any
 
 from optsched.check import check_schedule
 from optsched.instance import Instance
-from optsched.models.moldable_bounds import require_rigid
 from optsched.models.preemptive_configurations import (
     ConfigurationProblem,
     lay_out,
@@ -664,11 +663,20 @@ def solve(
     optimum too, but its schedules preempt jobs, so its objective is no
     upper bound for the rigid problem. In a suite, a window too large for
     the time-indexed ``wct`` model gets an interval (``too_large="bound"``)
-    rather than a failed task. Jobs with modes are refused (moldable
-    preemption is not modelled).
+    rather than a failed task.
+
+    An instance with moldable jobs gets lower bounds only (status
+    ``BOUNDED``; no preemptive moldable model exists yet): those of
+    :func:`optsched.models.moldable_bounds.moldable_lower_bounds` with every
+    job treated as malleable. A preempted job keeps one mode, which the
+    malleable problem allows too (it may pause and switch modes), so the
+    malleable bounds bound the preemptive moldable optimum; a job's
+    earliest completion is then taken from its release, since its pieces
+    may run around busy blocks.
     """
     objective = Objective.parse(objective)
-    require_rigid("preemptive", instance)
+    if instance.moldable:
+        return _moldable_bounds_only(instance, objective)
     if objective.kind == "cmax":
         return preemptive_makespan(
             instance, time_limit=time_limit, incumbents=incumbents
@@ -682,6 +690,27 @@ def solve(
         max_horizon=max_horizon,
         max_slots=max_slots,
         too_large=too_large,
+    )
+
+
+def _moldable_bounds_only(instance: Instance, objective: Objective) -> Result:
+    """The preemptive back-end's answer for jobs with modes (see :func:`solve`)."""
+    from optsched.models.moldable_bounds import moldable_lower_bounds
+
+    started = time.perf_counter()
+    relaxed = instance.with_jobs(
+        job.replace(modes=job.modes or (job.mode(job.size),), malleable=True)
+        for job in instance.jobs
+    )
+    bounds, _ = moldable_lower_bounds(relaxed, objective, None)
+    return finish(
+        instance,
+        objective,
+        backend="preemptive",
+        candidates=[],
+        bounds=bounds,
+        started=started,
+        params={"moldable": "bounds only: every job as malleable"},
     )
 
 

@@ -748,7 +748,10 @@ def _check_capacity(
     # first because intervals are half-open.
     events: list[tuple[int, int, int | None]] = []
     for jid, p in placed.items():
-        stretches = p.segments() if p.pieces else ((p.start, p.end, None),)
+        # A malleable job counts its own processors in every stretch, a
+        # one-piece placement included (its count need not be the request).
+        whole = p.pieces or jobs[jid].malleable
+        stretches = p.segments() if whole else ((p.start, p.end, None),)
         for start, end, procs in stretches:
             if end > start:
                 size = _piece_size(jobs[jid], procs)

@@ -298,3 +298,21 @@ def test_a_moldable_job_may_be_preempted_in_one_mode() -> None:
     assert (
         found[0].kind == "mode" and "stretches of different counts" in found[0].message
     )
+
+
+def test_a_malleable_job_in_one_piece_counts_its_own_processors() -> None:
+    # Requested mode 2 processors; it runs 3 s on 4: job 2 fits beside
+    # nothing, and 4 + 1 > 4 would be a capacity fault only if counted as 4.
+    one = Schedule({1: Placement(0, 3, (0, 1, 2, 3)), 2: Placement(3, 8, (0,))})
+    assert check_schedule(MALLEABLE, one) == []
+    narrow = Schedule({1: Placement(0, 12, (0,)), 2: Placement(0, 5, (1,))})
+    assert check_schedule(MALLEABLE, narrow) == []  # 1 + 1 processors, not 2 + 1
+    crowded = Instance(
+        Machine(2), (Job(1, 0, 2, 6, modes=MODES[:2], malleable=True), Job(2, 0, 1, 5))
+    )
+    assert (
+        check_schedule(
+            crowded, Schedule({1: Placement(0, 12, (0,)), 2: Placement(0, 5, (1,))})
+        )
+        == []
+    )

@@ -384,7 +384,22 @@ def test_greedy_schedules_pass_the_checker(instance: Instance, rng: Random) -> N
     assert check_schedule(instance, greedy_schedule(instance, order)) == []
 
 
-@pytest.mark.parametrize("backend", ["milp", "shelf", "preemptive"])
+def test_the_preemptive_back_end_gives_moldable_bounds_only() -> None:
+    # Work 8 each, 16 in all on 4 processors: no schedule, preemptive or
+    # not, ends before 4 (reached: each job on 4 processors in turn, which
+    # also gives sum C_j = 2 + 4 = 6, the squashed-area bound: works 8 and
+    # 8 served at rate 4 end at 2 and 4). Preemption cannot beat either.
+    result = solve(two_wide_jobs(), "cmax", backend="preemptive", workers=1)
+    assert (result.status, result.schedule, result.lower_bound) == (
+        SolveStatus.BOUNDED,
+        None,
+        4,
+    )
+    wct = solve(two_wide_jobs(), "wct", backend="preemptive", workers=1)
+    assert (wct.status, wct.lower_bound) == (SolveStatus.BOUNDED, 6)
+
+
+@pytest.mark.parametrize("backend", ["milp", "shelf"])
 def test_rigid_back_ends_refuse_moldable_instances(backend: str) -> None:
     with pytest.raises(ValueError, match=r"schedules rigid jobs only") as error:
         solve(two_wide_jobs(), "cmax", backend=backend, workers=1, time_limit=5)

@@ -1,0 +1,266 @@
+"""Adaptive partitioning and EASY with scaling: hand-checked cases, the
+rigid reduction to ``fcfs`` and ``easy``, valid schedules."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from optsched import check
+from optsched.heuristics.moldable_policies import (
+    MOLDABLE_POLICY_NAMES,
+    adaptive,
+    adaptive_target,
+    easy_scaling,
+    parse_moldable_policy,
+    run_moldable_policy,
+)
+from optsched.heuristics.runner import simulate
+from optsched.instance import BusyBlock, Instance, Job, Machine, Mode
+from optsched.io.native import read_native
+from optsched.schedule import Placement, Schedule
+from optsched.speedup import parse_model
+
+INSTANCES = Path(__file__).resolve().parent.parent / "instances"
+
+
+def linear(job_id: int, release: int, size: int, work: int, most: int) -> Job:
+    """A moldable job of ``work`` processor-seconds, linear speed-up on 1 ..
+    ``most`` processors (``T(p) = ceil(work / p)``), requesting ``size``."""
+    modes = tuple(Mode(p, math.ceil(work / p)) for p in range(1, most + 1))
+    request = modes[size - 1]
+    return Job(job_id, release, size, request.runtime, modes=modes)
+
+
+def valid(instance: Instance, schedule: Schedule) -> Schedule:
+    assert check.check_schedule(instance, schedule) == []
+    assert set(schedule.placements) == {j.id for j in instance.jobs}
+    return schedule
+
+
+def sizes(schedule: Schedule) -> dict[int, tuple[int, int]]:
+    """``{job: (start, processors)}``."""
+    return {
+        j: (p.start, len(p.processors or ())) for j, p in schedule.placements.items()
+    }
+
+
+def test_adaptive_target() -> None:
+    assert adaptive_target(8, 2) == 2
+    assert adaptive_target(8, 0) == 8
+    assert adaptive_target(3, 5) == 1
+    assert adaptive_target(0, 0) == 1  # then no mode fits: the head waits
+
+
+def test_adaptive_by_hand() -> None:
+    # m = 8. At 0 jobs 1-3 wait: job 1 gets floor(8 / 3) = 2 (T = 16/2 =
+    # 8); job 2 floor(6 / 2) = 3 (T = ceil(8/3) = 3); job 3 floor(3 / 1) = 3
+    # (T = 3). Job 4 (modes up to 4) arrives at 1, nothing is free; at 3
+    # jobs 2 and 3 end, 6 free, nobody behind it: target 6, largest mode 4
+    # (T = 12/4 = 3), ends at 6.
+    instance = Instance(
+        Machine(8),
+        (
+            linear(1, 0, 1, 16, 8),
+            linear(2, 0, 1, 8, 8),
+            linear(3, 0, 1, 8, 8),
+            linear(4, 1, 1, 12, 4),
+        ),
+    )
+    schedule = valid(instance, adaptive(instance))
+    assert schedule[1] == Placement(0, 8, (0, 1))
+    assert schedule[2] == Placement(0, 3, (2, 3, 4))
+    assert schedule[3] == Placement(0, 3, (5, 6, 7))
+    assert schedule[4] == Placement(3, 6, (2, 3, 4, 5))
+    assert schedule.producer == "adaptive"
+
+
+def test_adaptive_smallest_mode_when_the_target_is_below_it() -> None:
+    # Job 1 only runs on 3 or 4 processors; with 4 free and 3 jobs waiting
+    # the target is 1: it runs on its smallest mode, 3 (it fits). Job 2
+    # (target max(1, floor(1 / 2)) = 1) takes the last processor; job 3
+    # waits until job 2 ends at 4, then takes the one free processor.
+    wide = Job(1, 0, 4, 5, modes=(Mode(3, 6), Mode(4, 5)))
+    instance = Instance(
+        Machine(4), (wide, linear(2, 0, 1, 4, 4), linear(3, 0, 1, 4, 4))
+    )
+    schedule = valid(instance, adaptive(instance))
+    assert sizes(schedule) == {1: (0, 3), 2: (0, 1), 3: (4, 1)}
+
+
+def test_easy_scaling_backfills_on_fewer_processors() -> None:
+    # m = 4. Job 1 runs [0, 10) on 3. At 1, job 2 (4 processors for 5 s, or
+    # 2 for 10) is the head: on 4 it ends at 10 + 5, on 2 at 10 + 10, so it
+    # is reserved on 4 at the shadow time 10 (extra 0). Job 3 requests 2
+    # processors for 4 s but only 1 is free: on 1 it takes 8 s and ends by
+    # 9 <= 10, so it backfills on 1 processor. Plain EASY makes it wait
+    # for job 2 (start 15).
+    instance = Instance(
+        Machine(4),
+        (
+            Job(1, 0, 3, 10, modes=(Mode(3, 10),)),
+            Job(2, 1, 4, 5, modes=(Mode(2, 10), Mode(4, 5))),
+            Job(3, 1, 2, 4, modes=(Mode(1, 8), Mode(2, 4))),
+        ),
+    )
+    schedule = valid(instance, easy_scaling(instance))
+    assert sizes(schedule) == {1: (0, 3), 2: (10, 4), 3: (1, 1)}
+    assert schedule[3] == Placement(1, 9, (3,))
+    assert schedule.producer == "easy-scaling"
+    rigid = simulate(instance.rigid(), "easy").schedule
+    assert rigid[3].start == 15
+
+
+def test_easy_scaling_head_starts_scaled_when_that_ends_earlier() -> None:
+    # Job 1 holds 2 of 4 processors until 10. The head, job 2, ends at 6 on
+    # the 2 free processors and at 10 + 5 = 15 on its requested 4: it
+    # starts now on 2. Job 3 is never scaled up (modes above its request
+    # are not considered): it starts on its 1 at once.
+    instance = Instance(
+        Machine(4),
+        (
+            Job(1, 0, 2, 10, modes=(Mode(2, 10),)),
+            Job(2, 0, 4, 5, modes=(Mode(2, 6), Mode(4, 5))),
+            Job(3, 0, 1, 20, modes=(Mode(1, 20), Mode(4, 5))),
+        ),
+    )
+    schedule = valid(instance, easy_scaling(instance))
+    assert sizes(schedule) == {1: (0, 2), 2: (0, 2), 3: (6, 1)}
+
+
+def test_easy_scaling_waits_when_no_mode_keeps_the_reservation() -> None:
+    # m = 6. Job 1 holds 4 until 10; the head job 2 needs 6: shadow 10,
+    # extra 0. Job 3 (2 processors for 20 s, or 1 for 40) cannot end by 10
+    # on either and extra is 0: it waits. Job 4 (1 for 5 s) ends by 10 and
+    # backfills. Job 3 then starts after job 2, on its faster mode.
+    instance = Instance(
+        Machine(6),
+        (
+            Job(1, 0, 4, 10),
+            Job(2, 0, 6, 3),
+            Job(3, 0, 2, 20, modes=(Mode(1, 40), Mode(2, 20))),
+            Job(4, 0, 1, 5),
+        ),
+    )
+    schedule = valid(instance, easy_scaling(instance))
+    assert sizes(schedule) == {1: (0, 4), 2: (10, 6), 3: (13, 2), 4: (0, 1)}
+
+
+def test_easy_scaling_extra_processors_shrink() -> None:
+    # m = 8. Job 1 holds 4 until 10; the head job 2 needs 5: shadow 10,
+    # 8 available then, extra 3. Job 3 takes 2 extra processors (ends at
+    # 20 on 2, 40 on 1): extra 1. Job 4 (2 for 30 s or 1 for 60) may only
+    # use 1 extra processor now: it starts on 1, extra 0. Job 5 (1
+    # processor, 50 s) fits now but neither ends by 10 nor finds extra
+    # processors: it waits for job 2 (ends at 13).
+    instance = Instance(
+        Machine(8),
+        (
+            Job(1, 0, 4, 10),
+            Job(2, 0, 5, 3),
+            Job(3, 0, 2, 20, modes=(Mode(1, 40), Mode(2, 20))),
+            Job(4, 0, 2, 30, modes=(Mode(1, 60), Mode(2, 30))),
+            Job(5, 0, 1, 50),
+        ),
+    )
+    schedule = valid(instance, easy_scaling(instance))
+    assert sizes(schedule) == {
+        1: (0, 4),
+        2: (10, 5),
+        3: (0, 2),
+        4: (0, 1),
+        5: (13, 1),
+    }
+
+
+def test_spec_and_refusals() -> None:
+    assert MOLDABLE_POLICY_NAMES == ("adaptive", "easy-scaling")
+    assert parse_moldable_policy("adaptive") == {}
+    assert parse_moldable_policy(" EASY-scaling ") == {}
+    for bad in ("easy", "adaptive:x=1", "deq"):
+        with pytest.raises(ValueError):
+            parse_moldable_policy(bad)
+    instance = Instance(Machine(4), (linear(1, 0, 2, 8, 4),))
+    assert run_moldable_policy(instance, "adaptive") == adaptive(instance)
+    assert run_moldable_policy(instance, "easy-scaling") == easy_scaling(instance)
+    blocked = Instance(Machine(4, unavailable=(BusyBlock(0, 3, 2),)), instance.jobs)
+    contiguous = Instance(Machine(4, "contiguous"), instance.jobs)
+    for policy in (adaptive, easy_scaling):
+        with pytest.raises(ValueError, match="busy blocks"):
+            policy(blocked)
+        with pytest.raises(ValueError, match="'any' machines"):
+            policy(contiguous)
+        assert policy(Instance(Machine(2), ())).placements == {}
+
+
+@st.composite
+def rigid_instances(draw: st.DrawFn) -> Instance:
+    """Rigid jobs with estimates above, at or below their run times."""
+    m = draw(st.integers(1, 10))
+    jobs = []
+    for k in range(1, draw(st.integers(0, 14)) + 1):
+        runtime = draw(st.integers(0, 20))
+        estimate = max(0, runtime + draw(st.sampled_from([0, 0, -3, 4, 15])))
+        size = draw(st.integers(1, m))
+        jobs.append(Job(k, draw(st.integers(0, 30)), size, runtime, estimate))
+    return Instance(Machine(m), tuple(jobs))
+
+
+def _starts(schedule: Schedule) -> dict[int, int]:
+    return {j: p.start for j, p in schedule.placements.items()}
+
+
+@settings(max_examples=200, deadline=None)
+@given(rigid_instances())
+def test_rigid_instances_reduce_to_easy_and_fcfs(instance: Instance) -> None:
+    scaled = valid(instance, easy_scaling(instance))
+    assert _starts(scaled) == _starts(simulate(instance, "easy").schedule)
+    partitioned = valid(instance, adaptive(instance))
+    assert _starts(partitioned) == _starts(simulate(instance, "fcfs").schedule)
+
+
+@pytest.mark.parametrize("name", ["kth_20", "kth_50", "lublin256_30", "hpc2n_40"])
+def test_trace_windows_reproduce_easy(name: str) -> None:
+    instance = read_native(INSTANCES / f"{name}.json").instance
+    scaled = valid(instance, easy_scaling(instance))
+    assert _starts(scaled) == _starts(simulate(instance, "easy").schedule)
+    moldable = parse_model("linear:max=64").apply(instance)
+    for policy in (adaptive, easy_scaling):
+        valid(moldable, policy(moldable))
+
+
+@settings(max_examples=100, deadline=None)
+@given(rigid_instances(), st.sampled_from(["linear", "amdahl:f=0.2", "conservative"]))
+def test_moldable_schedules_are_valid(instance: Instance, model: str) -> None:
+    moldable = parse_model(model).apply(instance)
+    for policy in (adaptive, easy_scaling):
+        valid(moldable, policy(moldable))
+    requested = {j.id: j.size for j in moldable.jobs}
+    for job_id, placement in easy_scaling(moldable).placements.items():
+        assert len(placement.processors or ()) <= requested[job_id]  # never up
+
+
+@settings(max_examples=150, deadline=None)
+@given(rigid_instances(), st.sampled_from(["linear", "amdahl:f=0.2", "conservative"]))
+def test_easy_scaling_delays_no_reservation(instance: Instance, model: str) -> None:
+    # With exact estimates, a job ends no later than its first reservation
+    # promised (whatever modes it and the backfilled jobs were given).
+    exact = instance.with_jobs(j.replace(estimate=j.runtime) for j in instance.jobs)
+    moldable = parse_model(model).apply(exact)
+    promised: dict[int, int] = {}
+    schedule = valid(moldable, easy_scaling(moldable, reserved_ends=promised))
+    for job_id, end in promised.items():
+        assert schedule[job_id].end <= end
+
+
+def test_malleable_jobs_run_in_one_mode() -> None:
+    # A malleable job may also run in one piece on one of its modes.
+    rigid = Instance(Machine(8), (Job(1, 0, 4, 10), Job(2, 1, 8, 6), Job(3, 2, 2, 9)))
+    malleable = parse_model("linear").apply(rigid, malleable=True)
+    for policy in (adaptive, easy_scaling):
+        schedule = valid(malleable, policy(malleable))
+        assert all(not p.pieces for p in schedule.placements.values())
