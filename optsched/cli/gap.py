@@ -28,9 +28,10 @@ from optsched.bench.suite import (
     TraceRef,
     sha256_of,
 )
-from optsched.cli.options import file_options, output_file
+from optsched.cli.options import file_options, moldable_options, output_file
 from optsched.gap import aggregate
 from optsched.selection import WindowRule
+from optsched.speedup import SpeedupModel
 
 DEFAULT_INSTANCE = Path(__file__).resolve().parents[2] / "instances" / "default.json"
 """The bundled window ``optsched gap`` analyses when given no file."""
@@ -189,6 +190,7 @@ def _console(stderr: bool = False) -> Console:
 @click.command(name="gap")
 @click.argument("file", required=False, type=click.Path(dir_okay=False))
 @file_options
+@moldable_options
 @click.option(
     "--window-jobs",
     type=click.IntRange(min=1),
@@ -319,6 +321,8 @@ def command(
     input_format: str | None,
     processors: int | None,
     allocation: str | None,
+    moldable: SpeedupModel | None,
+    malleable: bool,
     window_jobs: int | None,
     windows: int | None,
     first_job: int,
@@ -360,6 +364,8 @@ def command(
         input_format=input_format,
         processors=processors,
         allocation=allocation,
+        moldable=moldable,
+        malleable=malleable,
         rule=_rule(
             window_jobs,
             windows,
@@ -419,6 +425,8 @@ def gap_suite(
     objectives: str,
     solver: SolverSpec,
     shelves: bool = False,
+    moldable: SpeedupModel | None = None,
+    malleable: bool = False,
 ) -> Suite:
     """The in-memory suite of one ``optsched gap`` call."""
     from optsched.errors import InputError
@@ -450,9 +458,12 @@ def gap_suite(
             f"unknown back-end {solver.backend!r}; valid back-ends: "
             f"{', '.join(BACKENDS)}"
         )
+    if malleable and moldable is None:
+        raise click.UsageError("--malleable needs --moldable MODEL")
     trace = TraceRef(
         str(path), path.resolve(), sha256_of(path), False,
         input_format, processors, allocation,
+        None if moldable is None else moldable.spec, malleable,
     )  # fmt: skip
     extra = [SolverSpec("shelf", solver.time_limit, solver.workers)] if shelves else []
     if solver.backend != "preemptive" and any(map(preempts, canonical)):

@@ -190,7 +190,13 @@ def _speedup_model(ctx: click.Context, param: click.Parameter, value: Any) -> An
         raise click.BadParameter(str(error)) from None
 
 
-def _trace_options() -> list[Decorator]:
+def moldable_options(command: F) -> F:
+    """Add ``--moldable`` (a parsed :class:`~optsched.speedup.SpeedupModel`
+    or ``None``) and ``--malleable`` to a command."""
+    return _apply(command, _moldable_options())
+
+
+def _moldable_options() -> list[Decorator]:
     return [
         click.option(
             "--moldable",
@@ -210,6 +216,12 @@ def _trace_options() -> list[Decorator]:
             help="With --moldable: jobs may also change their processor count "
             "while they run.",
         ),
+    ]
+
+
+def _trace_options() -> list[Decorator]:
+    return [
+        *_moldable_options(),
         click.option(
             "--status",
             "status",

@@ -1,0 +1,114 @@
+"""Moldable and malleable windows through the analysis pipeline.
+
+Every policy's schedule is checked against the moldable instance, the
+reference is the moldable optimum (CP-SAT) with the moldable bounds, and
+each ratio interval is recomputed here from the values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from optsched.bench.analysis import analyse_instance
+from optsched.check import check_schedule
+from optsched.cli import main
+from optsched.instance import Instance, Job, Machine, Mode
+from optsched.metrics import makespan, weighted_completion
+from optsched.speedup import parse_model
+
+ROOT = Path(__file__).resolve().parent.parent
+KTH_20 = ROOT / "instances" / "kth_20.json"
+
+POLICIES = ["fcfs", "easy", "adaptive", "easy-scaling"]
+
+
+def small_moldable(malleable: bool = False) -> Instance:
+    """Six jobs on 8 processors, linear speed-up up to 8 (hand-sized)."""
+    requests = [(1, 0, 4, 10), (2, 0, 2, 12), (3, 1, 8, 3), (4, 2, 1, 20),
+                (5, 3, 4, 6), (6, 5, 2, 8)]  # fmt: skip
+    rigid = Instance(Machine(8), tuple(Job(*r) for r in requests))
+    return parse_model("linear:max=8").apply(rigid, malleable=malleable)
+
+
+@pytest.mark.parametrize("malleable", [False, True])
+def test_every_policy_is_checked_and_rated_against_the_moldable_optimum(
+    malleable: bool,
+) -> None:
+    instance = small_moldable(malleable)
+    policies = POLICIES + (["deq"] if malleable else [])
+    found = analyse_instance(instance, policies, ["cmax", "wct:one"], workers=1)
+    for policy in policies:
+        schedule = found.schedules[policy]
+        assert check_schedule(instance, schedule) == [], policy
+        for objective, value in (
+            ("cmax", makespan(instance, schedule)),
+            ("wct:one", weighted_completion(instance, schedule)),
+        ):
+            row = found.row(policy, objective)
+            reference = found.references[objective]
+            assert row.value == value  # recomputed from the schedule
+            assert reference.lower is not None and reference.upper is not None
+            assert reference.lower <= value  # no schedule beats a lower bound
+            assert (row.ratio_low, row.ratio_high) == (
+                value / reference.upper,
+                value / reference.lower,
+            )
+    cmax = found.references["cmax"]
+    # Works 40, 24, 24, 20, 24, 16 = 148 on 8 processors: at least 19 s
+    # (ceil 18.5), reached only if the optimum is proven there.
+    assert cmax.lower >= 19
+    if not malleable:
+        assert cmax.optimal  # the moldable model closes this window
+    rigid = analyse_instance(instance.rigid(), ["fcfs"], ["cmax"], workers=1)
+    # Choosing modes never hurts: the moldable optimum is at most the rigid one.
+    assert cmax.upper <= rigid.references["cmax"].upper
+
+
+def test_gap_command_on_a_moldable_trace_window() -> None:
+    result = CliRunner().invoke(
+        main,
+        ["gap", str(KTH_20), "--moldable", "amdahl:f=0.05", "--policies",
+         "easy,easy-scaling", "--objective", "cmax", "--time-limit", "5",
+         "--workers", "1", "--no-progress"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "easy-scaling" in result.output
+
+
+def _bound_rows(*options: str) -> dict[str, int]:
+    result = CliRunner().invoke(
+        main, ["bound", str(KTH_20), "--time-limit", "1", "--workers", "1", *options]
+    )
+    assert result.exit_code == 0, result.output
+    rows = {}
+    for line in result.output.splitlines():
+        cells = [c.strip() for c in line.strip("│ ").split("│")]
+        if len(cells) == 3 and cells[0] in ("release", "area"):
+            rows[cells[0]] = int(cells[1].replace(",", ""))
+        if line.startswith("best "):
+            rows[line.split("  ")[0]] = int(line.split()[3].replace(",", ""))
+    return rows
+
+
+def test_bound_command_uses_the_moldable_bounds() -> None:
+    rigid = _bound_rows()
+    moldable = _bound_rows("--moldable", "linear:max=100")
+    # Linear speed-up keeps each job's least work (its request's, rounded
+    # up elsewhere), so the area bound is the same; the release bound falls
+    # (each job may run on up to 100 processors), and so does the optimum:
+    # the rigid window is proven at 50,693, the moldable one ends by 41,245.
+    assert moldable["area"] == rigid["area"] == 39_364
+    assert moldable["release"] < rigid["release"] == 22_361
+    assert rigid["best lower bound"] == rigid["best upper bound"] == 50_693
+    assert moldable["best lower bound"] <= moldable["best upper bound"] < 50_693
+
+
+def test_mode_list_with_one_mode_is_a_rigid_job_in_disguise() -> None:
+    # A moldable job with one mode: the moldable optimum equals the rigid one.
+    jobs = (Job(1, 0, 2, 5, modes=(Mode(2, 5),)), Job(2, 0, 2, 3, modes=(Mode(2, 3),)))
+    instance = Instance(Machine(2), jobs)
+    found = analyse_instance(instance, ["fcfs"], ["wct:one"], workers=1)
+    assert found.references["wct:one"].upper == 3 + 8  # shortest first
+    assert found.references["wct:one"].optimal
