@@ -206,8 +206,32 @@ def test_unknown_key_in_a_trace_table(tmp_path: Path) -> None:
     # Line 13: the second [[traces]] table's 'columns' key.
     assert message == (
         f"{tmp_path / 'suite.toml'}:13: unknown key 'columns' in [traces]; "
-        "valid keys: path, sha256, format, processors, allocation"
+        "valid keys: path, sha256, format, processors, allocation, moldable, "
+        "malleable"
     )
+
+
+def test_trace_moldable_options(tmp_path: Path) -> None:
+    options = 'moldable = "linear:max=8"\nmalleable = true\n\n'
+    trace = TRACE.replace("\n\n", "\n") + options
+    suite = load_suite(write_suite(tmp_path, HEAD + SUITE + trace + WINDOWS + SOLVER))
+    (ref,) = suite.traces
+    assert (ref.moldable, ref.malleable) == ("linear:max=8", True)
+    plan = expand(suite)
+    for task in plan.tasks:
+        instance = plan.instance(task)
+        # Applied to each window: every job moldable up to 8 processors
+        # (modes no faster than a smaller one are dropped: 1-second jobs).
+        assert all(j.malleable and j.modes[-1].processors <= 8 for j in instance.jobs)
+        assert any(j.modes[-1].processors == 8 for j in instance.jobs)
+        assert task.params["moldable"] == "linear:max=8"
+    for bad, message in (
+        ('moldable = "fast"', "[[traces]] moldable: unknown speed-up model 'fast'"),
+        ("malleable = true", "[[traces]] malleable needs moldable"),
+        ('moldable = "linear"\nmalleable = 1', "malleable must be true or false"),
+    ):
+        text = HEAD + SUITE + TRACE.replace("\n\n", "\n") + bad + "\n\n" + WINDOWS
+        assert message in _error(tmp_path, text + SOLVER)
 
 
 def test_trace_read_options(tmp_path: Path) -> None:

@@ -95,7 +95,7 @@ def gantt_command(
                 f"first: {violations[0]}",
                 err=True,
             )
-    elif any(value not in (None, "none") for value in input_kwargs.values()):
+    elif any(value not in (None, "none", False) for value in input_kwargs.values()):
         raise ValueError("the instance and window options need an INSTANCE file")
     else:
         sizes, releases = schedule_file_jobs(schedule_file)
