@@ -20,12 +20,10 @@ classes and their cost function).
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from optsched.heuristics.engine import SimulationResult, SimulationStats
-from optsched.heuristics.policies import Policy
+from optsched.heuristics.standalone import Standalone
 from optsched.instance import Instance
 from optsched.schedule import Schedule
 
@@ -50,7 +48,7 @@ def preempts(spec: str) -> bool:
 
 
 @dataclass(frozen=True)
-class Preemptive(Policy):
+class Preemptive(Standalone):
     """A preemptive algorithm run as a policy (see the module docstring).
 
     Parameters
@@ -66,15 +64,6 @@ class Preemptive(Policy):
 
     rule: ClassVar[str] = "preemptive"
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self._options()  # refuse a bad spec at once
-
-    @property
-    def name(self) -> str:
-        """``pbi``, ``psrs`` or ``gang``."""
-        return self.algorithm.partition(":")[0]
-
     def _options(self) -> dict[str, object]:
         """The gang keyword arguments (after checking any spec)."""
         if self.name == "gang":
@@ -86,25 +75,12 @@ class Preemptive(Policy):
         parse_preemptive(self.algorithm)
         return {}
 
-    @property
-    def spec(self) -> str:
-        """The algorithm's spec (``parse_policy(p.spec) == p``)."""
-        return self.algorithm
-
-    def decide(self, sim: Any, state: Any) -> None:
-        raise TypeError(f"{self.spec} is not an engine policy: use run()")
-
-    def run(self, instance: Instance) -> SimulationResult:
-        """The schedule of ``instance`` (every job complete, in pieces)."""
-        began = time.perf_counter()
+    def _schedule(self, instance: Instance) -> Schedule:
+        """Every job complete, in pieces."""
         if self.name == "gang":
             from optsched.heuristics.gang import gang
 
-            schedule = gang(instance, **self._options())  # type: ignore[arg-type]
-        else:
-            from optsched.heuristics.preemptive import batched
+            return gang(instance, **self._options())  # type: ignore[arg-type]
+        from optsched.heuristics.preemptive import batched
 
-            schedule = batched(instance, self.algorithm)
-        schedule = Schedule(schedule.placements, self.spec, schedule.killed)
-        stats = SimulationStats(wall_time=time.perf_counter() - began)
-        return SimulationResult(schedule=schedule, stats=stats)
+        return batched(instance, self.algorithm)

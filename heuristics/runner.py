@@ -14,11 +14,10 @@ from optsched.heuristics.engine import (
     reservations_by_id,
     stats_of,
 )
-from optsched.heuristics.moldable_wrappers import MoldablePolicy
 from optsched.heuristics.orders import order_ranks
 from optsched.heuristics.policies import Policy
-from optsched.heuristics.preemptive_policies import Preemptive
 from optsched.heuristics.spec import parse_policy
+from optsched.heuristics.standalone import Standalone
 from optsched.instance import Instance
 
 PROGRESS_MIN_JOBS = 20_000
@@ -74,7 +73,7 @@ def simulate(
         busy blocks overlapping on processors.
     """
     chosen = parse_policy(policy)
-    if isinstance(chosen, Preemptive | MoldablePolicy):
+    if isinstance(chosen, Standalone):
         if kill_at_estimate or migration or allocation_rule != "first-fit":
             raise ValueError(
                 f"policy {chosen.spec!r} builds its own schedule: --kill-at-estimate, "

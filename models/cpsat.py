@@ -497,10 +497,22 @@ def _disjunctive_cliques(jobs: Sequence[Job], m: int) -> list[list[Job]]:
     return [[*wide, k] for k in others]
 
 
-def _identical_groups(instance: Instance, objective: Objective) -> list[list[Job]]:
+def _rigid_shape(job: Job) -> tuple[Any, ...]:
+    return (job.size, job.runtime)
+
+
+def _identical_groups(
+    instance: Instance,
+    objective: Objective,
+    shape: Callable[[Job], tuple[Any, ...]] = _rigid_shape,
+) -> list[list[Job]]:
+    """Groups (ids in order) of interchangeable jobs: same release, same
+    ``shape`` (size and run time; the moldable model passes the modes) and,
+    for ``wct``, same weight. Swapping two of them keeps a schedule feasible
+    and its objective, which the symmetry breaking uses."""
     groups: dict[tuple[Any, ...], list[Job]] = defaultdict(list)
     for job in instance.jobs:
-        key: tuple[Any, ...] = (job.release, job.size, job.runtime)
+        key: tuple[Any, ...] = (job.release, *shape(job))
         if objective.kind == "wct":
             key += (objective.weight(job),)
         groups[key].append(job)

@@ -80,7 +80,6 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -96,6 +95,8 @@ from optsched.models.cpsat import (
     INTEGER_LIMIT,
     LogSink,
     _configure,
+    _identical_groups,
+    _relabel,
     integer_weights,
     solve_model,
     stop_notes,
@@ -460,7 +461,9 @@ class _Model:
         for job in instance.jobs:
             self._add_job(job)
         self._add_resources()
-        groups = _identical_groups(instance, objective) if symmetry else []
+        groups = (
+            _identical_groups(instance, objective, _modes_shape) if symmetry else []
+        )
         self.symmetry_groups = len(groups)
         for group in groups:
             for first, second in itertools.pairwise(group):
@@ -659,30 +662,12 @@ def _count(job: Job, processors: Sequence[int] | None) -> int:
     return job.size if processors is None else len(processors)
 
 
-def _identical_groups(instance: Instance, objective: Objective) -> list[list[Job]]:
-    groups: dict[tuple[Any, ...], list[Job]] = defaultdict(list)
-    for job in instance.jobs:
-        key: tuple[Any, ...] = (job.release, job_modes(job), job.malleable)
-        if objective.kind == "wct":
-            key += (objective.weight(job),)
-        groups[key].append(job)
-    return [sorted(g, key=lambda j: j.id) for g in groups.values() if len(g) > 1]
-
-
-def _relabel(schedule: Schedule, groups: Sequence[Sequence[Job]]) -> Schedule:
-    """Hand each group's placements out in start order to ids in order.
-
-    Interchangeable jobs have the same modes, so a placement valid for one
-    is valid for the other.
-    """
-    placements = dict(schedule.placements)
-    for group in groups:
-        ordered = sorted(
-            (placements[j.id] for j in group), key=lambda p: (p.start, p.offset or 0)
-        )
-        for job, placement in zip(group, ordered, strict=True):
-            placements[job.id] = placement
-    return Schedule(placements, schedule.producer)
+def _modes_shape(job: Job) -> tuple[Any, ...]:
+    # Interchangeable moldable jobs have the same modes (estimates aside:
+    # the offline model never reads them), so a placement valid for one is
+    # valid for the other.
+    modes = tuple((mode.processors, mode.runtime) for mode in job_modes(job))
+    return (modes, job.malleable)
 
 
 # --------------------------------------------------------------------------
