@@ -80,7 +80,7 @@ import heapq
 import math
 import time
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -1693,13 +1693,29 @@ def lower_bounds_within(
         args: tuple[object, ...] = (instance,)
     else:
         table, args = WCT_BOUNDS, (instance, objective)
+    return bounds_in_turn(table, args, deadline, _METHODS, _STOPPABLE)
+
+
+def bounds_in_turn(
+    table: Sequence[Callable[..., Bound]],
+    args: tuple[object, ...],
+    deadline: float | None,
+    names: Mapping[Callable[..., Bound], str],
+    stoppable: Collection[Callable[..., Bound]],
+) -> tuple[list[Bound], list[str]]:
+    """Compute the bounds of ``table`` in order on ``args`` until ``deadline``.
+
+    The first is always computed; a later one is skipped once the deadline
+    has passed (a note names it, by ``names``), and those in ``stoppable``
+    get the deadline and may stop early (a note says they were cut short).
+    """
     bounds: list[Bound] = []
     notes: list[str] = []
     for k, bound in enumerate(table):
         if k > 0 and deadline is not None and time.monotonic() >= deadline:
-            notes.append(f"{_METHODS[bound]}: skipped (time limit)")
+            notes.append(f"{names[bound]}: skipped (time limit)")
             continue
-        extra = {"deadline": deadline} if bound in _STOPPABLE else {}
+        extra = {"deadline": deadline} if bound in stoppable else {}
         bounds.append(bound(*args, **extra))
         if bounds[-1].partial:
             notes.append(f"{bounds[-1].method}: cut short by the time limit")

@@ -52,7 +52,6 @@ of each job and are not valid here: a wider mode may finish a job sooner.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -73,6 +72,7 @@ from optsched.models.bounds import (
     _segment_loads,
     _timed,
     _weights,
+    bounds_in_turn,
 )
 from optsched.models.result import Bound
 from optsched.objective import Objective
@@ -506,17 +506,7 @@ def moldable_lower_bounds(
     args: tuple[object, ...] = (
         (instance,) if objective.kind == "cmax" else (instance, objective)
     )
-    bounds: list[Bound] = []
-    notes: list[str] = []
-    for k, bound in enumerate(table):
-        if k > 0 and deadline is not None and time.monotonic() >= deadline:
-            notes.append(f"{_METHODS[bound]}: skipped (time limit)")
-            continue
-        extra = {"deadline": deadline} if bound is energy_bound else {}
-        bounds.append(bound(*args, **extra))
-        if bounds[-1].partial:
-            notes.append(f"{bounds[-1].method}: cut short by the time limit")
-    return bounds, notes
+    return bounds_in_turn(table, args, deadline, _METHODS, (energy_bound,))
 
 
 def require_rigid(backend: str, instance: Instance) -> None:

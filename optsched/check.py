@@ -424,17 +424,7 @@ def _check_placed_once(jobs: dict[int, Job], schedule: Schedule) -> list[Violati
 def _check_times(job: Job, placement: Placement, killed: bool) -> list[Violation]:
     if job.malleable:
         return _check_release(job, placement) + _check_progress(job, placement, killed)
-    out: list[Violation] = []
-    if placement.start < job.release:
-        out.append(
-            Violation(
-                "early-start",
-                f"job {job.id} starts at {placement.start} before its release "
-                f"{job.release}",
-                job=job.id,
-                time=placement.start,
-            )
-        )
+    out = _check_release(job, placement)
     expected = job.runtime
     if killed:
         if job.requested >= job.runtime:

@@ -98,13 +98,7 @@ class Mode:
             raise ValueError(f"{who}: runtime {shown(self.runtime)} is negative")
         for name in ("processors", "runtime"):
             _require_at_most(who, name, getattr(self, name))
-        if self.estimate is None:
-            object.__setattr__(self, "estimate", self.runtime)
-        else:
-            _require_int(who, "estimate", self.estimate)
-            if self.estimate < 0:
-                raise ValueError(f"{who}: estimate {shown(self.estimate)} is negative")
-            _require_at_most(who, "estimate", self.estimate)
+        _settle_estimate(who, self)
 
     @property
     def work(self) -> int:
@@ -116,6 +110,17 @@ class Mode:
         """The estimate as an ``int``."""
         assert self.estimate is not None
         return self.estimate
+
+
+def _settle_estimate(who: str, item: Mode | Job) -> None:
+    """``item.estimate`` validated, or set to its run time when ``None``."""
+    if item.estimate is None:
+        object.__setattr__(item, "estimate", item.runtime)
+        return
+    _require_int(who, "estimate", item.estimate)
+    if item.estimate < 0:
+        raise ValueError(f"{who}: estimate {shown(item.estimate)} is negative")
+    _require_at_most(who, "estimate", item.estimate)
 
 
 def _validate_modes(who: str, modes: tuple[Mode, ...]) -> tuple[Mode, ...]:
@@ -228,13 +233,7 @@ class Job:
             raise ValueError(f"{who}: runtime {shown(self.runtime)} is negative")
         for name in ("release", "size", "runtime"):
             _require_at_most(who, name, getattr(self, name))
-        if self.estimate is None:
-            object.__setattr__(self, "estimate", self.runtime)
-        else:
-            _require_int(who, "estimate", self.estimate)
-            if self.estimate < 0:
-                raise ValueError(f"{who}: estimate {shown(self.estimate)} is negative")
-            _require_at_most(who, "estimate", self.estimate)
+        _settle_estimate(who, self)
         self._validate_weight(who)
         for name in EXTRA_FIELDS:
             value = getattr(self, name)
