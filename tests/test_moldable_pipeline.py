@@ -112,3 +112,20 @@ def test_mode_list_with_one_mode_is_a_rigid_job_in_disguise() -> None:
     found = analyse_instance(instance, ["fcfs"], ["wct:one"], workers=1)
     assert found.references["wct:one"].upper == 3 + 8  # shortest first
     assert found.references["wct:one"].optimal
+
+
+def test_info_counts_moldable_jobs_and_bounds_their_cheapest_modes() -> None:
+    rigid = CliRunner().invoke(main, ["info", str(KTH_20)])
+    moldable = CliRunner().invoke(
+        main, ["info", str(KTH_20), "--moldable", "linear:max=100", "--malleable"]
+    )
+    assert rigid.exit_code == moldable.exit_code == 0
+    assert "moldable jobs" not in rigid.output
+    assert (
+        "│ moldable jobs" in moldable.output and "20 (20 malleable)" in moldable.output
+    )
+    # The same least work (linear speed-up), so the same area bound 39,364;
+    # the makespan bound is the area bound in both (the longest job, 19,493 s
+    # on its request, is shorter than it anyway).
+    for output in (rigid.output, moldable.output):
+        assert "39,364 s after the first release" in output
