@@ -330,7 +330,7 @@ class _Model:
         self.deadlines = completion_deadlines(instance, objective, incumbent.schedule)
         self.starts: dict[int, cp_model.IntVar] = {}
         self.offsets: dict[int, cp_model.IntVar] = {}
-        self.scale = 1.0
+        self.scale, self.exact = 1.0, True
         self.makespan: cp_model.IntVar | None = None
         self._add_jobs()
         self._add_resources(cliques)
@@ -420,7 +420,9 @@ class _Model:
             self.model.minimize(self.makespan)
             return
         weights = [self.objective.weight(j) for j in jobs]
-        integer, self.scale = integer_weights(weights, max(self.deadlines.values()))
+        integer, self.scale, self.exact = integer_weights(
+            weights, max(self.deadlines.values())
+        )
         self.model.minimize(
             sum(
                 w * (self.starts[j.id] + j.runtime)
@@ -440,42 +442,59 @@ class _Model:
             )
 
     def solver_bound(self, raw: float) -> float:
-        """The solver's objective bound in the objective's units (see module notes).
-
-        The solver reports its bound as a float; an integer objective's
-        bound is an integer, within float noise of the float below ``2**53``
-        (rounded up past the noise, :func:`round_up_bound`) and then kept as
-        an ``int``. Beyond, the float is one ulp lower, in the safe
-        direction.
-        """
-        exact = self.objective.kind == "cmax" or self.scale == 1.0
-        if exact and abs(raw) <= 2**53:
-            # An integer, but CP-SAT adds its objective offset in floating
-            # point: 91 may come back as 90.99999999999999, which int()
-            # would cut to 90 (a valid but needlessly weak bound, and a
-            # proven optimum reported as unproven).
-            return round_up_bound(raw) - self.objective.offset(self.instance)
-        if exact:
-            return int(raw - math.ulp(raw)) - self.objective.offset(self.instance)
-        value = raw / self.scale
-        if self.scale != 1.0:
-            value *= 1.0 - 1e-12  # one division's rounding, in the safe direction
-        return value - self.objective.offset(self.instance)
+        """The solver's objective bound in the objective's units
+        (:func:`scaled_bound`; a makespan is an integer)."""
+        exact = self.objective.kind == "cmax" or self.exact
+        scale = 1.0 if self.objective.kind == "cmax" else self.scale
+        return scaled_bound(raw, scale, exact) - self.objective.offset(self.instance)
 
 
-def integer_weights(weights: Sequence[float], horizon: int) -> tuple[list[int], float]:
-    """Integer objective coefficients ``floor(s * w_j)`` and the scale ``s``.
+def integer_weights(
+    weights: Sequence[float], horizon: int
+) -> tuple[list[int], float, bool]:
+    """Integer objective coefficients, their scale ``s`` and whether exact.
 
-    ``s = 1`` (exact) when all weights are integers and
-    ``sum_j w_j * horizon < 2**50``; otherwise ``s`` is as in the module notes.
+    Exact when possible: floats are dyadic rationals, so weights such as
+    ``0.5`` or ``1.25`` become the integers ``s w_j`` for a power of two
+    ``s = 2^e`` (``e <= 20``); the smallest such ``s`` with ``s sum_j w_j
+    horizon < 2**50`` is used, and a bound on ``sum_j s w_j C_j`` divided
+    by ``s`` is then exact too (:func:`scaled_bound`). Otherwise ``floor(s
+    w_j)`` with ``s`` as in the module notes (``exact = False``: a valid but
+    inexact bound).
     """
+    limit = _EXACT_LIMIT / max(1, horizon)
+    for e in range(21):
+        scale = float(2**e)
+        if sum(weights) * scale >= limit:
+            break
+        if all((w * scale).is_integer() for w in weights):
+            return [int(w * scale) for w in weights], scale, True
     total = sum(weights) * max(1, horizon)
-    if all(float(w).is_integer() for w in weights) and total < _EXACT_LIMIT:
-        return [int(w) for w in weights], 1.0
     if total == 0:
-        return [0 for _ in weights], 1.0
+        return [0 for _ in weights], 1.0, True
     scale = min(_EXACT_LIMIT / total, _MAX_SCALED_WEIGHT / max(weights))
-    return [math.floor(w * scale) for w in weights], scale
+    return [math.floor(w * scale) for w in weights], scale, False
+
+
+def scaled_bound(raw: float, scale: float, exact: bool) -> float:
+    """A CP-SAT objective bound ``raw`` over ``scale``, rounded safely.
+
+    With exact integer coefficients the objective is an integer: its bound
+    is one within float noise below ``2**53`` (CP-SAT adds its objective
+    offset in floating point: 91 may come back as 90.99999999999999, which
+    ``int()`` would cut to 90, a valid but needlessly weak bound and a
+    proven optimum reported as unproven), so it is rounded up past the
+    noise (:func:`round_up_bound`) and divided by the power of two
+    ``scale`` (exact). Beyond ``2**53`` the float is taken one ulp lower.
+    Inexact coefficients: the quotient, lowered by one division's rounding.
+    """
+    if exact and abs(raw) <= 2**53:
+        whole = round_up_bound(raw)
+        return whole if scale == 1.0 else whole / scale
+    if exact:
+        whole = int(raw - math.ulp(raw))
+        return whole if scale == 1.0 else whole / scale
+    return raw / scale * (1.0 - 1e-12)
 
 
 def _disjunctive_cliques(jobs: Sequence[Job], m: int) -> list[list[Job]]:

@@ -30,9 +30,9 @@ Pape, Nuijten, *Constraint-Based Scheduling*, Kluwer 2001. A box of the
 contiguous model uses the same presence literal on both axes, so an absent
 mode occupies nothing; contiguous models also get the cumulative as a
 redundant relaxation, as in :mod:`optsched.models.cpsat`. ``\tilde w_j``
-are integer weights (:func:`solver_weights`: exact multiples ``den w_j``
-for the usual weights, halves and quarters included, else those of
-:func:`optsched.models.cpsat.integer_weights`); ``LB`` the best bound of
+are the integer weights of :func:`optsched.models.cpsat.integer_weights`
+(exact multiples ``2^e w_j`` for the usual weights, halves and quarters
+included); ``LB`` the best bound of
 :mod:`optsched.models.moldable_bounds`.
 
 Horizons ``D_j`` (:func:`moldable_deadlines`): for ``cmax`` the incumbent's
@@ -88,7 +88,6 @@ from ortools.sat.python import cp_model
 
 from optsched.check import check_schedule
 from optsched.instance import Instance, Job, Mode
-from optsched.models.bounds import _weights
 from optsched.models.cpsat import (
     BACKEND,
     BOUND_SUBSOLVERS,
@@ -98,6 +97,7 @@ from optsched.models.cpsat import (
     _identical_groups,
     _relabel,
     integer_weights,
+    scaled_bound,
     solve_model,
     stop_notes,
 )
@@ -455,8 +455,7 @@ class _Model:
         self.offsets: dict[int, cp_model.IntVar] = {}
         self.chosen: dict[int, list[cp_model.IntVar | None]] = {}
         self.ends: dict[int, cp_model.LinearExprT] = {}
-        self.scale = 1.0
-        self.dyadic = False
+        self.scale, self.exact = 1.0, True
         self.makespan: cp_model.IntVar | None = None
         for job in instance.jobs:
             self._add_job(job)
@@ -564,8 +563,8 @@ class _Model:
                 self.model.add(self.ends[j.id] <= self.makespan)
             self.model.minimize(self.makespan)
             return
-        integer, self.scale, self.dyadic = solver_weights(
-            self.instance, self.objective, max(self.deadlines.values())
+        integer, self.scale, self.exact = integer_weights(
+            [self.objective.weight(j) for j in jobs], max(self.deadlines.values())
         )
         self.model.minimize(
             sum(w * self.ends[j.id] for w, j in zip(integer, jobs, strict=True))
@@ -587,45 +586,11 @@ class _Model:
             )
 
     def solver_bound(self, raw: float) -> float:
-        """The solver's bound in the objective's units (as in
-        :meth:`optsched.models.cpsat._Model.solver_bound`)."""
-        exact = self.objective.kind == "cmax" or self.scale == 1.0
-        if self.dyadic and self.scale != 1.0 and abs(raw) <= 2**53:
-            # sum_j num_j C_j is an integer: round up, then divide by a power
-            # of two, exact below 2**53.
-            whole = round_up_bound(raw)
-            return whole / self.scale - self.objective.offset(self.instance)
-        if exact and abs(raw) <= 2**53:
-            return round_up_bound(raw) - self.objective.offset(self.instance)
-        if exact:
-            return int(raw - math.ulp(raw)) - self.objective.offset(self.instance)
-        value = raw / self.scale
-        if self.scale != 1.0:
-            value *= 1.0 - 1e-12  # one division's rounding, in the safe direction
-        return value - self.objective.offset(self.instance)
-
-
-def solver_weights(
-    instance: Instance, objective: Objective, horizon: int
-) -> tuple[list[int], float, bool]:
-    """Integer objective coefficients, their scale and whether they are exact.
-
-    Float weights are dyadic rationals (``0.5``, ``0.25``): with ``den`` the
-    largest of their denominators (a power of two), ``num_j = den w_j`` are
-    integers, exact. When ``sum_j num_j * horizon < 2**50`` (and ``den <=
-    2**20``) these are used with scale ``den``: the solver's bound ``B`` on
-    ``sum_j num_j C_j`` (an integer, so rounded up) gives ``ceil(B) / den``
-    exactly. Otherwise :func:`optsched.models.cpsat.integer_weights` (scaled
-    and rounded down: a valid but inexact bound).
-    """
-    weights = _weights(instance, objective)
-    total = sum(weights.num) * max(1, horizon)
-    if weights.den <= _MAX_DENOMINATOR and total < 2**50:
-        return list(weights.num), float(weights.den), True
-    integer, scale = integer_weights(
-        [objective.weight(j) for j in instance.jobs], horizon
-    )
-    return integer, scale, scale == 1.0
+        """The solver's bound in the objective's units
+        (:func:`optsched.models.cpsat.scaled_bound`)."""
+        exact = self.objective.kind == "cmax" or self.exact
+        scale = 1.0 if self.objective.kind == "cmax" else self.scale
+        return scaled_bound(raw, scale, exact) - self.objective.offset(self.instance)
 
 
 def undominated(modes: Sequence[Mode]) -> tuple[Mode, ...]:

@@ -211,18 +211,14 @@ def objective_weights(
 ) -> tuple[list[int], float]:
     """Integer coefficients and the scale ``s`` they carry (``c_j ≈ s w_j``).
 
-    Exact (``c_j = D w_j``, ``s = D`` the least common denominator of the
-    weights, a power of two) when small enough (see the module notes);
-    else :func:`optsched.models.cpsat.integer_weights`.
+    Those of :func:`optsched.models.cpsat.integer_weights`: exact (``c_j =
+    D w_j``, ``s = D`` a power of two) when small enough (see the module
+    notes), else scaled and floored.
     """
     from optsched.models.cpsat import integer_weights
 
-    exact = [Fraction(w) for w in weights]
-    denominator = math.lcm(*(f.denominator for f in exact)) if exact else 1
-    scaled = [int(f * denominator) for f in exact]
-    if sum(scaled) * max(1, horizon) < EXACT_LIMIT:
-        return scaled, float(denominator)
-    return integer_weights(weights, max(1, horizon))
+    integer, scale, _ = integer_weights(weights, max(1, horizon))
+    return integer, scale
 
 
 def _add_job(

@@ -138,7 +138,8 @@ Lower bounds: the unrestricted closed-form bounds of
 :mod:`optsched.models.bounds` (the shelf optimum is at least the
 unrestricted one), the shelf bounds :func:`shelf_height_bound` (cmax) and
 :func:`shelf_order_bound` (wct), and CP-SAT's own bound. Weights are made
-integers by :func:`dyadic_weights` (exact for weights such as ``0.5``).
+integers by :func:`optsched.models.cpsat.integer_weights` (exact for weights
+such as ``0.5``).
 """
 
 from __future__ import annotations
@@ -167,6 +168,7 @@ from optsched.models.cpsat import (
     _identical_groups,
     _relabel,
     integer_weights,
+    scaled_bound,
     search_refusal,
     solve_model,
     stop_notes,
@@ -879,24 +881,11 @@ class _ShelfModel:
 
     def solver_bound(self, raw: float) -> float:
         """The solver's objective bound in the objective's units (``exact``
-        and ``scale`` are set by each formulation's objective).
-
-        Integer objectives get an ``int`` (see
-        :meth:`optsched.models.cpsat._Model.solver_bound`).
-        """
-        exact = self.objective.kind == "cmax" or (self.exact and self.scale == 1.0)
-        if exact and abs(raw) <= 2**53:
-            # An integer, but CP-SAT adds its objective offset in floating
-            # point: 91 may come back as 90.99999999999999, which int()
-            # would cut to 90 (a valid but needlessly weak bound, and a
-            # proven optimum reported as unproven).
-            return round_up_bound(raw) - self.objective.offset(self.instance)
-        if exact:
-            return int(raw - math.ulp(raw)) - self.objective.offset(self.instance)
-        value = raw / self.scale
-        if not self.exact:
-            value *= 1.0 - 1e-12  # one division's rounding, in the safe direction
-        return value - self.objective.offset(self.instance)
+        and ``scale`` are set by each formulation's objective;
+        :func:`optsched.models.cpsat.scaled_bound`)."""
+        exact = self.objective.kind == "cmax" or self.exact
+        scale = 1.0 if self.objective.kind == "cmax" else self.scale
+        return scaled_bound(raw, scale, exact) - self.objective.offset(self.instance)
 
 
 class _ChainModel(_ShelfModel):
@@ -1033,7 +1022,7 @@ class _ChainModel(_ShelfModel):
             model.minimize(last)
             return
         weights = [self.objective.weight(j) for j in jobs]
-        integer, self.scale, self.exact = dyadic_weights(weights, self.horizon)
+        integer, self.scale, self.exact = integer_weights(weights, self.horizon)
         self.model.minimize(
             sum(
                 w * (self.starts[j.id] + j.runtime)
@@ -1273,7 +1262,7 @@ class _RepresentativeModel(_ShelfModel):
             model.minimize(span)
             return
         weights = [self.objective.weight(j) for j in jobs]
-        integer, self.scale, self.exact = dyadic_weights(weights, self.horizon)
+        integer, self.scale, self.exact = integer_weights(weights, self.horizon)
         model.minimize(
             sum(
                 w * (self.starts[j.id] + j.runtime)
@@ -1378,29 +1367,6 @@ def shelf_deadlines(
             if objective.weight(job) == 0:
                 deadlines[job.id] = max(deadlines[job.id], horizon)
     return deadlines
-
-
-def dyadic_weights(
-    weights: Sequence[float], horizon: int
-) -> tuple[list[int], float, bool]:
-    """Integer objective coefficients, the scale, and whether they are exact.
-
-    Floats are dyadic rationals, so weights such as ``0.5`` or ``1.25``
-    become integers when multiplied by a power of two ``s = 2^e``
-    (``e <= 20``), exactly; the smallest such ``s`` with
-    ``s * sum_j w_j * horizon < 2**50`` is used, and the solver's bound
-    divided by ``s`` is then exact too. Otherwise the rounded scaling of
-    :func:`optsched.models.cpsat.integer_weights` (``exact = False``).
-    """
-    limit = 2**50 / max(1, horizon)
-    for e in range(21):
-        scale = float(2**e)
-        if sum(weights) * scale >= limit:
-            break
-        if all((w * scale).is_integer() for w in weights):
-            return [int(w * scale) for w in weights], scale, True
-    integer, scale = integer_weights(weights, horizon)
-    return integer, scale, False
 
 
 def _shelves_of(instance: Instance, schedule: Schedule) -> list[list[int]]:

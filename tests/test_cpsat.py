@@ -90,8 +90,26 @@ def test_contiguous_offsets_come_from_the_model() -> None:
 
 
 def test_integer_weights_are_exact_when_possible() -> None:
-    weights, scale = cpsat.integer_weights([1.0, 3.0, 7.0], horizon=1000)
-    assert (weights, scale) == ([1, 3, 7], 1.0)
+    assert cpsat.integer_weights([1.0, 3.0, 7.0], horizon=1000) == (
+        [1, 3, 7],
+        1.0,
+        True,
+    )
+    # Halves and quarters: times the least power of two that makes integers.
+    assert cpsat.integer_weights([0.5, 1.25, 2.0], horizon=1000) == (
+        [2, 5, 8],
+        4.0,
+        True,
+    )
+    # 0.1 is no short dyadic fraction: scaled and floored, not exact.
+    assert cpsat.integer_weights([0.1, 1.0], horizon=1000)[2] is False
+
+
+def test_scaled_bound_rounds_in_the_safe_direction() -> None:
+    # An exact integer objective comes back with float noise below it.
+    assert cpsat.scaled_bound(90.99999999999999, 1.0, True) == 91
+    assert cpsat.scaled_bound(90.99999999999999, 4.0, True) == 91 / 4
+    assert cpsat.scaled_bound(91.0, 3.3, False) < 91 / 3.3
 
 
 @given(
@@ -102,7 +120,7 @@ def test_integer_weights_are_exact_when_possible() -> None:
 def test_scaled_weights_never_exceed_the_true_ones(
     weights: list[float], horizon: int
 ) -> None:
-    scaled, scale = cpsat.integer_weights(weights, horizon)
+    scaled, scale, _ = cpsat.integer_weights(weights, horizon)
     for w, s in zip(weights, scaled, strict=True):
         assert s <= w * scale  # floor: the solver's bound divided by s is valid
     assert sum(scaled) * horizon < 2**51
@@ -118,9 +136,9 @@ def test_fractional_weights_give_a_valid_bound() -> None:
     optimum = solve_exact(instance, "wct:instance").objective
     result = cpsat.solve(instance, "wct:instance", time_limit=5)
     assert result.objective == pytest.approx(optimum)
-    assert result.lower_bound <= optimum + 1e-9
-    assert result.params["weight_scale"] != 1.0
-    assert result.gap <= 1e-5
+    # Weights 0.5 and 1.25 are exact quarters: the optimum is proven.
+    assert result.params["weight_scale"] == 4.0
+    assert result.lower_bound == optimum and result.status is SolveStatus.OPTIMAL
 
 
 def test_area_weights_of_long_jobs_are_scaled_down() -> None:
