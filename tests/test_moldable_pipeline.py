@@ -129,3 +129,21 @@ def test_info_counts_moldable_jobs_and_bounds_their_cheapest_modes() -> None:
     # on its request, is shorter than it anyway).
     for output in (rigid.output, moldable.output):
         assert "39,364 s after the first release" in output
+
+
+def test_generate_moldable_writes_the_thesis_batches(tmp_path: Path) -> None:
+    from optsched.generate_moldable import figure_5_10, table_6_5
+    from optsched.io.native import read_native
+
+    out = tmp_path / "t65.json"
+    result = CliRunner().invoke(
+        main, ["generate", "moldable", "--seed", "3", "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert read_native(out).instance.jobs == table_6_5(3).jobs
+    out = tmp_path / "f510.json"
+    options = ["--jobs", "12", "--share", "0.25", "--seed", "5", "-o", str(out)]
+    assert CliRunner().invoke(main, ["generate", "moldable", *options]).exit_code == 0
+    jobs = read_native(out).instance.jobs
+    assert jobs == figure_5_10(0.25, 5).jobs
+    assert sum(1 for j in jobs if j.modes) == 3

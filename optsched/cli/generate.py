@@ -79,3 +79,52 @@ def perfect_packing_command(
         f"wrote {output}: {items} jobs on {width} contiguous processors, "
         f"optimal makespan {height}"
     )
+
+
+@command.command("moldable")
+@click.option(
+    "--jobs", default=20, show_default=True, type=click.IntRange(min=1),
+    help="Jobs, all released at 0 (Table 6.5: 20; Fig. 5.10: 12).",
+)  # fmt: skip
+@click.option(
+    "--share", default=1.0, show_default=True, type=click.FloatRange(0, 1),
+    help="Share of moldable (scalable) jobs; the others stay rigid.",
+)  # fmt: skip
+@click.option(
+    "--machine", default=128, show_default=True, type=click.IntRange(min=128),
+    help="Processors (requests are drawn from 4..128).",
+)  # fmt: skip
+@click.option(
+    "--speedup", default="linear", show_default=True,
+    help="Speed-up model of the moldable jobs (as --moldable takes it); "
+    "'linear:max=128' lets them grow beyond their request.",
+)  # fmt: skip
+@click.option("--seed", default=0, show_default=True, type=int, help="Random seed.")
+@click.option(
+    "-o", "--output", required=True, type=click.Path(dir_okay=False),
+    callback=output_file, help="Native JSON instance file to write.",
+)  # fmt: skip
+def moldable_command(
+    jobs: int, share: float, machine: int, speedup: str, seed: int, output: str
+) -> None:
+    """A batch of Kalthoff's rescaling experiments (thesis Table 6.5, Fig. 5.10).
+
+    Requests uniform on 4..128 processors, run times on 20..400 s, the
+    moldable jobs with modes from the speed-up model
+    (:mod:`optsched.generate_moldable`).
+    """
+    from optsched.generate_moldable import moldable_batch
+    from optsched.io.native import write_native
+    from optsched.speedup import parse_model
+
+    try:
+        parse_model(speedup)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--speedup") from None
+    instance = moldable_batch(
+        jobs, round(share * jobs), machine=machine, seed=seed, speedup=speedup,
+        name=f"moldable-{jobs}-s{share:g}-seed{seed}",
+    )  # fmt: skip
+    write_native(instance, output)
+    moldable = sum(1 for job in instance.jobs if job.modes)
+    echo(f"wrote {output}: {jobs} jobs ({moldable} moldable) on {machine} processors")
