@@ -190,20 +190,22 @@ def _modes_chosen(
                     processors=procs,
                 )
             )
-            jobs.append(_as_given(job, placement))
+            jobs.append(_as_given(job, placement, instance.processors))
             continue
         jobs.append(job.rigid(mode))
     return instance.with_jobs(jobs), out
 
 
-def _as_given(job: Job, placement: Placement) -> Job:
-    """The rigid job a placement describes, when it is one; else ``job``."""
+def _as_given(job: Job, placement: Placement, m: int) -> Job:
+    """The rigid job a placement describes, when it is one that fits the
+    machine's ``m`` processors; else the job's requested mode."""
     assert placement.processors is not None
+    size = len(placement.processors)
+    if not 1 <= size <= m:
+        return job.rigid()  # the processor checks name the fault
     try:
         return job.rigid().replace(
-            size=max(len(placement.processors), 1),
-            runtime=max(placement.end - placement.start, 0),
-            estimate=None,
+            size=size, runtime=max(placement.end - placement.start, 0), estimate=None
         )
     except ValueError:
         return job.rigid()
@@ -495,8 +497,10 @@ def _check_progress(job: Job, placement: Placement, killed: bool) -> list[Violat
             return []  # rule 9's processor counts are reported by the set check
         work = end - start - _switch_at(placement, start)
         if done >= 1:
-            done += 1  # working on after completion: reported below
-        elif mode.runtime == 0:
+            if end > start:
+                before_last_second = done  # held on after completing: a fault
+            continue
+        if mode.runtime == 0:
             # No work to do: done at once, so the stretch must have no work.
             done, before_last_second = Fraction(1), Fraction(int(work > 0))
         else:

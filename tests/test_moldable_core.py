@@ -3,6 +3,8 @@ rules 8 and 9, native JSON, metrics."""
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -316,3 +318,103 @@ def test_a_malleable_job_in_one_piece_counts_its_own_processors() -> None:
         )
         == []
     )
+
+
+# --------------------------------------------------------------------------
+# The checker against a brute-force judge (unit time grid, few processors)
+# --------------------------------------------------------------------------
+
+
+def _brute_valid(instance: Instance, schedule: Schedule) -> bool:
+    """Rules 1-9 decided second by second and processor by processor."""
+    m = instance.processors
+    used: dict[tuple[int, int], int] = {}
+    for job in instance.jobs:
+        placement = schedule.placements[job.id]
+        if placement.start < job.release:
+            return False
+        segments = placement.segments()
+        counts = set()
+        done = Fraction(0)
+        for start, end, procs in segments:
+            if procs is None or len(set(procs)) != len(procs) or end < start:
+                return False
+            if any(not 0 <= p < m for p in procs):
+                return False
+            mode = job.mode(len(procs))
+            if mode is None:
+                return False
+            counts.add(len(procs))
+            for t in range(start, end):
+                for p in procs:
+                    if (t, p) in used:
+                        return False
+                    used[(t, p)] = job.id
+            if mode.runtime:
+                done += Fraction(end - start, mode.runtime)
+        if job.malleable:
+            last = [seg for seg in segments if seg[1] > seg[0]][-1:] or segments[-1:]
+            last = last[0]
+            mode = job.mode(len(last[2]))  # type: ignore[arg-type]
+            assert mode is not None
+            if (
+                done < 1
+                or done - Fraction(min(1, last[1] - last[0]), mode.runtime) >= 1
+            ):
+                return False
+        elif len(counts) != 1 or done != 1:
+            return False
+    return True
+
+
+@st.composite
+def _cases(draw: st.DrawFn) -> tuple[Instance, Schedule]:
+    """Mostly near-valid placements (a mode's count and length, completing
+    pieces), so that both answers are common, with faults drawn in."""
+    m = draw(st.integers(2, 4))
+    malleable = draw(st.booleans())
+    jobs, placements = [], {}
+    start = 0
+    for jid in range(1, draw(st.integers(1, 3)) + 1):
+        t1 = draw(st.integers(1, 6))
+        modes = parse_model(f"linear:max={m}").modes(Job(jid, 0, 1, t1), m)
+        start = draw(st.sampled_from([start, start, start, 0]))  # after the last
+        release = draw(st.sampled_from([0, start, start + 1]))
+        jobs.append(Job(jid, release, 1, t1, modes=modes, malleable=malleable))
+        pieces, done = [], Fraction(0)
+        for k in range(draw(st.integers(1, 2 if malleable else 1))):
+            mode = draw(st.sampled_from(modes))
+            width = draw(
+                st.sampled_from([mode.processors] * 4 + [mode.processors + 1, 0])
+            )
+            first = draw(st.sampled_from([0, max(0, m - width), 1]))
+            left = max(0, math.ceil((1 - done) * mode.runtime))
+            length = draw(st.sampled_from([left, left + 1, max(left - 1, 0), 1]))
+            if k == 0 and malleable:
+                length = draw(st.integers(0, left))
+            procs = tuple(range(first, first + width))
+            pieces.append(Piece(start, start + length, procs))
+            done += Fraction(length, mode.runtime) if mode.runtime else 1
+            start += length + draw(st.integers(0, 1))
+        placements[jid] = Placement.of_pieces(pieces)
+    return Instance(Machine(m), tuple(jobs)), Schedule(placements)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_cases())
+def test_the_checker_agrees_with_a_brute_force_judge(
+    case: tuple[Instance, Schedule],
+) -> None:
+    instance, schedule = case
+    found = check_schedule(instance, schedule)  # never raises
+    assert (found == []) == _brute_valid(instance, schedule), found
+
+
+def test_a_malleable_job_holding_processors_after_completing_is_a_fault() -> None:
+    # 3 s on 4 processors complete it; a later piece runs it again.
+    pieces = [Piece(0, 3, (0, 1, 2, 3)), Piece(5, 7, (0, 1))]
+    found = check_schedule(
+        MALLEABLE, Schedule({1: Placement.of_pieces(pieces), 2: Placement(7, 12, (0,))})
+    )
+    assert [v.kind for v in found] == ["duration"]
+    assert "before its last second" in found[0].message
