@@ -44,11 +44,12 @@ def test_every_nav_page_exists_and_every_page_is_in_the_nav() -> None:
 def test_every_api_identifier_resolves() -> None:
     """Each ``::: name`` and each listed member names a real object."""
     for page in sorted((DOCS / "api").glob("*.md")):
-        text = page.read_text()
-        (module_name,) = re.findall(r"^::: (\S+)$", text, re.M)[:1]
-        module = importlib.import_module(module_name)
-        for member in re.findall(r"^ {8}- (\w+)$", text, re.M):
-            assert hasattr(module, member), f"{page.name}: {module_name}.{member}"
+        # A member belongs to the ``:::`` directive above it.
+        for block in re.split(r"^(?=::: )", page.read_text(), flags=re.M)[1:]:
+            module_name = block.split()[1]
+            module = importlib.import_module(module_name)
+            for member in re.findall(r"^ {8}- (\w+)$", block, re.M):
+                assert hasattr(module, member), f"{page.name}: {module_name}.{member}"
 
 
 def test_the_top_level_page_renders_every_lazy_function() -> None:
