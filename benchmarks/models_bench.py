@@ -68,8 +68,9 @@ def kth_windows(
 
 
 def packings(items: Iterable[int], seeds: int) -> Iterator[tuple[int, int, Instance]]:
-    """``(items, seed, instance)``; odd seeds non-guillotine."""
-    for n in items:
+    """``(items, seed, instance)``; odd seeds non-guillotine; ``--packings
+    0`` asks for none."""
+    for n in (count for count in items if count > 0):
         for seed in range(seeds):
             guillotine = seed % 2 == 0
             side = PACKING_SIDE
