@@ -133,6 +133,7 @@ shelf, as items of height 0 in strip packing).
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -723,6 +724,8 @@ def build(
     first_fit = algorithm.first_fit
     if not builder.timed and not algorithm.stack and first_fit:
         _first_fit_widths(builder, ordered)
+    elif not blocked and algorithm.decreasing and not algorithm.stack and first_fit:
+        _first_fit_released(builder, ordered)
     else:
         for item in ordered:
             builder.place(item, first_fit=first_fit)
@@ -751,6 +754,59 @@ def _first_fit_widths(builder: Builder, ordered: Sequence[Item]) -> None:
         else:
             shelf = builder.open(item)
             node = size + shelf.index
+        room[node] = m - shelf.width
+        node //= 2
+        while node:
+            room[node] = max(room[2 * node], room[2 * node + 1])
+            node //= 2
+
+
+def _first_fit_released(builder: Builder, ordered: Sequence[Item]) -> None:
+    """First fit by width and release, in decreasing heights, no busy block.
+
+    The same shelves as :meth:`Builder.place`, in ``O(log S)`` per job
+    instead of a scan of the shelves. Why it is the same: heights come in
+    non-increasing order, so a job never makes a shelf taller, no shelf
+    moves once opened, and shelf starts (``max`` of the previous end and
+    the opening job's release; no block is pending) never decrease along
+    the shelves. A job may join a shelf iff the shelf starts at or after
+    its release and has room, so its candidates are a suffix of the
+    shelves (found by bisection on the starts), and the first with room is
+    a descent in a max segment tree of free widths restricted to that
+    suffix.
+    """
+    m = builder.m
+    size = 1
+    while size < max(len(ordered), 1):
+        size *= 2
+    room = [0] * (2 * size)  # free width; leaves beyond the open shelves: 0
+    starts: list[int] = []
+    shelves = builder.shelves
+
+    def first_with_room(node: int, lo: int, hi: int, least: int, q: int) -> int:
+        # The first leaf index >= least under node (covering [lo, hi)) with
+        # room >= q, or -1.
+        if hi <= least or room[node] < q:
+            return -1
+        if node >= size:
+            return node - size
+        middle = (lo + hi) // 2
+        found = first_with_room(2 * node, lo, middle, least, q)
+        if found >= 0:
+            return found
+        return first_with_room(2 * node + 1, middle, hi, least, q)
+
+    for item in ordered:
+        least = bisect.bisect_left(starts, item.release)
+        index = first_with_room(1, 0, size, least, item.size)
+        if index >= 0:
+            shelf = shelves[index]
+            shelf.add_beside(item, False)
+        else:
+            shelf = builder.open(item)
+            starts.append(shelf.start)
+            index = shelf.index
+        node = size + index
         room[node] = m - shelf.width
         node //= 2
         while node:

@@ -13,7 +13,11 @@ from optsched.heuristics.offline import ffdh, nfdh
 from optsched.heuristics.shelves import (
     SHELF_ALGORITHMS,
     SHELF_NAMES,
+    Builder,
+    Item,
+    Obstacles,
     ShelfSpec,
+    build,
     height_class,
     parse_shelf_algorithm,
     shelf_plan,
@@ -500,3 +504,33 @@ def test_smart_within_its_bounds_of_the_optimum(inst: Instance) -> None:
     assert opt is not None
     value = weighted.value(inst, shelf_schedule(inst, "smart:order=smith"))
     assert value <= 8.53 * opt
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    m=st.integers(1, 8),
+    jobs=st.lists(
+        st.tuples(st.integers(0, 30), st.integers(1, 8), st.integers(0, 12)),
+        min_size=1,
+        max_size=25,
+    ),
+    start=st.integers(0, 10),
+    contiguous=st.booleans(),
+)
+def test_ffdh_with_releases_is_the_shelf_by_shelf_first_fit(
+    m: int, jobs: list[tuple[int, int, int]], start: int, contiguous: bool
+) -> None:
+    # The O(log S) first fit (by width and release) builds exactly the
+    # shelves of trying every shelf in turn (Builder.place).
+    items = [
+        Item(key, release, min(size, m), height)
+        for key, (release, size, height) in enumerate(jobs)
+    ]
+    instance = Instance(Machine(m, "contiguous" if contiguous else "any"), ())
+    spec = parse_shelf_algorithm("ffdh")
+    fast = build(items, spec, m, Obstacles.of(instance), start)
+    slow = Builder(m, Obstacles.of(instance), start, timed=True, stack=False)
+    for item in sorted(items, key=lambda it: -it.height):
+        slow.place(item, first_fit=True)
+    slow.relayout()
+    assert fast.frozen("ffdh") == slow.frozen("ffdh")
