@@ -68,7 +68,7 @@ import weakref
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from ortools.sat.python import cp_model
 
@@ -89,6 +89,9 @@ from optsched.models.solution import (
 from optsched.objective import Objective
 from optsched.packing import contiguous_placement
 from optsched.schedule import Schedule
+
+Found = TypeVar("Found")
+"""What a search reads from a solution (see :func:`run_search`)."""
 
 BACKEND = "cpsat"
 
@@ -230,7 +233,13 @@ def _run_search(
     """Search ``model`` until ``deadline``; add what it found to the lists."""
     solver = cp_model.CpSolver()
     _configure(solver, time_limit=max(0.0, deadline - time.monotonic()), **settings)
-    search = _search(solver, model)
+    search = run_search(
+        solver,
+        model.model,
+        lambda value: read_starts(model.starts, model.offsets, value),
+        model.solver_bound,
+        "CP-SAT proved the model infeasible (a model bug: the hint is feasible)",
+    )
     params.update(
         cpsat_status=search.status_name,
         weight_scale=model.scale,
@@ -297,10 +306,16 @@ def model_overflow(
     n = len(instance.jobs)
     contiguous = instance.machine.allocation == "contiguous"
     total = (per_job * n + 1) * horizon + (n * instance.processors if contiguous else 0)
+    return overflow_note(horizon, n, total)
+
+
+def overflow_note(horizon: int, jobs: int, total: int) -> str | None:
+    """``None`` when a model's summed domain magnitudes ``total`` fit
+    :data:`INTEGER_LIMIT`, else why not (for a ``skipped`` note)."""
     if total < INTEGER_LIMIT:
         return None
     return (
-        f"horizon {horizon} over {n} jobs needs integers up to {total}, beyond "
+        f"horizon {horizon} over {jobs} jobs needs integers up to {total}, beyond "
         f"CP-SAT's safe range 2**62"
     )
 
@@ -717,12 +732,12 @@ def _print_line(line: str) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class _SearchOutcome:
+class SearchOutcome(Generic[Found]):
     """What one CP-SAT run left: its status, bound, solution and notes."""
 
     status_name: str
     bound: Bound | None
-    found: dict[int, tuple[int, int]] | None
+    found: Found | None
     notes: dict[str, Any]
 
 
@@ -762,46 +777,55 @@ def stop_notes(
     return notes
 
 
-def _search(solver: cp_model.CpSolver, model: _Model) -> _SearchOutcome:
-    """Run CP-SAT; keep the incumbent even when Ctrl-C escapes it."""
-    tracker = _Tracker(model)
+def run_search(
+    solver: cp_model.CpSolver,
+    model: cp_model.CpModel,
+    read: Callable[[Callable[[Any], int]], Found],
+    solver_bound: Callable[[float], float],
+    infeasible: str,
+) -> SearchOutcome[Found]:
+    """Run CP-SAT on ``model``; keep the incumbent even when Ctrl-C escapes it.
+
+    ``read(value)`` turns a solution (``value(var)`` of each variable) into
+    what the caller decodes; ``solver_bound`` turns CP-SAT's objective bound
+    into the objective's units; ``infeasible`` is the note for a model
+    proven infeasible (a model bug: every model here is hinted with a
+    feasible schedule).
+    """
+    tracker = _Tracker(read)
     began = time.perf_counter()
     try:
-        status = solve_model(solver, model.model, tracker)
+        status = solve_model(solver, model, tracker)
     except KeyboardInterrupt:  # only if CP-SAT did not catch SIGINT itself
-        return _SearchOutcome("INTERRUPTED", None, tracker.last, {"interrupted": True})
+        return SearchOutcome("INTERRUPTED", None, tracker.last, {"interrupted": True})
     elapsed = time.perf_counter() - began
-    notes = stop_notes(
-        solver, status, elapsed, model.model,
-        "CP-SAT proved the model infeasible (a model bug: the hint is feasible)",
-    )  # fmt: skip
+    notes = stop_notes(solver, status, elapsed, model, infeasible)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return _SearchOutcome(solver.status_name(status), None, None, notes)
-    bound = Bound(model.solver_bound(solver.best_objective_bound), BACKEND, elapsed)
-    found = {
-        jid: (
-            int(solver.value(var)),
-            int(solver.value(model.offsets[jid])) if model.offsets else 0,
-        )
-        for jid, var in model.starts.items()
-    }
-    return _SearchOutcome(solver.status_name(status), bound, found, notes)
+        return SearchOutcome(solver.status_name(status), None, None, notes)
+    bound = Bound(solver_bound(solver.best_objective_bound), BACKEND, elapsed)
+    return SearchOutcome(solver.status_name(status), bound, read(solver.value), notes)
 
 
-class _Tracker(cp_model.CpSolverSolutionCallback):
+class _Tracker(cp_model.CpSolverSolutionCallback, Generic[Found]):
     """Keeps the last solution, for a Ctrl-C that escapes CP-SAT."""
 
-    def __init__(self, model: _Model) -> None:
+    def __init__(self, read: Callable[[Callable[[Any], int]], Found]) -> None:
         super().__init__()
-        self._model = model
-        self.last: dict[int, tuple[int, int]] | None = None
+        self._read = read
+        self.last: Found | None = None
 
     def on_solution_callback(self) -> None:
-        starts, offsets = self._model.starts, self._model.offsets
-        self.last = {
-            jid: (self.value(var), self.value(offsets[jid]) if offsets else 0)
-            for jid, var in starts.items()
-        }
+        self.last = self._read(self.value)
+
+
+def read_starts(
+    starts: Mapping[int, Any], offsets: Mapping[int, Any], value: Callable[[Any], int]
+) -> dict[int, tuple[int, int]]:
+    """``{job: (start, offset)}`` of a solution (offset 0 without offsets)."""
+    return {
+        jid: (int(value(var)), int(value(offsets[jid])) if offsets else 0)
+        for jid, var in starts.items()
+    }
 
 
 def _decode(

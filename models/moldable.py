@@ -80,7 +80,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,15 +91,14 @@ from optsched.instance import Instance, Job, Mode
 from optsched.models.cpsat import (
     BACKEND,
     BOUND_SUBSOLVERS,
-    INTEGER_LIMIT,
     LogSink,
     _configure,
     _identical_groups,
     _relabel,
     integer_weights,
+    overflow_note,
+    run_search,
     scaled_bound,
-    solve_model,
-    stop_notes,
 )
 from optsched.models.moldable_bounds import job_modes, moldable_lower_bounds
 from optsched.models.result import Bound, Incumbent, Result
@@ -419,13 +418,7 @@ def _overflow(
     deadlines = moldable_deadlines(instance, objective, incumbent)
     horizon = max(deadlines.values(), default=0)
     n = len(instance.jobs)
-    total = (2 * n + 1) * horizon + (n * instance.processors)
-    if total < INTEGER_LIMIT:
-        return None
-    return (
-        f"horizon {horizon} over {n} jobs needs integers up to {total}, beyond "
-        f"CP-SAT's safe range 2**62"
-    )
+    return overflow_note(horizon, n, (2 * n + 1) * horizon + (n * instance.processors))
 
 
 # --------------------------------------------------------------------------
@@ -660,37 +653,29 @@ def _run_search(
     """Search ``model`` until ``deadline``; add what it found to the lists."""
     solver = cp_model.CpSolver()
     _configure(solver, time_limit=max(0.0, deadline - time.monotonic()), **settings)
-    tracker = _Tracker(model)
-    began = time.perf_counter()
-    try:
-        status = solve_model(solver, model.model, tracker)
-    except KeyboardInterrupt:  # only if CP-SAT did not catch SIGINT itself
-        params.update(cpsat_status="INTERRUPTED", interrupted=True)
-        _add_found(model, params, candidates, tracker.last)
-        return
-    elapsed = time.perf_counter() - began
+    search = run_search(
+        solver,
+        model.model,
+        lambda value: _read(model, value),
+        model.solver_bound,
+        "CP-SAT proved the moldable model infeasible (a model bug: the hint "
+        "is feasible)",
+    )
     params.update(
-        cpsat_status=solver.status_name(status),
+        cpsat_status=search.status_name,
         weight_scale=model.scale,
         symmetry_groups=model.symmetry_groups,
-        **stop_notes(
-            solver, status, elapsed, model.model,
-            "CP-SAT proved the moldable model infeasible (a model bug: the hint "
-            "is feasible)",
-        ),
-    )  # fmt: skip
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return
-    bound = Bound(model.solver_bound(solver.best_objective_bound), BACKEND, elapsed)
-    if model.instance.malleable:
+        **search.notes,
+    )
+    if search.bound is not None and model.instance.malleable:
         # A bound of the moldable restriction only (module notes).
-        params["moldable_bound"] = bound.value
-    else:
-        bounds.append(bound)
-    _add_found(model, params, candidates, _read(model, solver.value))
+        params["moldable_bound"] = search.bound.value
+    elif search.bound is not None:
+        bounds.append(search.bound)
+    _add_found(model, params, candidates, search.found)
 
 
-def _read(model: _Model, value: Any) -> _Found:
+def _read(model: _Model, value: Callable[[Any], int]) -> _Found:
     modes = {}
     for jid, literals in model.chosen.items():
         picked = [
@@ -704,18 +689,6 @@ def _read(model: _Model, value: Any) -> _Found:
         {jid: int(value(v)) for jid, v in model.offsets.items()},
         modes,
     )
-
-
-class _Tracker(cp_model.CpSolverSolutionCallback):
-    """Keeps the last solution, for a Ctrl-C that escapes CP-SAT."""
-
-    def __init__(self, model: _Model) -> None:
-        super().__init__()
-        self._model = model
-        self.last: _Found | None = None
-
-    def on_solution_callback(self) -> None:
-        self.last = _read(self._model, self.value)
 
 
 def _add_found(

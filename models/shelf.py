@@ -168,10 +168,10 @@ from optsched.models.cpsat import (
     _identical_groups,
     _relabel,
     integer_weights,
+    read_starts,
+    run_search,
     scaled_bound,
     search_refusal,
-    solve_model,
-    stop_notes,
 )
 from optsched.models.moldable_bounds import require_rigid
 from optsched.models.result import Bound, Incumbent, Result
@@ -306,14 +306,22 @@ def solve(
             seed=seed,
             parameters=parameters or {},
         )
-        status_name, bound, found, notes = _search(solver, model)
+        search = run_search(
+            solver,
+            model.model,
+            lambda value: read_starts(model.starts, model.offsets, value),
+            model.solver_bound,
+            "CP-SAT proved the shelf model infeasible (a model bug: the hint is a "
+            "feasible shelf schedule)",
+        )
+        bound, found = search.bound, search.found
         params.update(
-            cpsat_status=status_name,
+            cpsat_status=search.status_name,
             weight_scale=model.scale,
             shelves=model.shelves,
             offsets_modelled=model.with_offsets,
             symmetry_groups=model.symmetry_groups,
-            **notes,
+            **search.notes,
         )
         if bound is not None:
             bounds.append(bound)
@@ -1383,36 +1391,6 @@ def _shelves_of(instance: Instance, schedule: Schedule) -> list[list[int]]:
 
 
 _AnyModel = _ChainModel | _RepresentativeModel
-
-
-def _search(
-    solver: cp_model.CpSolver, model: _AnyModel
-) -> tuple[str, Bound | None, dict[int, tuple[int, int]] | None, dict[str, Any]]:
-    """Run CP-SAT: status name, its bound, the solution ``{job: (start, offset)}``,
-    notes (``interrupted``, ``error``). Ctrl-C stops it as a time limit would."""
-    began = time.perf_counter()
-    try:
-        status = solve_model(solver, model.model)
-    except KeyboardInterrupt:  # only if CP-SAT did not catch SIGINT itself
-        return "INTERRUPTED", None, None, {"interrupted": True}
-    elapsed = time.perf_counter() - began
-    notes = stop_notes(
-        solver, status, elapsed, model.model,
-        "CP-SAT proved the shelf model infeasible (a model bug: the hint is a "
-        "feasible shelf schedule)",
-    )  # fmt: skip
-    name = solver.status_name(status)
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return name, None, None, notes
-    bound = Bound(model.solver_bound(solver.best_objective_bound), "cpsat", elapsed)
-    found = {
-        jid: (
-            int(solver.value(var)),
-            int(solver.value(model.offsets[jid])) if model.offsets else 0,
-        )
-        for jid, var in model.starts.items()
-    }
-    return name, bound, found, notes
 
 
 def _decode(
