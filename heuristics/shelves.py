@@ -722,10 +722,11 @@ def build(
     else:
         ordered = sorted(items, key=lambda it: it.height)
     first_fit = algorithm.first_fit
-    if not builder.timed and not algorithm.stack and first_fit:
-        _first_fit_widths(builder, ordered)
-    elif not blocked and algorithm.decreasing and not algorithm.stack and first_fit:
-        _first_fit_released(builder, ordered)
+    # First fit by width (and release) in O(log S) per job, where the
+    # shelves never move while they fill (see _first_fit_indexed).
+    indexed = not builder.timed or (not blocked and algorithm.decreasing)
+    if indexed and not algorithm.stack and first_fit:
+        _first_fit_indexed(builder, ordered)
     else:
         for item in ordered:
             builder.place(item, first_fit=first_fit)
@@ -733,47 +734,23 @@ def build(
     return builder
 
 
-def _first_fit_widths(builder: Builder, ordered: Sequence[Item]) -> None:
-    # First fit by width alone (no time constraint, no stacking): a max
-    # segment tree over the shelves' free widths finds the first shelf with
-    # room in O(log S), so a batch of thousands of jobs costs milliseconds.
-    m = builder.m
-    size = 1
-    while size < max(len(ordered), 1):
-        size *= 2
-    room = [0] * (2 * size)  # free width; leaves beyond the open shelves: 0
-    shelves = builder.shelves
-    for item in ordered:
-        q = item.size
-        if room[1] >= q:
-            node = 1
-            while node < size:
-                node = 2 * node if room[2 * node] >= q else 2 * node + 1
-            shelf = shelves[node - size]
-            shelf.add_beside(item, False)
-        else:
-            shelf = builder.open(item)
-            node = size + shelf.index
-        room[node] = m - shelf.width
-        node //= 2
-        while node:
-            room[node] = max(room[2 * node], room[2 * node + 1])
-            node //= 2
+def _first_fit_indexed(builder: Builder, ordered: Sequence[Item]) -> None:
+    """First fit (no stacking) in ``O(log S)`` per job, not a scan of the shelves.
 
+    The same shelves as :meth:`Builder.place`, in two cases:
 
-def _first_fit_released(builder: Builder, ordered: Sequence[Item]) -> None:
-    """First fit by width and release, in decreasing heights, no busy block.
+    * untimed (every job released by the batch start, no block pending):
+      a job joins the first shelf with room; every shelf starts at the
+      batch start, so the release test below passes for all of them;
+    * timed, in decreasing heights, no busy block pending: a job never
+      makes a shelf taller, so no shelf moves once opened, and shelf starts
+      (``max`` of the previous end and the opening job's release) never
+      decrease along the shelves. A job may join a shelf iff the shelf
+      starts at or after its release and has room.
 
-    The same shelves as :meth:`Builder.place`, in ``O(log S)`` per job
-    instead of a scan of the shelves. Why it is the same: heights come in
-    non-increasing order, so a job never makes a shelf taller, no shelf
-    moves once opened, and shelf starts (``max`` of the previous end and
-    the opening job's release; no block is pending) never decrease along
-    the shelves. A job may join a shelf iff the shelf starts at or after
-    its release and has room, so its candidates are a suffix of the
-    shelves (found by bisection on the starts), and the first with room is
-    a descent in a max segment tree of free widths restricted to that
-    suffix.
+    The candidates are a suffix of the shelves (bisection on the starts),
+    and the first with room is a descent in a max segment tree of free
+    widths restricted to that suffix.
     """
     m = builder.m
     size = 1
@@ -783,22 +760,28 @@ def _first_fit_released(builder: Builder, ordered: Sequence[Item]) -> None:
     starts: list[int] = []
     shelves = builder.shelves
 
-    def first_with_room(node: int, lo: int, hi: int, least: int, q: int) -> int:
-        # The first leaf index >= least under node (covering [lo, hi)) with
-        # room >= q, or -1.
-        if hi <= least or room[node] < q:
+    def first_with_room(least: int, q: int) -> int:
+        # The first leaf index >= least with room >= q, or -1: from the
+        # leaf, go right subtree by subtree (climbing while a right child),
+        # and down (left first) into the first subtree with room.
+        if least >= size or room[1] < q:
             return -1
-        if node >= size:
-            return node - size
-        middle = (lo + hi) // 2
-        found = first_with_room(2 * node, lo, middle, least, q)
-        if found >= 0:
-            return found
-        return first_with_room(2 * node + 1, middle, hi, least, q)
+        v = size + least
+        while True:
+            if room[v] >= q:
+                if v >= size:
+                    return v - size
+                v *= 2
+                continue
+            while v & 1:
+                v >>= 1
+            if v == 0:
+                return -1
+            v += 1
 
     for item in ordered:
         least = bisect.bisect_left(starts, item.release)
-        index = first_with_room(1, 0, size, least, item.size)
+        index = first_with_room(least, item.size)
         if index >= 0:
             shelf = shelves[index]
             shelf.add_beside(item, False)
