@@ -491,11 +491,14 @@ def _check_progress(job: Job, placement: Placement, killed: bool) -> list[Violat
         ]
     done = Fraction(0)
     before_last_second = Fraction(0)
-    for start, end, procs in placement.segments():
+    segments = placement.segments()
+    # Pieces pay switches; the stretches between moves do not.
+    switches = [p.switch for p in placement.pieces] or [0] * len(segments)
+    for (start, end, procs), switch in zip(segments, switches, strict=True):
         mode = job.mode(len(procs)) if procs is not None else None
         if mode is None:
             return []  # rule 9's processor counts are reported by the set check
-        work = end - start - _switch_at(placement, start)
+        work = end - start - switch
         if done >= 1:
             if end > start:
                 before_last_second = done  # held on after completing: a fault
@@ -521,13 +524,6 @@ def _check_progress(job: Job, placement: Placement, killed: bool) -> list[Violat
             time=placement.start,
         )
     ]
-
-
-def _switch_at(placement: Placement, start: int) -> int:
-    for piece in placement.pieces:
-        if piece.start == start:
-            return piece.switch
-    return 0
 
 
 def _piece_size(job: Job, procs: Sequence[int] | None) -> int:
