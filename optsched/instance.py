@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from itertools import pairwise
 from typing import Literal
 
 from optsched.errors import shown
+from optsched.nodes import Nodes, ceiling, exact, exact_run_time
 
 Allocation = Literal["any", "contiguous"]
 ALLOCATIONS: tuple[str, ...] = ("any", "contiguous")
@@ -438,6 +440,18 @@ class Machine:
         second form is the Cray T3D's, which switched context by writing the
         job's memory out (Feitelson and Jette 1996). Both 0: preemption is
         free.
+    speeds
+        One speed ``> 0`` per processor, or ``None`` (identical processors).
+        With speeds, a job's ``runtime`` and ``estimate`` are its work at
+        speed 1 and its run time depends on its processors
+        (:meth:`run_time`; :mod:`optsched.nodes`).
+    nodes
+        An SMP cluster (:class:`~optsched.nodes.Nodes`: nodes of ``cpus``
+        processors, a span limit, a communication cost), or ``None``.
+
+    A machine with speeds or nodes (not :attr:`flat`) takes no busy blocks
+    and no contiguous allocation: which processors a job gets decides its
+    run time there, and neither feature is defined on pinned ranges yet.
 
     Notes
     -----
@@ -462,6 +476,8 @@ class Machine:
     unavailable: tuple[BusyBlock, ...] = ()
     switch_cost: int = 0
     switch_cost_per_processor: int = 0
+    speeds: tuple[float, ...] | None = None
+    nodes: Nodes | None = None
 
     def __post_init__(self) -> None:
         for name in ("switch_cost", "switch_cost_per_processor"):
@@ -486,6 +502,87 @@ class Machine:
             self._validate_block(block)
         self._validate_block_capacity()
         self._validate_block_overlaps()
+        self._validate_topology()
+
+    def _validate_topology(self) -> None:
+        if self.speeds is not None:
+            object.__setattr__(self, "speeds", tuple(self.speeds))
+            assert self.speeds is not None
+            if len(self.speeds) != self.processors:
+                raise ValueError(
+                    f"machine: {len(self.speeds)} speeds for {self.processors} "
+                    "processors (one speed per processor)"
+                )
+            for k, speed in enumerate(self.speeds):
+                if (
+                    isinstance(speed, bool)
+                    or not isinstance(speed, int | float)
+                    or not math.isfinite(speed)
+                    or speed <= 0
+                ):
+                    raise ValueError(
+                        f"machine: speed of processor {k} is {shown(speed)}; "
+                        "speeds must be finite numbers > 0"
+                    )
+        if self.nodes is not None:
+            if not isinstance(self.nodes, Nodes):
+                raise ValueError("machine: nodes must be a Nodes")
+            if self.nodes.processors != self.processors:
+                raise ValueError(
+                    f"machine: {self.nodes.count} nodes x {self.nodes.cpus} "
+                    f"processors make {self.nodes.processors}, not the machine's "
+                    f"{self.processors}"
+                )
+        if self.flat:
+            return
+        if self.allocation != "any":
+            raise ValueError(
+                "machine: speeds and SMP nodes need allocation 'any' "
+                "(a contiguous machine has neither)"
+            )
+        if self.unavailable:
+            raise ValueError(
+                "machine: a machine with speeds or SMP nodes takes no busy "
+                "blocks (which processors a block holds would change run times)"
+            )
+
+    @property
+    def flat(self) -> bool:
+        """Identical processors, no SMP nodes: a job runs ``runtime`` seconds
+        on any ``size`` processors."""
+        return self.speeds is None and self.nodes is None
+
+    def exact_speeds(self) -> tuple[Fraction, ...] | None:
+        """The speeds as exact fractions (``None`` without speeds)."""
+        if self.speeds is None:
+            return None
+        return tuple(exact(s) for s in self.speeds)
+
+    def run_time(self, work: int, processors: Sequence[int]) -> int:
+        """Seconds ``work`` takes on ``processors``:
+        ``ceil(work / sum_{k in S} s_k * inflation(span))`` (``work`` on a
+        flat machine; :mod:`optsched.nodes`)."""
+        if self.flat:
+            return work
+        return ceiling(
+            exact_run_time(work, processors, self.exact_speeds(), self.nodes)
+        )
+
+    def shortest_run_time(self, work: int, size: int) -> int:
+        """A lower bound on the run time of ``work`` on any ``size``
+        processors: the ``size`` fastest speeds, and the inflation of the
+        fewest nodes ``ceil(size / cpus)`` (each minimised on its own, so
+        the bound may be below every real placement's run time when both
+        apply)."""
+        if self.flat:
+            return work
+        time = Fraction(work)
+        if self.speeds is not None:
+            fastest = sorted(self.exact_speeds() or (), reverse=True)[:size]
+            time /= sum(fastest, Fraction(0))
+        if self.nodes is not None:
+            time *= self.nodes.inflation(size, self.nodes.min_span(size))
+        return ceiling(time)
 
     def _validate_block(self, block: BusyBlock) -> None:
         who = block_name(block.label, block.start, block.end)
@@ -633,6 +730,11 @@ class Instance:
                 raise ValueError(
                     f"job {job.id}: mode on {job.modes[-1].processors} processors "
                     f"exceeds machine processors {self.machine.processors}"
+                )
+            if job.modes and not self.machine.flat:
+                raise ValueError(
+                    f"job {job.id}: moldable jobs on a machine with speeds or SMP "
+                    "nodes are not supported"
                 )
 
     @property
