@@ -50,6 +50,7 @@ __all__ = [
     "BACKENDS",
     "RELAXATIONS",
     "RESTRICTIONS",
+    "TOPOLOGY_BACKENDS",
     "Bound",
     "Incumbent",
     "Objective",
@@ -77,6 +78,9 @@ relaxation's name: ``preemptive`` solves the problem with preemption (and
 migration) allowed. Their lower bounds bound the unrelaxed optimum too
 (``OPT_relaxed <= OPT``); their schedules are not schedules of the
 unrelaxed problem and bound only the relaxed one."""
+
+TOPOLOGY_BACKENDS: tuple[str, ...] = ("cpsat", "bounds-only")
+"""Back-ends that handle machines with node speeds or SMP nodes."""
 
 _COMMON = ("time_limit", "workers", "incumbents")
 
@@ -150,6 +154,11 @@ def solve(
         back-end does not take.
     """
     run = BACKENDS[_checked_name(backend)]
+    if not instance.machine.flat and backend not in TOPOLOGY_BACKENDS:
+        raise ValueError(
+            f"back-end {backend} schedules on identical processors; the machine "
+            f"has speeds or SMP nodes: use {' or '.join(TOPOLOGY_BACKENDS)}"
+        )
     unknown = sorted(set(options) - set(backend_options(backend)))
     if unknown:
         raise ValueError(

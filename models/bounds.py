@@ -1674,7 +1674,9 @@ def lower_bounds_within(
     bounds, notes
         Instances with moldable or malleable jobs get the bounds of
         :func:`optsched.models.moldable_bounds.moldable_lower_bounds`
-        instead (the ones here read each job's requested mode).
+        instead (the ones here read each job's requested mode), and
+        machines with speeds or SMP nodes those of
+        :func:`optsched.models.topology_bounds.topology_lower_bounds`.
         The first (cheapest) bound is always computed, so that a result has
         a bound; a later one is skipped when the deadline has passed, and
         the long ones stop at the deadline with the best value of the cases
@@ -1682,6 +1684,11 @@ def lower_bounds_within(
         skipped or cut short.
     """
     objective = Objective.parse(objective)
+    if not instance.machine.flat:
+        # Run times depend on the processors: bound the flat relaxation.
+        from optsched.models.topology_bounds import topology_lower_bounds
+
+        return topology_lower_bounds(instance, objective, deadline)
     if instance.moldable:
         # The bounds here read each job's requested mode; another mode may
         # finish it sooner. Imported here: moldable_bounds uses this module.

@@ -207,11 +207,16 @@ def upper_bound_candidates(
     candidates, rejected
         Feasible schedules (best first) and one line per rejected schedule.
     """
+    from optsched.machines import append_schedule
     from optsched.packing import list_schedule
 
-    raw: list[tuple[str, Schedule]] = [
-        ("list:submit", list_schedule(instance, [j.id for j in instance.jobs]))
-    ]
+    submit_order = [j.id for j in instance.jobs]
+    fallback = (
+        list_schedule(instance, submit_order)
+        if instance.machine.flat
+        else append_schedule(instance, submit_order)
+    )
+    raw: list[tuple[str, Schedule]] = [("list:submit", fallback)]
     raw += [(incumbent.source, incumbent.schedule) for incumbent in incumbents]
     rejected: list[str] = []
     candidates: list[Candidate] = []

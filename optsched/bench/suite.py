@@ -41,7 +41,10 @@ table.
     windows are cut); ``moldable`` (a speed-up model, as ``--moldable``
     takes it: every window's jobs become moldable after the window is cut)
     and ``malleable`` (``true``: they may also change their processor
-    count while they run; needs ``moldable``).
+    count while they run; needs ``moldable``); ``machine`` (speeds and SMP
+    nodes given to every window, as a
+    :class:`~optsched.machines.MachineShape` spec:
+    ``"nodes=10x10;tight=2;level=4"``, ``"speeds=16x275,6x825"``).
 ``[windows]``
     A :class:`~optsched.selection.WindowRule` (``kind``, ``jobs``, ``count``,
     ``seed``, ``first``, ``start``, ``end``, ``step``, ``initial_state``);
@@ -93,6 +96,7 @@ TRACE_KEYS = (
     "allocation",
     "moldable",
     "malleable",
+    "machine",
 )
 SOLVER_KEYS = ("backend", "time_limit", "workers")
 DEFAULT_TIME_LIMIT = 10.0
@@ -131,6 +135,7 @@ class TraceRef:
     allocation: str | None = None
     moldable: str | None = None
     malleable: bool = False
+    machine: str | None = None
 
     def read_options(self) -> dict[str, Any]:
         """The read options given in the suite (part of every task id)."""
@@ -140,16 +145,23 @@ class TraceRef:
             "allocation": self.allocation,
             "moldable": self.moldable,
             "malleable": self.malleable or None,
+            "machine": self.machine,
         }
         return {key: value for key, value in given.items() if value is not None}
 
-    def made_moldable(self, instance: Instance) -> Instance:
-        """A window of this trace with the suite's speed-up model applied."""
-        if self.moldable is None:
-            return instance
-        from optsched.speedup import parse_model
+    def prepared(self, instance: Instance) -> Instance:
+        """A window of this trace with the suite's speed-up model and
+        machine shape (speeds, SMP nodes) applied."""
+        if self.moldable is not None:
+            from optsched.speedup import parse_model
 
-        return parse_model(self.moldable).apply(instance, malleable=self.malleable)
+            model = parse_model(self.moldable)
+            instance = model.apply(instance, malleable=self.malleable)
+        if self.machine is not None:
+            from optsched.machines import MachineShape
+
+            instance = MachineShape.parse(self.machine).apply(instance)
+        return instance
 
 
 @dataclass(frozen=True, slots=True)
@@ -665,10 +677,20 @@ def _read_options(table: dict[str, Any], index: int, where: _Located) -> dict[st
 def _model_options(
     table: dict[str, Any], index: int, where: _Located
 ) -> dict[str, Any]:
-    """``moldable`` (a valid speed-up model spec) and ``malleable``."""
+    """``moldable`` (a valid speed-up model spec), ``malleable`` and
+    ``machine`` (a valid machine shape spec)."""
+    from optsched.machines import MachineShape
     from optsched.speedup import parse_model
 
     options: dict[str, Any] = {}
+    if "machine" in table:
+        spec = _string(table, "machine", where, "traces", index)
+        try:
+            options["machine"] = MachineShape.parse(spec).spec
+        except ValueError as error:
+            raise where.error(
+                f"[[traces]] machine: {error}", "machine", "traces", index
+            ) from None
     if "moldable" in table:
         spec = _string(table, "moldable", where, "traces", index)
         try:

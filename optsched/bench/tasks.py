@@ -160,7 +160,7 @@ class Plan:
             try:
                 ref = next(r for r in self.suite.traces if r.sha256 == key[0])
                 cut = self.windows[key].cut(self.traces[key[0]])
-                self._cache[key] = ref.made_moldable(cut)
+                self._cache[key] = ref.prepared(cut)
             except ValueError as error:  # InputError included
                 self._cache[key] = error
         found = self._cache[key]

@@ -28,8 +28,15 @@ from optsched.bench.suite import (
     TraceRef,
     sha256_of,
 )
-from optsched.cli.options import file_options, moldable_options, output_file
+from optsched.cli.options import (
+    file_options,
+    machine_options,
+    machine_shape,
+    moldable_options,
+    output_file,
+)
 from optsched.gap import aggregate
+from optsched.machines import MachineShape
 from optsched.selection import WindowRule
 from optsched.speedup import SpeedupModel
 
@@ -191,6 +198,7 @@ def _console(stderr: bool = False) -> Console:
 @click.argument("file", required=False, type=click.Path(dir_okay=False))
 @file_options
 @moldable_options
+@machine_options
 @click.option(
     "--window-jobs",
     type=click.IntRange(min=1),
@@ -323,6 +331,12 @@ def command(
     allocation: str | None,
     moldable: SpeedupModel | None,
     malleable: bool,
+    speeds: str | None,
+    nodes: str | None,
+    tight: str | None,
+    level: int | None,
+    comm_base: float | None,
+    comm_cost: str | None,
     window_jobs: int | None,
     windows: int | None,
     first_job: int,
@@ -366,6 +380,7 @@ def command(
         allocation=allocation,
         moldable=moldable,
         malleable=malleable,
+        machine=machine_shape(speeds, nodes, tight, level, comm_base, comm_cost),
         rule=_rule(
             window_jobs,
             windows,
@@ -427,6 +442,7 @@ def gap_suite(
     shelves: bool = False,
     moldable: SpeedupModel | None = None,
     malleable: bool = False,
+    machine: MachineShape | None = None,
 ) -> Suite:
     """The in-memory suite of one ``optsched gap`` call."""
     from optsched.errors import InputError
@@ -464,6 +480,7 @@ def gap_suite(
         str(path), path.resolve(), sha256_of(path), False,
         input_format, processors, allocation,
         None if moldable is None else moldable.spec, malleable,
+        None if machine is None else machine.spec,
     )  # fmt: skip
     extra = [SolverSpec("shelf", solver.time_limit, solver.workers)] if shelves else []
     if solver.backend != "preemptive" and any(map(preempts, canonical)):

@@ -13,6 +13,7 @@ import click
 
 from optsched.errors import InputError
 from optsched.instance import Instance
+from optsched.machines import MachineShape
 from optsched.speedup import SpeedupModel
 from optsched.trace import Trace
 
@@ -219,9 +220,91 @@ def _moldable_options() -> list[Decorator]:
     ]
 
 
+def machine_options(command: F) -> F:
+    """Add ``--speeds``, ``--nodes``, ``--tight``, ``--level``,
+    ``--comm-base`` and ``--comm-cost`` (see :func:`machine_shape`)."""
+    return _apply(command, _machine_options())
+
+
+def _machine_options() -> list[Decorator]:
+    return [
+        click.option(
+            "--speeds",
+            default=None,
+            metavar="LIST|FILE",
+            help="Give the processors speeds: a comma list of numbers or "
+            "COUNTxSPEED groups (16x275,6x825), or a file of them. Each job "
+            "keeps its run time on SIZE processors of speed 1 (its work is "
+            "run time x size) and runs ceil(work / sum of its processors' "
+            "speeds).",
+        ),
+        click.option(
+            "--nodes",
+            default=None,
+            metavar="QxP",
+            help="Make the machine an SMP cluster of Q nodes of P processors "
+            "(Q x P = processors; processor i on node i // P).",
+        ),
+        click.option(
+            "--tight",
+            default=None,
+            metavar="T|adaptive",
+            help="With --nodes: a job of n processors spans at most "
+            "T + ceil(n / P) nodes; 'adaptive' is Wang's max(0, 6 - level). "
+            "Default: no span limit.",
+        ),
+        click.option(
+            "--level",
+            type=click.IntRange(min=0),
+            default=None,
+            help="With --nodes: network load; a job's run time grows by the "
+            "factor 1 + base x span x level (see --comm-cost). Default 0.",
+        ),
+        click.option(
+            "--comm-base",
+            type=click.FloatRange(min=0),
+            default=None,
+            help="With --nodes: the communication cost of one node at level 1 "
+            "(Wang's BASE, default 0.05).",
+        ),
+        click.option(
+            "--comm-cost",
+            type=click.Choice(["ratio", "excess"]),
+            default=None,
+            help="With --nodes: 'ratio' (default) inflates by base x span x "
+            "level, 'excess' by base x (span - ceil(n/P)) x level.",
+        ),
+    ]
+
+
+def machine_shape(
+    speeds: str | None = None,
+    nodes: str | None = None,
+    tight: str | None = None,
+    level: int | None = None,
+    comm_base: float | None = None,
+    comm_cost: str | None = None,
+) -> MachineShape | None:
+    """The :class:`~optsched.machines.MachineShape` the options ask for
+    (``None`` without ``--speeds``/``--nodes``); a usage error (exit 2) on a
+    bad value."""
+    from optsched.machines import MachineShape
+
+    given = (speeds, nodes, tight, level, comm_base, comm_cost)
+    if all(value is None for value in given):
+        return None
+    try:
+        return MachineShape.from_options(
+            speeds, nodes, tight, level, comm_base, comm_cost
+        )
+    except ValueError as error:
+        raise click.UsageError(f"--speeds/--nodes: {error}") from None
+
+
 def _trace_options() -> list[Decorator]:
     return [
         *_moldable_options(),
+        *_machine_options(),
         click.option(
             "--status",
             "status",
@@ -298,6 +381,7 @@ def load_trace_and_instance(
     partial_runtime: str | None = None,
     moldable: SpeedupModel | None = None,
     malleable: bool = False,
+    **machine: Any,
 ) -> tuple[Trace, Instance]:
     """Like :func:`load_instance`, also returning the whole trace read.
 
@@ -309,7 +393,9 @@ def load_trace_and_instance(
     jobs whose estimate is their run time, are announced in one note line
     each on stderr (:func:`~optsched.trace.note_skips`). ``moldable``
     makes the window's jobs moldable (and ``malleable``) under a speed-up
-    model, after the window is cut (the trace stays as read).
+    model, after the window is cut (the trace stays as read). ``machine``
+    holds the options of :func:`machine_shape` (speeds, SMP nodes), applied
+    to the window last.
     """
     from optsched.trace import keep_statuses, note_skips
     from optsched.window import cut_window, wants_window
@@ -338,4 +424,10 @@ def load_trace_and_instance(
         raise click.UsageError("--malleable needs --moldable MODEL")
     if moldable is not None:
         instance = moldable.apply(instance, malleable=malleable)
+    shape = machine_shape(**machine)
+    if shape is not None:
+        try:
+            instance = shape.apply(instance)
+        except ValueError as error:
+            raise click.UsageError(str(error)) from None
     return trace, instance

@@ -46,6 +46,11 @@ Keys (all times are integer seconds, intervals half-open ``[start, end)``):
     ``switch_cost_per_processor`` (integers >= 0, default 0): the seconds a
     preempted job pays each time it resumes, ``switch_cost +
     switch_cost_per_processor * size`` (written only when not 0).
+    Optional ``speeds`` (one number > 0 per processor; a job's ``runtime``
+    and ``estimate`` are then its work at speed 1) and ``nodes`` (an SMP
+    cluster: ``count`` nodes of ``cpus`` processors, optional ``tight``
+    span slack, ``level`` network load, ``base`` cost, ``cost`` ``"ratio"``
+    or ``"excess"``; see :mod:`optsched.nodes`), written only when set.
 ``jobs``
     List of jobs: ``id``, ``release`` (>= 0), ``size`` (1..processors),
     ``runtime`` (>= 0) are required; ``estimate`` (default: the runtime),
@@ -95,6 +100,7 @@ from optsched.instance import (
 )
 from optsched.io.atomic import atomic_write
 from optsched.io.text import decode_utf8, read_data, refuse_utf16, strip_bom
+from optsched.nodes import DEFAULT_BASE, Nodes
 from optsched.trace import Trace
 
 FORMAT_NAME = "optsched-instance"
@@ -111,7 +117,10 @@ MACHINE_KEYS = (
     "unavailable",
     "switch_cost",
     "switch_cost_per_processor",
+    "speeds",
+    "nodes",
 )
+NODES_KEYS = ("count", "cpus", "tight", "level", "base", "cost")
 SWITCH_KEYS = ("switch_cost", "switch_cost_per_processor")
 WINDOW_KEYS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Window))
 SOURCE_KEYS = ("file", "sha256", "format", "window")
@@ -169,6 +178,16 @@ def _block_to_dict(block: BusyBlock) -> dict[str, Any]:
     return out
 
 
+def _topology_to_dict(machine: Machine) -> dict[str, Any]:
+    # Written only when set, so flat machines keep their files unchanged.
+    out: dict[str, Any] = {}
+    if machine.speeds is not None:
+        out["speeds"] = list(machine.speeds)
+    if machine.nodes is not None:
+        out["nodes"] = dataclasses.asdict(machine.nodes)
+    return out
+
+
 def instance_to_dict(instance: Instance) -> dict[str, Any]:
     """The instance as a JSON-ready dictionary (see the module docstring)."""
     source = instance.source
@@ -186,6 +205,7 @@ def instance_to_dict(instance: Instance) -> dict[str, Any]:
                 for key in SWITCH_KEYS
                 if getattr(instance.machine, key)
             },
+            **_topology_to_dict(instance.machine),
         },
         "jobs": [job_to_dict(job) for job in instance.jobs],
         "source": {
@@ -220,7 +240,11 @@ def instance_to_json(instance: Instance) -> str:
         f'  "name": {_dump(data["name"])},',
         f'  "machine": {{"processors": {_dump(machine["processors"])}, '
         f'"allocation": {_dump(machine["allocation"])}, '
-        + "".join(f'"{k}": {_dump(machine[k])}, ' for k in SWITCH_KEYS if k in machine)
+        + "".join(
+            f'"{k}": {_dump(machine[k])}, '
+            for k in (*SWITCH_KEYS, "speeds", "nodes")
+            if k in machine
+        )
         + f'"unavailable": {_dump_list(machine["unavailable"], "  ")}}},',
         f'  "jobs": {_dump_list(data["jobs"], "  ")},',
         f'  "source": {_dump(data["source"])}',
@@ -416,6 +440,12 @@ def _parse_machine(value: object) -> Machine:
         lambda: Machine(processors, allocation, **costs),  # type: ignore[arg-type]
         "machine: ",
     )
+    if obj.has("speeds") or obj.has("nodes"):
+        speeds = _parse_speeds(obj) if obj.has("speeds") else None
+        nodes = _parse_nodes(obj.data["nodes"]) if obj.has("nodes") else None
+        machine = obj.validated(
+            lambda: machine.replace(speeds=speeds, nodes=nodes), "machine: "
+        )
     blocks = tuple(
         _parse_block(
             item, ("machine", "unavailable", i), machine.processors, allocation
@@ -425,6 +455,45 @@ def _parse_machine(value: object) -> Machine:
     # What is left are conflicts between blocks (capacity, shared processors);
     # a message naming two blocks keeps both names.
     return obj.validated(lambda: machine.replace(unavailable=blocks), "machine: ")
+
+
+def _parse_speeds(obj: _Object) -> tuple[float, ...]:
+    values = obj.array("speeds")
+    for k, value in enumerate(values):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or value <= 0
+        ):
+            raise _Problem(
+                ("machine", "speeds", k),
+                f"speed of processor {k}: expected a finite number > 0, "
+                f"got {shown(value)}",
+                "machine",
+            )
+    return tuple(values)
+
+
+def _parse_nodes(value: object) -> Nodes:
+    obj = _Object(value, ("machine", "nodes"), NODES_KEYS)
+    count, cpus = obj.integer("count"), obj.integer("cpus")
+    tight = obj.integer("tight", required=False, nullable=True)
+    level = obj.integer("level", required=False) or 0
+    base = obj.number("base")
+    cost = obj.string("cost") or "ratio"
+    nodes: Nodes = obj.validated(
+        lambda: Nodes(
+            count,  # type: ignore[arg-type]
+            cpus,  # type: ignore[arg-type]
+            tight,
+            level,
+            DEFAULT_BASE if base is None else base,
+            cost,
+        ),
+        "machine nodes: ",
+    )
+    return nodes
 
 
 def _job_label(value: object, index: int) -> str:
