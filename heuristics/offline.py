@@ -14,6 +14,10 @@
 * :func:`best_heuristic` runs several orders and shelves and keeps the best
   schedule for an objective.
 
+On machines with node speeds or SMP nodes the lists go through
+:func:`optsched.machines.append_schedule` instead (run times depend on the
+processors there), and the shelves, which stack run times, are left out.
+
 Every schedule returned is feasible: it passes
 :func:`optsched.check.check_schedule` (the tests assert it), and on ``any``
 machines every job has an explicit processor set (see the ``any`` rule in
@@ -29,6 +33,7 @@ from collections.abc import Callable, Iterable
 
 from optsched.heuristics.shelves import shelf_schedule
 from optsched.instance import Instance, Job
+from optsched.machines import append_schedule
 from optsched.objective import Objective
 from optsched.packing import list_schedule
 from optsched.schedule import Schedule
@@ -128,6 +133,13 @@ def order_by(instance: Instance, objective: Objective, name: str) -> list[int]:
     return [j.id for j in sorted(instance.jobs, key=lambda j: key(j, objective))]
 
 
+def _serial(instance: Instance, order: list[int], producer: str) -> Schedule:
+    # Run times depend on the processors on machines that are not flat.
+    if instance.machine.flat:
+        return list_schedule(instance, order, producer=producer)
+    return append_schedule(instance, order, producer)
+
+
 def heuristic_schedules(
     instance: Instance,
     objective: Objective | str,
@@ -143,7 +155,8 @@ def heuristic_schedules(
     always runs.
     """
     objective = Objective.parse(objective)
-    names = list(candidates) if candidates is not None else [*ORDERS, *SHELVES]
+    shelves = SHELVES if instance.machine.flat else {}
+    names = list(candidates) if candidates is not None else [*ORDERS, *shelves]
     unknown = [n for n in names if n not in ORDERS and n not in SHELVES]
     if unknown:
         valid = ", ".join([*ORDERS, *SHELVES])
@@ -154,7 +167,7 @@ def heuristic_schedules(
             break
         if name in ORDERS:
             order = order_by(instance, objective, name)
-            out[name] = list_schedule(instance, order, producer=f"list:{name}")
+            out[name] = _serial(instance, order, f"list:{name}")
         else:
             out[name] = SHELVES[name](instance)
     return out
@@ -191,7 +204,7 @@ def improve_schedule(
         return best
     order = sorted(schedule.placements, key=lambda jid: (schedule[jid].start, jid))
     producer = f"{schedule.producer or 'heuristic'}+ls"
-    current = list_schedule(instance, order, producer=producer)
+    current = _serial(instance, order, producer)
     value = objective.value(instance, current)
     if value < best_value:
         best, best_value = current, value
@@ -204,7 +217,7 @@ def improve_schedule(
         and (stop_at is None or best_value > stop_at)
     ):
         candidate = _moved(order, current, rng)
-        trial = list_schedule(instance, candidate, producer=producer)
+        trial = _serial(instance, candidate, producer)
         evaluations += 1
         trial_value = objective.value(instance, trial)
         if trial_value <= value:

@@ -165,6 +165,17 @@ def exact_estimates(instance: Instance) -> Instance:
     return instance.with_jobs(j.with_exact_estimates() for j in instance.jobs)
 
 
+def oracle_policies(instance: Instance) -> tuple[str, ...]:
+    """The :data:`ORACLE_POLICIES` that run on ``instance``'s machine.
+
+    Machines with speeds or SMP nodes run only the policies mapped onto
+    their simulator (:func:`optsched.heuristics.simulate`): FCFS and EASY.
+    """
+    if instance.machine.flat:
+        return ORACLE_POLICIES
+    return tuple(p for p in ORACLE_POLICIES if p in ("fcfs", "easy"))
+
+
 def heuristic_incumbents(instance: Instance, objective: Objective) -> list[Incumbent]:
     """Offline starting schedules of a solver task.
 
@@ -179,7 +190,7 @@ def heuristic_incumbents(instance: Instance, objective: Objective) -> list[Incum
     best = best_heuristic(instance, objective)
     out = [Incumbent(best.producer or "heuristic", best)]
     exact = exact_estimates(instance)
-    for policy in ORACLE_POLICIES:
+    for policy in oracle_policies(instance):
         out.append(
             Incumbent(
                 f"oracle:{policy}", simulate(exact, policy, seed=POLICY_SEED).schedule

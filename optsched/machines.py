@@ -267,7 +267,9 @@ def flat_relaxation(instance: Instance) -> Instance:
     return instance.replace(machine=flat, jobs=jobs)
 
 
-def append_schedule(instance: Instance, order: Sequence[int]) -> Schedule:
+def append_schedule(
+    instance: Instance, order: Sequence[int], producer: str = "list:append"
+) -> Schedule:
     """A feasible schedule on any machine: jobs appended in ``order``.
 
     Each job starts at the earliest time ``t >= release`` at which enough
@@ -295,7 +297,7 @@ def append_schedule(instance: Instance, order: Sequence[int]) -> Schedule:
                 free_at[p] = end
             placements[job_id] = Placement(start, end, processors=tuple(sorted(chosen)))
             break
-    return Schedule(placements, "list:append")
+    return Schedule(placements, producer)
 
 
 def pick_processors(

@@ -289,3 +289,45 @@ def test_cli_options_make_a_machine(tmp_path: Path) -> None:
     assert "10 nodes x 11 processors make 110, not the machine's 100" in bad.output
     bad = runner.invoke(main, ["bound", "instances/kth_20.json", "--level", "2"])
     assert bad.exit_code == 2 and "need nodes" in bad.output
+
+
+def test_info_describes_speeds_and_nodes() -> None:
+    result = CliRunner().invoke(
+        main,
+        ["info", "instances/kth_20.json", "--speeds", "50x1,50x2", "--nodes", "10x10"],
+    )
+    assert result.exit_code == 0, result.output
+    assert "50 x 1, 50 x 2 (total 150" in result.output
+    assert "10x10, no span limit" in result.output
+
+
+def test_gantt_groups_processors_by_node() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from optsched.plot import gantt
+
+    jobs = tuple(Job(k, 0, 1 + k % 3, 4 + k) for k in range(5))
+    instance = Instance(Machine(6, nodes=Nodes(3, 2, tight=0)), jobs)
+    ax = gantt(instance, append_schedule(instance, [j.id for j in jobs]))
+    lines = [a for a in ax.get_lines() if a.get_gid() == "node line"]
+    assert [line.get_ydata()[0] for line in lines] == [2, 4]
+    assert [t.get_text() for t in ax.get_yticklabels()] == [
+        "node 0",
+        "node 1",
+        "node 2",
+    ]
+    plt.close("all")
+
+
+def test_offline_heuristics_on_such_machines_are_valid() -> None:
+    from optsched.heuristics.offline import heuristic_schedules
+
+    jobs = tuple(Job(k, k % 4, 1 + k % 3, 6 + k) for k in range(8))
+    instance = Instance(Machine(4, speeds=(1, 2, 2, 4)), jobs)
+    schedules = heuristic_schedules(instance, "wct")
+    assert "ffdh" not in schedules and schedules
+    for schedule in schedules.values():
+        assert check_schedule(instance, schedule) == []

@@ -315,7 +315,7 @@ def timed_incumbents(
         (the first one always runs), then each oracle policy whose
         simulation ends before it; one line per policy left out.
     """
-    from optsched.gap import ORACLE_POLICIES, POLICY_SEED, exact_estimates
+    from optsched.gap import POLICY_SEED, exact_estimates, oracle_policies
     from optsched.heuristics import simulate
     from optsched.heuristics.offline import best_heuristic
 
@@ -323,7 +323,7 @@ def timed_incumbents(
     out = [Incumbent(best.producer or "heuristic", best)]
     skipped: list[str] = []
     exact = exact_estimates(instance)
-    for policy in ORACLE_POLICIES:
+    for policy in oracle_policies(instance):
         try:
             with _time_box(deadline):
                 schedule = simulate(exact, policy, seed=POLICY_SEED).schedule

@@ -50,6 +50,7 @@ from rich.table import Table
 from optsched.cli.console import console as make_console
 from optsched.cli.options import input_options, load_trace_and_instance
 from optsched.instance import Instance, Job
+from optsched.machines import flat_relaxation
 from optsched.trace import Trace
 
 QUANTILES = (0.10, 0.25, 0.50, 0.75, 0.90)
@@ -156,7 +157,10 @@ def command(path: str, **input_kwargs: Any) -> None:
     """
     trace, instance = load_trace_and_instance(path, **input_kwargs)
     console = make_console(width=max(make_console().width, 100))
-    summary = summarize(instance)
+    # On speeds or SMP nodes the sums and bounds read each job's shortest
+    # run time (optsched.machines.flat_relaxation): its run time depends on
+    # its processors there.
+    summary = summarize(flat_relaxation(instance))
     console.print(_overview(path, trace, instance, summary))
     if trace.skipped.total:
         console.print(_skip_table(trace))
@@ -164,6 +168,14 @@ def command(path: str, **input_kwargs: Any) -> None:
         console.print(_status_table(trace))
     if summary.runtime is not None:
         console.print(_distribution_table(summary))
+
+
+def _speeds_text(speeds: tuple[float, ...]) -> str:
+    counts: dict[float, int] = {}
+    for speed in speeds:
+        counts[speed] = counts.get(speed, 0) + 1
+    groups = ", ".join(f"{n} x {v:g}" for v, n in sorted(counts.items()))
+    return f"{groups} (total {sum(speeds):g}; jobs' run times are work at speed 1)"
 
 
 def _overview(path: str, trace: Trace, instance: Instance, s: Summary) -> Table:
@@ -196,6 +208,17 @@ def _overview(path: str, trace: Trace, instance: Instance, s: Summary) -> Table:
     table.add_row("jobs", f"{s.jobs:,}")
     table.add_row("machine", f"{s.processors:,} processors, allocation {s.allocation}")
     table.add_row("busy blocks", f"{s.busy_blocks:,}")
+    machine = instance.machine
+    if machine.speeds is not None:
+        table.add_row("speeds", _speeds_text(machine.speeds))
+    if machine.nodes is not None:
+        table.add_row("SMP nodes", machine.nodes.describe())
+    if not machine.flat:
+        table.add_row(
+            "run times",
+            "depend on the processors; the sums and bounds below use each "
+            "job's shortest run time",
+        )
     if s.first_release is not None:
         table.add_row(
             "releases", f"{s.first_release:,} .. {s.last_release:,} (span {s.span:,} s)"

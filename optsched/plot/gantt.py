@@ -408,6 +408,29 @@ def _processor_ticks(ax: Axes, m: int) -> None:
     ax.set_yticks([t for t in locator.tick_values(0, m) if 0 <= t <= m])
 
 
+def _machine_structure(ax: Axes, instance: Instance) -> None:
+    # SMP nodes: a line between nodes, one tick per node; speeds: each
+    # processor's speed beside its index on small machines.
+    machine = instance.machine
+    nodes = machine.nodes
+    if nodes is not None:
+        for k in range(1, nodes.count):
+            ax.axhline(k * nodes.cpus, color=BUSY_EDGE, linewidth=0.6, gid="node line")
+        ticks = [(k + 0.5) * nodes.cpus for k in range(nodes.count)]
+        labels = [f"node {k}" for k in range(nodes.count)]
+        if nodes.count > 24:
+            step = -(-nodes.count // 12)
+            ticks, labels = ticks[::step], labels[::step]
+        ax.set_yticks(ticks, labels)
+        ax.tick_params(axis="y", length=0, labelsize=7)
+        ax.set_ylabel(f"{nodes.count} nodes x {nodes.cpus} processors")
+    elif machine.speeds is not None and machine.processors <= 24:
+        ax.set_yticklabels(
+            [f"{p} (x{speed:g})" for p, speed in enumerate(machine.speeds)]
+        )
+        ax.set_ylabel(f"processor (speed), m = {machine.processors}")
+
+
 def gantt(
     instance: Instance,
     schedule: Schedule,
@@ -475,6 +498,7 @@ def gantt(
     ax.set_ylim(0, top)
     _processor_ticks(ax, m)
     ax.set_ylabel(f"processor (m = {m})")
+    _machine_structure(ax, instance)
     _legend_and_notes(ax, instance, schedule, laid_out, unit, wait_lines)
     ax.set_title(
         title if title is not None else _default_title(instance, schedule, unit)
