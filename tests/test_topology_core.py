@@ -331,3 +331,10 @@ def test_offline_heuristics_on_such_machines_are_valid() -> None:
     assert "ffdh" not in schedules and schedules
     for schedule in schedules.values():
         assert check_schedule(instance, schedule) == []
+
+
+def test_batsim_workload_refuses_speeds() -> None:
+    from optsched.io.batsim import workload_to_dict
+
+    with pytest.raises(ValueError, match="cannot hold node speeds"):
+        workload_to_dict(Instance(Machine(2, speeds=(1, 2)), (Job(1, 0, 1, 5),)))

@@ -165,8 +165,9 @@ def workload_to_dict(instance: Instance) -> dict[str, Any]:
     ------
     ValueError
         The instance has busy blocks or a contiguous machine, which a Batsim
-        workload cannot hold (the platform file describes the machine), or
-        moldable jobs (a Batsim job has one size).
+        workload cannot hold (the platform file describes the machine),
+        speeds or SMP nodes (likewise), or moldable jobs (a Batsim job has
+        one size).
     """
     machine = instance.machine
     moldable = [job.id for job in instance.jobs if job.modes]
@@ -174,6 +175,11 @@ def workload_to_dict(instance: Instance) -> dict[str, Any]:
         raise ValueError(
             f"a Batsim workload cannot hold the modes of the {len(moldable)} "
             f"moldable job(s) of this instance (job {moldable[0]}); write json"
+        )
+    if not machine.flat:
+        raise ValueError(
+            "a Batsim workload cannot hold node speeds or SMP nodes (Batsim's "
+            "platform file describes hosts); write json"
         )
     if machine.unavailable:
         raise ValueError(
