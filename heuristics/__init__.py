@@ -9,9 +9,19 @@ policy family. The offline list heuristics live in
 NFIH, FFIH, FFDH*, FFIH*, SMART) in :mod:`optsched.heuristics.shelves`
 (:func:`shelf_schedule`), and the policies built on them (the batch
 framework, PC²) in :mod:`optsched.heuristics.shelf_policies`.
+Rassmann's combinators (:data:`COMBINATOR_NAMES`: ``blocking``, ``fit``,
+``fit2``, ``afkt-backfill``, ``optimistic`` and the thesis's names) live in
+:mod:`optsched.heuristics.combinators` and run on the node simulator
+(:mod:`optsched.heuristics.nodes_sim`), on flat machines and on machines
+with speeds or SMP nodes.
 """
 
 from optsched.heuristics.allocation import ALLOCATION_RULES
+from optsched.heuristics.combinators import (
+    COMBINATOR_NAMES,
+    Combinator,
+    parse_combinator,
+)
 from optsched.heuristics.engine import SimulationResult, SimulationStats
 from optsched.heuristics.orders import ORDER_NAMES
 from optsched.heuristics.policies import (
@@ -36,6 +46,7 @@ from optsched.heuristics.spec import POLICY_NAMES, parse_policy, split_policy_sp
 
 __all__ = [
     "ALLOCATION_RULES",
+    "COMBINATOR_NAMES",
     "ORDER_NAMES",
     "PC2",
     "POLICY_NAMES",
@@ -44,6 +55,7 @@ __all__ = [
     "Backfill",
     "Batch",
     "BestPackage",
+    "Combinator",
     "Conservative",
     "FirstFit",
     "Policy",
@@ -52,6 +64,7 @@ __all__ = [
     "SimulationResult",
     "SimulationStats",
     "Strict",
+    "parse_combinator",
     "parse_policy",
     "shelf_plan",
     "shelf_schedule",

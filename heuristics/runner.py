@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from optsched.heuristics.combinators import Combinator
 from optsched.heuristics.engine import (
     SimulationResult,
     Simulator,
@@ -15,10 +16,11 @@ from optsched.heuristics.engine import (
     stats_of,
 )
 from optsched.heuristics.orders import order_ranks
-from optsched.heuristics.policies import Policy
+from optsched.heuristics.policies import Backfill, FirstFit, Policy, Strict
 from optsched.heuristics.spec import parse_policy
 from optsched.heuristics.standalone import Standalone
 from optsched.instance import Instance
+from optsched.schedule import Schedule
 
 PROGRESS_MIN_JOBS = 20_000
 """Runs with at least this many jobs show their progress: a bar on a
@@ -70,9 +72,24 @@ def simulate(
     ------
     ValueError
         Unknown policy or allocation rule, migration on an ``any`` machine,
-        busy blocks overlapping on processors.
+        busy blocks overlapping on processors, a policy that does not run on
+        a machine with speeds or SMP nodes.
+
+    Notes
+    -----
+    On a machine with speeds or SMP nodes (not ``flat``) the engine cannot
+    run: the combinators (:mod:`optsched.heuristics.combinators`) run on
+    the node simulator, and ``fcfs``, ``firstfit`` and ``easy`` run as the
+    combinators they equal on flat machines (``blocking:f=fifo``,
+    ``fit:f=fifo``, ``optimistic:f=fifo``; topology-aware on SMP nodes),
+    their schedules named by the spec given. Every other policy and engine
+    option is refused.
     """
     chosen = parse_policy(policy)
+    if not instance.machine.flat:
+        return _on_topology(
+            instance, chosen, kill_at_estimate, allocation_rule, migration
+        )
     if isinstance(chosen, Standalone):
         if kill_at_estimate or migration or allocation_rule != "first-fit":
             raise ValueError(
@@ -100,6 +117,67 @@ def simulate(
         stats=stats_of(sim, time.perf_counter() - began),
         reservations=reservations_by_id(sim),
     )
+
+
+TOPOLOGY_POLICIES = (
+    "fcfs, firstfit, easy and the combinators blocking, fit, fit2, "
+    "afkt-backfill, optimistic (and their aliases fifo-fit, lpt-back, ...)"
+)
+"""What runs on a machine with speeds or SMP nodes (for messages)."""
+
+
+def _on_topology(
+    instance: Instance,
+    chosen: Policy,
+    kill_at_estimate: bool,
+    allocation_rule: str,
+    migration: bool,
+) -> SimulationResult:
+    """Run ``chosen`` on a machine with speeds or SMP nodes: a combinator as
+    it is; the engine's ``fcfs``, ``firstfit`` and ``easy`` as the
+    combinators they equal (``blocking:f=fifo``, ``fit:f=fifo``,
+    ``optimistic:f=fifo``, default placement), the schedule named by the
+    spec given; anything else is refused in one line."""
+    if kill_at_estimate or migration or allocation_rule != "first-fit":
+        raise ValueError(
+            "on a machine with speeds or SMP nodes jobs are never killed and "
+            "never move: --kill-at-estimate, --migration and --allocation-rule "
+            "do not apply"
+        )
+    if isinstance(chosen, Combinator):
+        return chosen.run(instance)
+    combinator = _engine_equivalent(chosen)
+    if combinator is None:
+        raise ValueError(
+            f"policy {chosen.spec!r} does not run on a machine with speeds or SMP "
+            f"nodes; these do: {TOPOLOGY_POLICIES}"
+        )
+    result = Combinator(algorithm=combinator).run(instance)
+    schedule = result.schedule
+    return SimulationResult(
+        schedule=Schedule(schedule.placements, chosen.spec, schedule.killed),
+        stats=result.stats,
+    )
+
+
+def _engine_equivalent(policy: Policy) -> str | None:
+    # The engine policies that equal a combinator (tests/test_combinators.py
+    # checks that they coincide on flat machines).
+    if isinstance(policy, Standalone) or policy.order != "fcfs" or policy.oracle:
+        return None
+    if type(policy) is Strict:
+        return "blocking:f=fifo"
+    if type(policy) is FirstFit:
+        return "fit:f=fifo"
+    if (
+        type(policy) is Backfill
+        and policy.depth == 1
+        and policy.select == "queue"
+        and policy.maxwait is None
+        and policy.maxidle is None
+    ):
+        return "optimistic:f=fifo"
+    return None
 
 
 @contextmanager

@@ -23,6 +23,12 @@ Names (aliases in parentheses):
   ``smart:order=smith``).
 - ``pc2``: the PC² scheduler (FCFS until the machine is full, then
   FFDH*/FFIH* levels; :mod:`optsched.heuristics.shelf_policies`).
+- ``blocking``, ``fit``, ``fit2``, ``afkt-backfill``, ``optimistic`` with
+  ``f=``/``g=`` base orders (``fifo``, ``spt``, ``lpt``, ``fid``,
+  ``random``), ``placement=`` and ``seed=``, and the thesis's names
+  ``fifo-fit``, ``lpt-back``, ``lpt-fifo-optim``, ...: Rassmann's
+  combinators (:mod:`optsched.heuristics.combinators`), run by the node
+  simulator on flat machines and on machines with speeds or SMP nodes.
 
 Parameters:
 
@@ -61,6 +67,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from optsched.heuristics.combinators import COMBINATOR_NAMES, Combinator
 from optsched.heuristics.moldable_wrappers import MOLDABLE_NAMES, MoldablePolicy
 from optsched.heuristics.orders import ORDER_NAMES, canonical_order
 from optsched.heuristics.policies import (
@@ -119,7 +126,14 @@ _PARAMS: dict[str, tuple[str, ...]] = {
 def valid_names() -> str:
     """Every accepted policy name, for error messages and help."""
     return ", ".join(
-        (*POLICY_NAMES, *PREEMPTIVE_NAMES, *MOLDABLE_NAMES, *_GENERIC, *_ALIASES)
+        (
+            *POLICY_NAMES,
+            *PREEMPTIVE_NAMES,
+            *MOLDABLE_NAMES,
+            *COMBINATOR_NAMES,
+            *_GENERIC,
+            *_ALIASES,
+        )
     )
 
 
@@ -160,6 +174,8 @@ def parse_policy(spec: str | Policy) -> Policy:
     text = spec.strip()
     raw_name, _, raw_params = text.partition(":")
     name = raw_name.strip().lower()
+    if name in COMBINATOR_NAMES:
+        return _build_combinator(text)
     name = _ALIASES.get(name, name)
     fixed_order: str | None = None
     if name in ORDER_NAMES:
@@ -274,6 +290,18 @@ def _build_moldable(text: str, name: str, raw: str) -> Policy:
         return MoldablePolicy(algorithm=algorithm)
     except ValueError as error:
         raise ValueError(f"policy {text!r}: {error}") from None
+
+
+def _build_combinator(text: str) -> Policy:
+    # Rassmann's combinators (optsched.heuristics.combinators); an alias
+    # becomes its canonical spec.
+    try:
+        return Combinator(algorithm=text)
+    except ValueError as error:
+        message = str(error)
+        if message.startswith("policy "):
+            raise
+        raise ValueError(f"policy {text!r}: {message}") from None
 
 
 def _build_shelf(name: str, params: dict[str, str]) -> Policy:
