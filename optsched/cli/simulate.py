@@ -44,6 +44,12 @@ Policy specs: NAME[:PARAM,PARAM,...]
                                        clairvoyant, in batches over releases
   gang                                 gang scheduling (Ousterhout matrix,
                                        LLNL job classes), online
+  blocking fit fit2 afkt-backfill      Rassmann's combinators over base
+  optimistic                           orders f=, g= (fifo spt lpt fid
+                                       random); aliases fifo-fit, lpt-back,
+                                       fifo-optim, lpt-fifo-optim, ...
+With --speeds or --nodes only fcfs, firstfit, easy and the combinators
+run (fcfs, firstfit and easy as blocking, fit and optimistic with f=fifo).
 \b
 Parameters:
   order=NAME        queue order (fcfs spt lpt ssf lsf saf laf random;
@@ -69,11 +75,15 @@ Parameters:
   packing=first-fit|best-fit|buddy  gang: also quantum=S (600),
                     alternative=on|off, classes=FILE.toml,
                     over_limit=refuse|default
+  f=F,g=G           combinators: select by F, fill by G (default F)
+  placement=P       combinators: auto fastest lowest smp (auto: smp on
+                    nodes, fastest on speeds, else lowest)
 \b
 Examples: easy, easy:order=sjf, conservative, backfill:depth=3,
 firstfit:order=lpt, best-package, easy:select=largest, spt:oracle,
 random:seed=3, ffdh, smart:order=smith,fit=first, batch:inner=nfih, pc2,
-pbi:order=literal, psrs, gang:packing=buddy,quantum=600
+pbi:order=literal, psrs, gang:packing=buddy,quantum=600,
+optimistic:f=lpt,g=fifo, lpt-back, fit:f=spt,placement=fastest
 """
 
 
