@@ -12,7 +12,9 @@ same instant until none is named.
 Base orders (§A2.1; ``p_hat / pi`` is compared exactly, never in floats)
 -----------------------------------------------------------------------
 ``fifo``    ``argmin (q_j, id_j)``
-``spt``     ``argmin (p_hat_j / pi_j, id_j)``
+``spt``     ``argmin (p_hat_j / pi_j, id_j)``, ``p_hat_j`` the estimated
+            work at speed 1 (:func:`base_ranks`: ``estimate / size`` on
+            speeds, the estimate itself on identical processors)
 ``lpt``     ``argmax (p_hat_j / pi_j, id_j)``: ties go to the *higher* id
             (the thesis's ``max(key=(p/pi, id))``)
 ``fid``     ``argmin id_j``
@@ -216,13 +218,19 @@ def parse_combinator(text: str) -> CombinatorSpec:
         raise ValueError(f"policy {text!r}: {error}") from None
 
 
-def base_ranks(order: str, jobs: Sequence[Job], seed: int = 0) -> list[int]:
+def base_ranks(
+    order: str, jobs: Sequence[Job], seed: int = 0, *, work: bool = True
+) -> list[int]:
     """Rank of every job (indexed like ``jobs``, which are sorted by
     ``(release, id)``) in a base order: 0 is chosen first.
 
-    ``spt`` and ``lpt`` compare ``estimate / size`` as exact fractions, so
-    ties are ties and fall to the id (the lower for ``spt``, the higher for
-    ``lpt``).
+    ``spt`` and ``lpt`` compare the estimated work per processor at speed 1,
+    Rassmann's ``p_hat / pi``, as exact fractions, so ties are ties and
+    fall to the id (the lower for ``spt``, the higher for ``lpt``). With
+    ``work`` (a machine with speeds, where a job's estimate is its work)
+    that is ``estimate / size``; without (identical processors, where the
+    estimate is already a run time, the work being ``estimate * size``)
+    it is the estimate itself, the flat engine's ``spt`` key.
     """
     n = len(jobs)
     keys: list[Any]
@@ -230,10 +238,12 @@ def base_ranks(order: str, jobs: Sequence[Job], seed: int = 0) -> list[int]:
         keys = [(job.release, job.id) for job in jobs]
     elif order == "fid":
         keys = [job.id for job in jobs]
-    elif order == "spt":
-        keys = [(Fraction(job.requested, job.size), job.id) for job in jobs]
-    elif order == "lpt":
-        keys = [(-Fraction(job.requested, job.size), -job.id) for job in jobs]
+    elif order in ("spt", "lpt"):
+        sign = 1 if order == "spt" else -1
+        keys = [
+            (sign * Fraction(job.requested, job.size if work else 1), sign * job.id)
+            for job in jobs
+        ]
     elif order == "random":
         rng = random.Random(seed)
         keys = [(rng.random(), job.id) for job in jobs]
@@ -295,7 +305,8 @@ def run_combinator(instance: Instance, spec: CombinatorSpec | str) -> Schedule:
     sim = NodeSimulator(instance, spec.placement)
     seed = spec.seed or 0
     for order in {spec.f, spec.g}:
-        sim.add_order(order, base_ranks(order, sim.jobs, seed))
+        work = instance.machine.speeds is not None
+        sim.add_order(order, base_ranks(order, sim.jobs, seed, work=work))
     sim.run(selection(spec))
     return sim.schedule(spec.canonical)
 

@@ -133,10 +133,25 @@ def test_figure_3_2_15_the_id_order_decides_the_makespan(
 
 # -- base orders --------------------------------------------------------------
 def test_spt_and_lpt_break_exact_ratio_ties_by_id_low_and_high() -> None:
-    # 4 / 2 == 2 / 1 exactly: SPT takes the lower id, LPT the higher.
-    instance = Instance(Machine(2), (Job(1, 0, 2, 4), Job(2, 0, 1, 2)))
-    assert _starts(_run(instance, "blocking:f=spt")) == {1: (0, 4), 2: (4, 6)}
-    assert _starts(_run(instance, "blocking:f=lpt")) == {1: (2, 6), 2: (0, 2)}
+    # Works 4 / 2 == 2 / 1 per processor exactly: SPT takes the lower id,
+    # LPT the higher; each runs ceil(p / sum of speeds) = 2 s.
+    machine = Machine(2, speeds=(1, 1))
+    instance = Instance(machine, (Job(1, 0, 2, 4), Job(2, 0, 1, 2)))
+    assert _starts(_run(instance, "blocking:f=spt")) == {1: (0, 2), 2: (2, 4)}
+    assert _starts(_run(instance, "blocking:f=lpt")) == {1: (2, 4), 2: (0, 2)}
+
+
+def test_spt_on_identical_processors_reads_the_estimate() -> None:
+    # Without speeds the estimate is a run time: job 1 (2 procs, 4 s) is
+    # longer than job 2 (1 proc, 3 s), whatever their works (8 and 3).
+    instance = Instance(Machine(2), (Job(1, 0, 2, 4), Job(2, 0, 1, 3)))
+    assert _starts(_run(instance, "blocking:f=spt")) == {1: (3, 7), 2: (0, 3)}
+    assert _starts(_run(instance, "blocking:f=lpt")) == {1: (0, 4), 2: (4, 7)}
+    flat = simulate(instance, "spt").schedule
+    assert {j: (p.start, p.end) for j, p in flat.placements.items()} == {
+        1: (3, 7),
+        2: (0, 3),
+    }
 
 
 def test_ratios_are_compared_exactly() -> None:

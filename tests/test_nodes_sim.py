@@ -334,7 +334,10 @@ def _reference(instance: Instance, spec: CombinatorSpec) -> dict:
     draw = {job.id: draws.random() for job in jobs}
 
     def key(order: str, job: Job) -> tuple:
-        ratio = Fraction(job.requested, job.size)
+        # Work per processor: the estimate is the work on speeds, a run
+        # time (work / size) on identical processors.
+        per = job.size if speeds is not None else 1
+        ratio = Fraction(job.requested, per)
         return {
             "fifo": (job.release, job.id),
             "fid": (job.id,),

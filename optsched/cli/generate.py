@@ -3,6 +3,8 @@
 ``optsched generate perfect-packing --width W --height H --items N --seed S
 [--guillotine/--non-guillotine] -o FILE`` writes a native JSON instance whose
 optimal contiguous makespan is ``H`` (see :mod:`optsched.generate`).
+``optsched generate afkt ...`` writes a synthetic job mix of Arndt et al.
+(2000) on nodes with speeds (:mod:`optsched.generate_afkt`).
 """
 
 from __future__ import annotations
@@ -128,3 +130,96 @@ def moldable_command(
     write_native(instance, output)
     moldable = sum(1 for job in instance.jobs if job.modes)
     echo(f"wrote {output}: {jobs} jobs ({moldable} moldable) on {machine} processors")
+
+
+@command.command("afkt")
+@click.option(
+    "--jobs", default=250, show_default=True, type=int,
+    help="Jobs n (AFKT00 experiments 1-4: 250; 5: 500).",
+)  # fmt: skip
+@click.option(
+    "--speeds", default="10x100", show_default=True,
+    help="Node speeds: QxS (Q nodes of speed S), a node count M (the thesis's "
+    "two classes: 22 -> 16x275 + 6x825, 100 -> 74x275 + 26x825), or a list "
+    "'100,100,275'.",
+)  # fmt: skip
+@click.option(
+    "--seq-ratio", default=0.5, show_default=True, type=float,
+    help="Share of sequential jobs (seqR, AFKT00's P_s).",
+)  # fmt: skip
+@click.option(
+    "--large-ratio", default=0.3, show_default=True, type=float,
+    help="Share of large jobs among the parallel ones (largeR, P_lp).",
+)  # fmt: skip
+@click.option(
+    "--timespan", default=10_000, show_default=True, type=int,
+    help="T_c,max: releases uniform on 0..T (0: offline).",
+)  # fmt: skip
+@click.option(
+    "--seq-work", default="1000:50000", show_default=True,
+    help="MIN:MAX work of sequential jobs (at speed 1).",
+)  # fmt: skip
+@click.option(
+    "--par-work", default="10000:400000", show_default=True,
+    help="MIN:MAX work of parallel jobs (at speed 1).",
+)  # fmt: skip
+@click.option(
+    "--error-rate", default=0.0, show_default=True, type=float,
+    help="Probability that a job's estimate is wrong.",
+)  # fmt: skip
+@click.option(
+    "--max-error", default=0.0, show_default=True, type=float,
+    help="Largest relative estimate error (maxError / p_err).",
+)  # fmt: skip
+@click.option(
+    "--error-model", default="under", show_default=True,
+    help="'under' (thesis: p/(1+e U), underestimates only) or 'symmetric' "
+    "(AFKT00: p f or p / f, f = 1 + e U).",
+)  # fmt: skip
+@click.option("--seed", default=0, show_default=True, type=int, help="Random seed.")
+@click.option(
+    "-o", "--output", required=True, type=click.Path(dir_okay=False),
+    callback=output_file, help="Native JSON instance file to write.",
+)  # fmt: skip
+def afkt_command(
+    jobs: int,
+    speeds: str,
+    seq_ratio: float,
+    large_ratio: float,
+    timespan: int,
+    seq_work: str,
+    par_work: str,
+    error_rate: float,
+    max_error: float,
+    error_model: str,
+    seed: int,
+    output: str,
+) -> None:
+    """A synthetic job mix of Arndt et al. 2000 as Rassmann 2020 generates it.
+
+    Sequential and parallel (small: 2..m/2 nodes, large: m/2..m) rigid jobs
+    on nodes with speeds; a job's runtime in the file is its work at speed 1
+    (:mod:`optsched.generate_afkt`).
+    """
+    from optsched.generate_afkt import afkt_instance
+    from optsched.io.native import write_native
+
+    instance = afkt_instance(
+        jobs, speeds, seq_ratio=seq_ratio, large_ratio=large_ratio,
+        timespan=timespan, seq_work=_work_range(seq_work, "--seq-work"),
+        par_work=_work_range(par_work, "--par-work"), error_rate=error_rate,
+        max_error=max_error, error_model=error_model, seed=seed,
+    )  # fmt: skip
+    write_native(instance, output)
+    sequential = sum(1 for job in instance.jobs if job.size == 1)
+    echo(
+        f"wrote {output}: {jobs} jobs ({sequential} sequential) on "
+        f"{instance.processors} nodes"
+    )
+
+
+def _work_range(text: str, option: str) -> tuple[int, int]:
+    low, sep, high = text.partition(":")
+    if not sep or not low.strip().isdigit() or not high.strip().isdigit():
+        raise ValueError(f"{option} {text!r}: expected MIN:MAX, two integers")
+    return int(low), int(high)
