@@ -169,8 +169,23 @@ def solve(
     -----
     An instance with moldable or malleable jobs is solved by
     :func:`optsched.models.moldable.solve` (the moldable optimum; malleable
-    jobs as moldable ones, see there).
+    jobs as moldable ones, see there). A machine with node speeds goes to
+    :func:`optsched.models.speeds.solve`, one with SMP nodes to
+    :func:`optsched.models.smp.solve` (their redundant cliques are on by
+    default, ``cliques`` is not forwarded).
     """
+    if not instance.machine.flat:
+        # Run times depend on the processors (imported here: both use this
+        # module).
+        from optsched.models import smp, speeds
+
+        model = speeds if instance.machine.speeds is not None else smp
+        return model.solve(
+            instance, objective, time_limit=time_limit, workers=workers,
+            incumbents=incumbents, log=log, symmetry=symmetry,
+            bound_domain=bound_domain, bound_subsolvers=bound_subsolvers,
+            seed=seed, parameters=parameters,
+        )  # fmt: skip
     if instance.moldable:
         # Jobs with modes: the moldable model (imported here, it uses this
         # module). Redundant cliques are a rigid-model option.

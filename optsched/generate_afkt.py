@@ -61,6 +61,7 @@ from fractions import Fraction
 import numpy as np
 
 from optsched.instance import Instance, Job, Machine, Source
+from optsched.machines import parse_speed_list
 from optsched.nodes import exact
 
 __all__ = [
@@ -82,46 +83,33 @@ SLOW_SHARE = Fraction(3, 4)
 
 
 def node_speeds(spec: str | Sequence[float]) -> tuple[float, ...]:
-    """Speeds of a preset, a list, or a comma-separated string.
+    """Speeds of a preset, a list, or a speed list string.
 
-    ``"10x100"`` is ten nodes of speed 100; ``"22"`` (a bare count ``M``)
-    the thesis's two-class rule ``275 if (x + 1) / M < 0.75 else 825`` for
-    nodes ``x = 0..M-1``; ``"100,100,275"`` or a sequence the speeds
-    themselves. Integral speeds come back as ``int``.
+    ``"22"`` (a bare count ``M``) is the thesis's two-class rule ``275 if
+    (x + 1) / M < 0.75 else 825`` for nodes ``x = 0..M-1``; anything else
+    is read by :func:`optsched.machines.parse_speed_list` (``"10x100"``,
+    ``"16x275,6x825"``, ``"100,100,275"``, or a file), and a sequence is
+    the speeds themselves.
 
     Raises ``ValueError`` on a malformed spec or a speed that is not > 0.
     """
     if not isinstance(spec, str):
         return _checked_speeds(list(spec), repr(spec))
-    text = spec.strip().lower()
-    if "," in text:
-        values = [_number(part, spec) for part in text.split(",")]
-        return _checked_speeds(values, repr(spec))
-    if "x" in text:
-        nodes, _, speed = text.partition("x")
-        return _checked_speeds([_number(speed, spec)] * _count(nodes, spec), repr(spec))
-    total = _count(text, spec)
+    text = spec.strip()
+    if "," in text or "x" in text:
+        return parse_speed_list(text)
+    if not text.isdigit():
+        raise ValueError(
+            f"speeds {spec!r}: expected a node count M (two classes 275/825), "
+            "QxS (Q nodes of speed S) or a comma-separated list of speeds"
+        )
+    total = int(text)
+    if total < 1:
+        raise ValueError(f"speeds {spec!r}: a node count must be at least 1")
     slow, fast = SLOW_FAST
     return tuple(
         slow if Fraction(x + 1, total) < SLOW_SHARE else fast for x in range(total)
     )
-
-
-def _count(text: str, spec: str) -> int:
-    if not text.strip().isdigit() or int(text) < 1:
-        raise ValueError(
-            f"speeds {spec!r}: expected QxS (Q nodes of speed S), a node count "
-            "M (two classes 275/825), or a comma-separated list of speeds"
-        )
-    return int(text)
-
-
-def _number(text: str, spec: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"speeds {spec!r}: {text.strip()!r} is not a number") from None
-    return int(value) if value.is_integer() else value
 
 
 def _checked_speeds(values: list[float], spec: str) -> tuple[float, ...]:

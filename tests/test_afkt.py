@@ -22,6 +22,7 @@ def test_speed_presets() -> None:
     assert node_speeds("100") == (275,) * 74 + (825,) * 26
     assert node_speeds("4") == (275, 275, 825, 825)  # (x+1)/4 < 3/4: x = 0, 1
     assert node_speeds("100,100,275.5") == (100, 100, 275.5)
+    assert node_speeds("16x275,6x825") == node_speeds("22")
     assert node_speeds([1, 2]) == (1, 2)
     for bad in ("0", "x", "3x", "3x0", "1,-2", "", "2.5"):
         with pytest.raises(ValueError, match="speeds"):
@@ -153,7 +154,7 @@ def test_cli_writes_the_generators_instance(tmp_path: Path) -> None:
         (["--seq-work", "5:x"], "--seq-work '5:x': expected MIN:MAX"),
         (["--error-model", "foo"], "error model 'foo'"),
         (["--jobs", "0"], "jobs must be an integer >= 1"),
-        (["--speeds", "4x-1"], "speeds '4x-1'"),
+        (["--speeds", "4x-1"], "speeds: '4x-1'"),
     ],
 )
 def test_cli_bad_options_exit_2_with_one_line(
