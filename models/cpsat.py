@@ -179,8 +179,8 @@ def solve(
         # module).
         from optsched.models import smp, speeds
 
-        model = speeds if instance.machine.speeds is not None else smp
-        return model.solve(
+        backend = speeds if instance.machine.speeds is not None else smp
+        return backend.solve(
             instance, objective, time_limit=time_limit, workers=workers,
             incumbents=incumbents, log=log, symmetry=symmetry,
             bound_domain=bound_domain, bound_subsolvers=bound_subsolvers,
