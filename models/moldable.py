@@ -78,7 +78,6 @@ DEQ's) are malleable schedules: checked, they are upper-bound candidates
 from __future__ import annotations
 
 import itertools
-import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -108,6 +107,7 @@ from optsched.models.solution import (
     checked_candidate,
     empty_result,
     finish,
+    option_deadlines,
     round_up_bound,
     upper_bound_candidates,
 )
@@ -115,7 +115,6 @@ from optsched.objective import Objective
 from optsched.packing import Profile, Strip, assign_processors, contiguous_placement
 from optsched.schedule import Schedule
 
-_MARGIN = 1e-9
 _MAX_DENOMINATOR = 2**20
 
 
@@ -360,53 +359,12 @@ def malleable_incumbents(
 def moldable_deadlines(
     instance: Instance, objective: Objective, upper_bound: Schedule
 ) -> dict[int, int]:
-    """Per job, a latest completion time that keeps a moldable optimum.
-
-    ``cmax``: the makespan ``UB`` of the incumbent ``upper_bound``.
-    ``wct``: ``D_j = max(C^UB_j, min(H, floor((UB - R_j) / w_j)))`` with
-    ``H = T0 + sum_i max_k T_{ik}`` (``T0`` the latest release or block end),
-    ``R_j = sum_{i != j} w_i (r_i + min_k T_{ik})`` and ``UB = sum_i w_i
-    C^UB_i``; ``D_j = max(H, C^UB_j)`` for a job of weight 0.
-
-    Proof (``wct``). Every optimal schedule has ``w_j C_j <= UB - sum_{i !=
-    j} w_i C_i`` and ``C_i >= r_i + min_k T_{ik}``. For ``H``: in an optimal
-    schedule of the chosen modes, an idle unit slot ``[t, t + 1)`` with
-    ``t >= T0`` before the last start lets every job starting after ``t``
-    move one unit left (released, no block); this strictly lowers the
-    objective when those jobs weigh, so some optimal schedule (every one,
-    with positive weights) has no such slot and completes by ``T0`` plus
-    the sum of the chosen run times, at most ``H``. The incumbent meets its
-    own ``D_j``. Fractional weights: a margin of ``1e-9 UB`` before rounding
-    down, as in :func:`optsched.models.solution.completion_deadlines`.
-    """
-    jobs = instance.jobs
-    if objective.kind == "cmax":
-        span = max((upper_bound[j.id].end for j in jobs), default=0)
-        return {j.id: span for j in jobs}
-    t0 = max(
-        [j.release for j in jobs] + [b.end for b in instance.machine.unavailable] + [0]
-    )
-    horizon = t0 + sum(max(m.runtime for m in job_modes(j)) for j in jobs)
-    weights = {j.id: objective.exact_weight(j) for j in jobs}
-    total = sum(weights[j.id] * upper_bound[j.id].end for j in jobs)
-    earliest = {j.id: j.release + min(m.runtime for m in job_modes(j)) for j in jobs}
-    floor_all = sum(weights[j.id] * earliest[j.id] for j in jobs)
-    exact = all(isinstance(w, int) for w in weights.values())
-    margin = 0 if exact else _MARGIN * max(1.0, abs(total))
-    deadlines = {}
-    for j in jobs:
-        w = weights[j.id]
-        if w == 0:
-            deadlines[j.id] = max(horizon, upper_bound[j.id].end)
-            continue
-        rest = floor_all - w * earliest[j.id]
-        own = (
-            int((total - rest) // w)
-            if exact
-            else math.floor((total - rest + margin) / w)
-        )
-        deadlines[j.id] = max(min(horizon, own), upper_bound[j.id].end)
-    return deadlines
+    """Per job, a latest completion time that keeps a moldable optimum:
+    :func:`optsched.models.solution.option_deadlines` with each job's
+    shortest and longest mode run times (the proof is there)."""
+    shortest = {j.id: min(m.runtime for m in job_modes(j)) for j in instance.jobs}
+    longest = {j.id: max(m.runtime for m in job_modes(j)) for j in instance.jobs}
+    return option_deadlines(instance, objective, upper_bound, shortest, longest)
 
 
 def _overflow(

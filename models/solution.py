@@ -336,6 +336,64 @@ def completion_deadlines(
     return deadlines
 
 
+def option_deadlines(
+    instance: Instance,
+    objective: Objective,
+    upper_bound: Schedule,
+    shortest: Mapping[int, int],
+    longest: Mapping[int, int],
+) -> dict[int, int]:
+    """Per job a latest completion that keeps an optimal schedule.
+
+    For jobs whose run time depends on a choice (a mode, a speed mix, a
+    span), ``shortest`` and ``longest`` bound it per job. ``cmax``: the
+    incumbent's makespan ``UB``. ``wct``: ``D_j = max(C^UB_j, min(H,
+    floor((UB - R_j) / w_j)))`` with ``H = T0 + sum_i longest_i`` (``T0``
+    the latest release or busy-block end), ``R_j = sum_{i != j} w_i (r_i +
+    shortest_i)`` and ``UB = sum_i w_i C^UB_i``; ``D_j = max(H, C^UB_j)``
+    for a job of weight 0.
+
+    Proof (``wct``), as :func:`completion_deadlines` with choices: every
+    optimal schedule has ``w_j C_j <= UB - sum_{i != j} w_i C_i`` and
+    ``C_i >= r_i + shortest_i``. For ``H``: in an optimal schedule of the
+    chosen options, an idle unit slot ``[t, t + 1)`` with ``t >= T0``
+    before the last start lets every job starting after ``t`` move one unit
+    left on the same processors (released, no block, nothing runs in the
+    slot), which strictly lowers the objective when those jobs weigh; so
+    some optimal schedule completes by ``T0`` plus the sum of the chosen run
+    times, at most ``H``. The incumbent meets its own ``D_j``. Fractional
+    weights: a margin of ``1e-9 UB`` before rounding down.
+    """
+    jobs = instance.jobs
+    if objective.kind == "cmax":
+        span = max((upper_bound[j.id].end for j in jobs), default=0)
+        return {j.id: span for j in jobs}
+    t0 = max(
+        [j.release for j in jobs] + [b.end for b in instance.machine.unavailable] + [0]
+    )
+    horizon = t0 + sum(longest.values())
+    weights = {j.id: objective.exact_weight(j) for j in jobs}
+    total = sum(weights[j.id] * upper_bound[j.id].end for j in jobs)
+    earliest = {j.id: j.release + shortest[j.id] for j in jobs}
+    floor_all = sum(weights[j.id] * earliest[j.id] for j in jobs)
+    exact = all(isinstance(w, int) for w in weights.values())
+    margin = 0 if exact else 1e-9 * max(1.0, abs(total))
+    deadlines = {}
+    for j in jobs:
+        w = weights[j.id]
+        if w == 0:
+            deadlines[j.id] = max(horizon, upper_bound[j.id].end)
+            continue
+        rest = floor_all - w * earliest[j.id]
+        own = (
+            int((total - rest) // w)
+            if exact
+            else math.floor((total - rest + margin) / w)
+        )
+        deadlines[j.id] = max(min(horizon, own), upper_bound[j.id].end)
+    return deadlines
+
+
 # --------------------------------------------------------------------------
 # Result assembly
 # --------------------------------------------------------------------------

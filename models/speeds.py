@@ -76,7 +76,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import math
 import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -107,6 +106,7 @@ from optsched.models.solution import (
     checked_candidate,
     empty_result,
     finish,
+    option_deadlines,
     round_up_bound,
 )
 from optsched.models.topology_bounds import topology_lower_bounds
@@ -117,8 +117,6 @@ from optsched.schedule import Placement, Schedule
 MAX_OPTIONS = 20_000
 """Most job-mix pairs :func:`solve` enumerates; beyond (many distinct
 speeds), it refuses the instance (``ValueError``) rather than enumerate."""
-
-_MARGIN = 1e-9
 
 
 # --------------------------------------------------------------------------
@@ -235,51 +233,6 @@ def speed_options(
 # --------------------------------------------------------------------------
 # Shared by the speed and SMP models: horizons, colouring, candidates
 # --------------------------------------------------------------------------
-
-
-def option_deadlines(
-    instance: Instance,
-    objective: Objective,
-    upper_bound: Schedule,
-    shortest: Mapping[int, int],
-    longest: Mapping[int, int],
-) -> dict[int, int]:
-    """Per job a latest completion that keeps an optimal schedule.
-
-    ``cmax``: the incumbent's makespan ``UB``. ``wct``: ``D_j = max(C^UB_j,
-    min(H, floor((UB - R_j) / w_j)))`` with ``H = max_i r_i + sum_i
-    longest_i``, ``R_j = sum_{i != j} w_i (r_i + shortest_i)`` (``D_j =
-    max(H, C^UB_j)`` for a job of weight 0), as
-    :func:`optsched.models.moldable.moldable_deadlines` argues: an idle unit
-    slot after the last release lets every later job move one unit left on
-    the same processors (nothing runs in the slot, so nothing it could
-    collide with), which lowers a positive-weight objective.
-    """
-    jobs = instance.jobs
-    if objective.kind == "cmax":
-        span = max((upper_bound[j.id].end for j in jobs), default=0)
-        return {j.id: span for j in jobs}
-    horizon = max(j.release for j in jobs) + sum(longest.values())
-    weights = {j.id: objective.exact_weight(j) for j in jobs}
-    total = sum(weights[j.id] * upper_bound[j.id].end for j in jobs)
-    earliest = {j.id: j.release + shortest[j.id] for j in jobs}
-    floor_all = sum(weights[j.id] * earliest[j.id] for j in jobs)
-    exact = all(isinstance(w, int) for w in weights.values())
-    margin = 0 if exact else _MARGIN * max(1.0, abs(total))
-    deadlines = {}
-    for j in jobs:
-        w = weights[j.id]
-        if w == 0:
-            deadlines[j.id] = max(horizon, upper_bound[j.id].end)
-            continue
-        rest = floor_all - w * earliest[j.id]
-        own = (
-            int((total - rest) // w)
-            if exact
-            else math.floor((total - rest + margin) / w)
-        )
-        deadlines[j.id] = max(min(horizon, own), upper_bound[j.id].end)
-    return deadlines
 
 
 def colour(
