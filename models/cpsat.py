@@ -437,27 +437,9 @@ class _Model:
                 ).only_enforce_if(same)
 
     def _add_objective(self, bounds: Sequence[Bound]) -> None:
-        jobs = self.instance.jobs
-        if self.objective.kind == "cmax":
-            best = max((b.value for b in bounds), default=0.0)
-            lowest = max(0, round_up_bound(best))
-            highest = max(self.deadlines.values())
-            self.makespan = self.model.new_int_var(
-                min(lowest, highest), highest, "Cmax"
-            )
-            for j in jobs:
-                self.model.add(self.starts[j.id] + j.runtime <= self.makespan)
-            self.model.minimize(self.makespan)
-            return
-        weights = [self.objective.weight(j) for j in jobs]
-        integer, self.scale, self.exact = integer_weights(
-            weights, max(self.deadlines.values())
-        )
-        self.model.minimize(
-            sum(
-                w * (self.starts[j.id] + j.runtime)
-                for w, j in zip(integer, jobs, strict=True)
-            )
+        ends = {j.id: self.starts[j.id] + j.runtime for j in self.instance.jobs}
+        self.makespan, self.scale, self.exact = add_completion_objective(
+            self.model, self.objective, self.instance, ends, self.deadlines, bounds
         )
 
     def _add_hint(self, schedule: Schedule) -> None:
@@ -473,10 +455,54 @@ class _Model:
 
     def solver_bound(self, raw: float) -> float:
         """The solver's objective bound in the objective's units
-        (:func:`scaled_bound`; a makespan is an integer)."""
-        exact = self.objective.kind == "cmax" or self.exact
-        scale = 1.0 if self.objective.kind == "cmax" else self.scale
-        return scaled_bound(raw, scale, exact) - self.objective.offset(self.instance)
+        (:func:`objective_bound`)."""
+        return objective_bound(
+            self.objective, self.instance, raw, self.scale, self.exact
+        )
+
+
+def add_completion_objective(
+    model: cp_model.CpModel,
+    objective: Objective,
+    instance: Instance,
+    ends: Mapping[int, Any],
+    deadlines: Mapping[int, int],
+    bounds: Sequence[Bound],
+) -> tuple[cp_model.IntVar | None, float, bool]:
+    """Minimise the makespan or the weighted sum of the jobs' ``ends``.
+
+    ``cmax``: a makespan variable from the best bound of ``bounds`` to the
+    latest deadline, above every end. ``wct``: the weights made integers
+    (:func:`integer_weights`). Returns the makespan variable (``None`` for
+    ``wct``) and the weights' ``scale`` and ``exact``, which
+    :func:`objective_bound` needs to read the solver's bound.
+    """
+    jobs = instance.jobs
+    if objective.kind == "cmax":
+        best = max((b.value for b in bounds), default=0.0)
+        lowest = max(0, round_up_bound(best))
+        highest = max(deadlines.values())
+        makespan = model.new_int_var(min(lowest, highest), highest, "Cmax")
+        for j in jobs:
+            model.add(ends[j.id] <= makespan)
+        model.minimize(makespan)
+        return makespan, 1.0, True
+    integer, scale, exact = integer_weights(
+        [objective.weight(j) for j in jobs], max(deadlines.values())
+    )
+    model.minimize(sum(w * ends[j.id] for w, j in zip(integer, jobs, strict=True)))
+    return None, scale, exact
+
+
+def objective_bound(
+    objective: Objective, instance: Instance, raw: float, scale: float, exact: bool
+) -> float:
+    """CP-SAT's raw objective bound in the objective's units
+    (:func:`scaled_bound`; a makespan is an integer), less the objective's
+    constant offset (``relative``)."""
+    if objective.kind == "cmax":
+        scale, exact = 1.0, True
+    return scaled_bound(raw, scale, exact) - objective.offset(instance)
 
 
 def integer_weights(

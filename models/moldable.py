@@ -94,10 +94,10 @@ from optsched.models.cpsat import (
     _configure,
     _identical_groups,
     _relabel,
-    integer_weights,
+    add_completion_objective,
+    objective_bound,
     overflow_note,
     run_search,
-    scaled_bound,
 )
 from optsched.models.moldable_bounds import job_modes, moldable_lower_bounds
 from optsched.models.result import Bound, Incumbent, Result
@@ -108,7 +108,6 @@ from optsched.models.solution import (
     empty_result,
     finish,
     option_deadlines,
-    round_up_bound,
     upper_bound_candidates,
 )
 from optsched.objective import Objective
@@ -502,23 +501,8 @@ class _Model:
         self.model.add_no_overlap_2d(time_iv + block_iv, proc_iv + block_proc)
 
     def _add_objective(self, bounds: Sequence[Bound]) -> None:
-        jobs = self.instance.jobs
-        if self.objective.kind == "cmax":
-            best = max((b.value for b in bounds), default=0.0)
-            lowest = max(0, round_up_bound(best))
-            highest = max(self.deadlines.values())
-            self.makespan = self.model.new_int_var(
-                min(lowest, highest), highest, "Cmax"
-            )
-            for j in jobs:
-                self.model.add(self.ends[j.id] <= self.makespan)
-            self.model.minimize(self.makespan)
-            return
-        integer, self.scale, self.exact = integer_weights(
-            [self.objective.weight(j) for j in jobs], max(self.deadlines.values())
-        )
-        self.model.minimize(
-            sum(w * self.ends[j.id] for w, j in zip(integer, jobs, strict=True))
+        self.makespan, self.scale, self.exact = add_completion_objective(
+            self.model, self.objective, self.instance, self.ends, self.deadlines, bounds
         )
 
     def _add_hint(self, schedule: Schedule) -> None:
@@ -537,11 +521,11 @@ class _Model:
             )
 
     def solver_bound(self, raw: float) -> float:
-        """The solver's bound in the objective's units
-        (:func:`optsched.models.cpsat.scaled_bound`)."""
-        exact = self.objective.kind == "cmax" or self.exact
-        scale = 1.0 if self.objective.kind == "cmax" else self.scale
-        return scaled_bound(raw, scale, exact) - self.objective.offset(self.instance)
+        """CP-SAT's bound in the objective's units
+        (:func:`optsched.models.cpsat.objective_bound`)."""
+        return objective_bound(
+            self.objective, self.instance, raw, self.scale, self.exact
+        )
 
 
 def undominated(modes: Sequence[Mode]) -> tuple[Mode, ...]:

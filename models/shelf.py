@@ -168,9 +168,9 @@ from optsched.models.cpsat import (
     _identical_groups,
     _relabel,
     integer_weights,
+    objective_bound,
     read_starts,
     run_search,
-    scaled_bound,
     search_refusal,
 )
 from optsched.models.moldable_bounds import require_rigid
@@ -888,12 +888,11 @@ class _ShelfModel:
         self.horizon = max(self.deadlines.values())
 
     def solver_bound(self, raw: float) -> float:
-        """The solver's objective bound in the objective's units (``exact``
-        and ``scale`` are set by each formulation's objective;
-        :func:`optsched.models.cpsat.scaled_bound`)."""
-        exact = self.objective.kind == "cmax" or self.exact
-        scale = 1.0 if self.objective.kind == "cmax" else self.scale
-        return scaled_bound(raw, scale, exact) - self.objective.offset(self.instance)
+        """CP-SAT's bound in the objective's units
+        (:func:`optsched.models.cpsat.objective_bound`)."""
+        return objective_bound(
+            self.objective, self.instance, raw, self.scale, self.exact
+        )
 
 
 class _ChainModel(_ShelfModel):

@@ -94,10 +94,10 @@ from optsched.models.cpsat import (
     _disjunctive_cliques,
     _identical_groups,
     _relabel,
-    integer_weights,
+    add_completion_objective,
+    objective_bound,
     overflow_note,
     run_search,
-    scaled_bound,
 )
 from optsched.models.result import Bound, Incumbent, Result
 from optsched.models.solution import (
@@ -107,7 +107,6 @@ from optsched.models.solution import (
     empty_result,
     finish,
     option_deadlines,
-    round_up_bound,
 )
 from optsched.models.topology_bounds import topology_lower_bounds
 from optsched.objective import Objective
@@ -410,23 +409,8 @@ class OptionModel:
         self.chosen[job.id], self.option_intervals[job.id] = literals, boxes
 
     def _add_objective(self, bounds: Sequence[Bound]) -> None:
-        jobs = self.instance.jobs
-        if self.objective.kind == "cmax":
-            best = max((b.value for b in bounds), default=0)
-            lowest = max(0, round_up_bound(best))
-            highest = max(self.deadlines.values())
-            self.makespan = self.model.new_int_var(
-                min(lowest, highest), highest, "Cmax"
-            )
-            for j in jobs:
-                self.model.add(self.ends[j.id] <= self.makespan)
-            self.model.minimize(self.makespan)
-            return
-        integer, self.scale, self.exact = integer_weights(
-            [self.objective.weight(j) for j in jobs], max(self.deadlines.values())
-        )
-        self.model.minimize(
-            sum(w * self.ends[j.id] for w, j in zip(integer, jobs, strict=True))
+        self.makespan, self.scale, self.exact = add_completion_objective(
+            self.model, self.objective, self.instance, self.ends, self.deadlines, bounds
         )
 
     def hint_job(self, job_id: int, start: int, option: int) -> None:
@@ -448,10 +432,10 @@ class OptionModel:
 
     def solver_bound(self, raw: float) -> float:
         """CP-SAT's bound in the objective's units
-        (:func:`optsched.models.cpsat.scaled_bound`)."""
-        exact = self.objective.kind == "cmax" or self.exact
-        scale = 1.0 if self.objective.kind == "cmax" else self.scale
-        return scaled_bound(raw, scale, exact) - self.objective.offset(self.instance)
+        (:func:`optsched.models.cpsat.objective_bound`)."""
+        return objective_bound(
+            self.objective, self.instance, raw, self.scale, self.exact
+        )
 
     def picked(self, job_id: int, value: Callable[[Any], int]) -> int:
         """The index of the option a solution chose."""
