@@ -72,22 +72,14 @@ from optsched.instance import Instance, Job
 from optsched.models.cpsat import BACKEND, BOUND_SUBSOLVERS, LogSink, _relabel
 from optsched.models.result import Bound, Incumbent, Result
 from optsched.models.solution import (
-    Candidate,
-    bounds_deadline,
-    checked_candidate,
     empty_result,
-    finish,
 )
 from optsched.models.speeds import (
     OptionModel,
+    OptionProblem,
     colour,
-    greedy_orders,
-    option_deadlines,
-    overflow,
-    own_candidates,
-    search,
+    solve_options,
 )
-from optsched.models.topology_bounds import topology_lower_bounds
 from optsched.nodes import Nodes, ceiling
 from optsched.objective import Objective
 from optsched.packing import Profile
@@ -428,67 +420,44 @@ def solve(
     if not instance.jobs:
         return empty_result(objective, BACKEND, started)
     options = {j.id: span_options(j, nodes) for j in instance.jobs}
-    shortest = {jid: opts[0].duration for jid, opts in options.items()}
-    longest = {jid: opts[-1].duration for jid, opts in options.items()}
-    greedy = [
-        (f"list:smp-{name}", greedy_smp_schedule(
-            instance, options, order, f"list:smp-{name}"))
-        for name, order in greedy_orders(instance, objective, shortest)
-    ]  # fmt: skip
-    candidates, rejected = own_candidates(
-        instance, objective, incumbents, greedy, deadline
-    )
-    bounds, skipped = topology_lower_bounds(
-        instance, objective, bounds_deadline(deadline)
-    )
-    hint = candidates[0]
-    params: dict[str, Any] = {
-        "time_limit": time_limit,
-        "workers": workers,
-        "objective": objective.label,
-        "model": "smp",
-        "nodes": nodes.describe(),
-        "options": sum(len(o) for o in options.values()),
-        "hint_source": hint.source,
-        "subsolvers": list(bound_subsolvers),
-    }
-    if rejected:
-        params["rejected"] = rejected
-    deadlines = option_deadlines(instance, objective, hint.schedule, shortest, longest)
-    too_large = overflow(deadlines, len(instance.jobs))
-    if too_large is None and len(instance.jobs) * nodes.count > MAX_VARIABLES:
-        too_large = (
-            f"{len(instance.jobs)} jobs x {nodes.count} nodes, more than "
-            f"{MAX_VARIABLES} counts"
-        )
-    if too_large is not None:
-        skipped.append(f"{BACKEND}: model not built: {too_large}")
-    elif time.monotonic() >= deadline:
-        skipped.append(f"{BACKEND}: search skipped (time limit)")
-    else:
-        model = _SmpModel(
-            instance, objective, options, deadlines,
-            bounds if bound_domain else [], symmetry=symmetry,
-            node_symmetry=node_symmetry, cliques=cliques,
-        )  # fmt: skip
-        model.hint(hint.schedule)
-        params["node_symmetry"] = model.node_symmetry
 
-        def decode(found: Found) -> tuple[Candidate | None, str | None]:
-            try:
-                schedule = smp_schedule(instance, options, found, BACKEND)
-            except ValueError as error:  # a model bug: a node is overloaded
-                return None, f"{BACKEND}: {error}"
-            return checked_candidate(instance, objective, BACKEND, schedule)
+    def refusal(deadlines: dict[int, int]) -> str | None:
+        if len(instance.jobs) * nodes.count > MAX_VARIABLES:
+            return (
+                f"{len(instance.jobs)} jobs x {nodes.count} nodes, more than "
+                f"{MAX_VARIABLES} counts"
+            )
+        return None
 
-        search(model, model.read, decode, params, bounds, candidates, deadline,
-               workers=workers, log=log, subsolvers=bound_subsolvers, seed=seed,
-               parameters=parameters or {})  # fmt: skip
-    if skipped:
-        params["skipped"] = skipped
-    return finish(
-        instance, objective, backend=BACKEND, candidates=candidates,
-        bounds=bounds, started=started, params=params,
+    problem = OptionProblem(
+        name="smp",
+        options=options,
+        greedy=lambda order, producer: greedy_smp_schedule(
+            instance, options, order, producer
+        ),
+        build=lambda deadlines, domain: _SmpModel(
+            instance,
+            objective,
+            options,
+            deadlines,
+            domain,
+            symmetry=symmetry,
+            node_symmetry=node_symmetry,
+            cliques=cliques,
+        ),
+        decode=lambda found: smp_schedule(instance, options, found, BACKEND),
+        params={
+            "nodes": nodes.describe(),
+            "options": sum(len(o) for o in options.values()),
+            "node_symmetry": node_symmetry and nodes.count > 1,
+        },
+        refusal=refusal,
+    )
+    return solve_options(
+        instance, objective, problem, started=started, deadline=deadline,
+        incumbents=incumbents, bound_domain=bound_domain, time_limit=time_limit,
+        workers=workers, log=log, subsolvers=bound_subsolvers, seed=seed,
+        parameters=parameters or {},
     )  # fmt: skip
 
 

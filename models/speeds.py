@@ -443,6 +443,14 @@ class OptionModel:
             k for k, x in enumerate(self.chosen[job_id]) if x is not None and value(x)
         )
 
+    def hint(self, schedule: Schedule) -> None:
+        """Hint CP-SAT with a schedule (each model's own variables)."""
+        raise NotImplementedError
+
+    def read(self, value: Callable[[Any], int]) -> Any:
+        """A solution's choices, by job: what the model's decoder reads."""
+        raise NotImplementedError
+
 
 def search(
     model: OptionModel,
@@ -477,6 +485,103 @@ def search(
             candidates.append(candidate)
         else:
             params.setdefault("rejected", []).append(str(reason))
+
+
+@dataclass
+class OptionProblem:
+    """What :func:`solve_options` needs of one option model.
+
+    ``options`` are each job's run-time options (``.duration``);
+    ``greedy(order, producer)`` a list schedule in an order; ``build(
+    deadlines, bounds)`` the CP-SAT model (:class:`OptionModel`);
+    ``decode(found)`` a solution's schedule (``ValueError`` on a model
+    bug); ``refusal(deadlines)`` why the model is not built, or ``None``;
+    ``params`` the model's own result parameters.
+    """
+
+    name: str
+    options: Mapping[int, Sequence[Any]]
+    greedy: Callable[[list[int], str], Schedule]
+    build: Callable[[dict[int, int], list[Bound]], OptionModel]
+    decode: Callable[[Any], Schedule]
+    params: dict[str, Any]
+    refusal: Callable[[dict[int, int]], str | None] = lambda deadlines: None
+
+
+def solve_options(
+    instance: Instance,
+    objective: Objective,
+    problem: OptionProblem,
+    *,
+    started: float,
+    deadline: float,
+    incumbents: Sequence[Incumbent],
+    bound_domain: bool,
+    **settings: Any,
+) -> Result:
+    """Solve an option model (speed mixes, SMP spans) within ``deadline``.
+
+    Greedy list schedules in submit and LPT or Smith order and the caller's
+    incumbents (checked), :func:`~optsched.models.topology_bounds.
+    topology_lower_bounds`, horizons from :func:`~optsched.models.solution.
+    option_deadlines`, then CP-SAT hinted with the best schedule;
+    ``settings`` go to :func:`search` (``workers``, ``log``, ``subsolvers``,
+    ``seed``, ``parameters``). Always returns a checked schedule.
+    """
+    options = problem.options
+    shortest = {jid: min(o.duration for o in opts) for jid, opts in options.items()}
+    longest = {jid: max(o.duration for o in opts) for jid, opts in options.items()}
+    greedy = [
+        (
+            f"list:{problem.name}-{name}",
+            problem.greedy(order, f"list:{problem.name}-{name}"),
+        )
+        for name, order in greedy_orders(instance, objective, shortest)
+    ]
+    candidates, rejected = own_candidates(
+        instance, objective, incumbents, greedy, deadline
+    )
+    bounds, skipped = topology_lower_bounds(
+        instance, objective, bounds_deadline(deadline)
+    )
+    hint = candidates[0]
+    params: dict[str, Any] = {
+        "time_limit": settings.get("time_limit"),
+        "workers": settings.get("workers"),
+        "objective": objective.label,
+        "model": problem.name,
+        **problem.params,
+        "hint_source": hint.source,
+        "subsolvers": list(settings.get("subsolvers", ())),
+    }
+    settings.pop("time_limit", None)
+    if rejected:
+        params["rejected"] = rejected
+    deadlines = option_deadlines(instance, objective, hint.schedule, shortest, longest)
+    too_large = overflow(deadlines, len(instance.jobs)) or problem.refusal(deadlines)
+    if too_large is not None:
+        skipped.append(f"{BACKEND}: model not built: {too_large}")
+    elif time.monotonic() >= deadline:
+        skipped.append(f"{BACKEND}: search skipped (time limit)")
+    else:
+        model = problem.build(deadlines, bounds if bound_domain else [])
+        model.hint(hint.schedule)
+
+        def decode(found: Any) -> tuple[Candidate | None, str | None]:
+            try:
+                schedule = problem.decode(found)
+            except ValueError as error:  # a model bug: a resource is overloaded
+                return None, f"{BACKEND}: {error}"
+            return checked_candidate(instance, objective, BACKEND, schedule)
+
+        search(model, model.read, decode, params, bounds, candidates, deadline,
+               **settings)  # fmt: skip
+    if skipped:
+        params["skipped"] = skipped
+    return finish(
+        instance, objective, backend=BACKEND, candidates=candidates,
+        bounds=bounds, started=started, params=params,
+    )  # fmt: skip
 
 
 def overflow(deadlines: Mapping[int, int], jobs: int) -> str | None:
@@ -681,58 +786,31 @@ def solve(
             f"more than {MAX_OPTIONS}: group the speeds into fewer classes"
         )
     options = speed_options(instance, classes)
-    shortest = {jid: min(o.duration for o in opts) for jid, opts in options.items()}
-    longest = {jid: max(o.duration for o in opts) for jid, opts in options.items()}
-    greedy = [
-        (f"list:speeds-{name}", greedy_speed_schedule(
-            instance, classes, options, order, f"list:speeds-{name}"))
-        for name, order in greedy_orders(instance, objective, shortest)
-    ]  # fmt: skip
-    candidates, rejected = own_candidates(
-        instance, objective, incumbents, greedy, deadline
+    problem = OptionProblem(
+        name="speeds",
+        options=options,
+        greedy=lambda order, producer: greedy_speed_schedule(
+            instance, classes, options, order, producer
+        ),
+        build=lambda deadlines, domain: _SpeedModel(
+            instance,
+            objective,
+            classes,
+            options,
+            deadlines,
+            domain,
+            symmetry=symmetry,
+            cliques=cliques,
+        ),
+        decode=lambda found: speed_schedule(instance, classes, options, found, BACKEND),
+        params={
+            "speed_classes": [(len(c.processors), str(c.speed)) for c in classes],
+            "mixes": mixes,
+        },
     )
-    bounds, skipped = topology_lower_bounds(
-        instance, objective, bounds_deadline(deadline)
-    )
-    hint = candidates[0]
-    params: dict[str, Any] = {
-        "time_limit": time_limit,
-        "workers": workers,
-        "objective": objective.label,
-        "model": "speeds",
-        "speed_classes": [(len(c.processors), str(c.speed)) for c in classes],
-        "mixes": mixes,
-        "hint_source": hint.source,
-        "subsolvers": list(bound_subsolvers),
-    }
-    if rejected:
-        params["rejected"] = rejected
-    deadlines = option_deadlines(instance, objective, hint.schedule, shortest, longest)
-    too_large = overflow(deadlines, len(instance.jobs))
-    if too_large is not None:
-        skipped.append(f"{BACKEND}: model not built: {too_large}")
-    elif time.monotonic() >= deadline:
-        skipped.append(f"{BACKEND}: search skipped (time limit)")
-    else:
-        model = _SpeedModel(
-            instance, objective, classes, options, deadlines,
-            bounds if bound_domain else [], symmetry=symmetry, cliques=cliques,
-        )  # fmt: skip
-        model.hint(hint.schedule)
-
-        def decode(found: Mapping[int, tuple[int, int]]) -> tuple[Any, Any]:
-            try:
-                schedule = speed_schedule(instance, classes, options, found, BACKEND)
-            except ValueError as error:  # a model bug: a class is overloaded
-                return None, f"{BACKEND}: {error}"
-            return checked_candidate(instance, objective, BACKEND, schedule)
-
-        search(model, model.read, decode, params, bounds, candidates, deadline,
-               workers=workers, log=log, subsolvers=bound_subsolvers, seed=seed,
-               parameters=parameters or {})  # fmt: skip
-    if skipped:
-        params["skipped"] = skipped
-    return finish(
-        instance, objective, backend=BACKEND, candidates=candidates,
-        bounds=bounds, started=started, params=params,
+    return solve_options(
+        instance, objective, problem, started=started, deadline=deadline,
+        incumbents=incumbents, bound_domain=bound_domain, time_limit=time_limit,
+        workers=workers, log=log, subsolvers=bound_subsolvers, seed=seed,
+        parameters=parameters or {},
     )  # fmt: skip
