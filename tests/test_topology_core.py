@@ -270,11 +270,9 @@ def test_flat_relaxation_takes_the_shortest_run_times() -> None:
 
 def test_cli_options_make_a_machine(tmp_path: Path) -> None:
     runner = CliRunner()
-    result = runner.invoke(
-        main,
-        ["bound", "instances/kth_20.json", "--backend", "bounds-only"]
-        + ["--nodes", "10x10", "--tight", "1", "--level", "2"],
-    )
+    machine = ["--nodes", "10x10", "--tight", "1", "--level", "2"]
+    command = ["bound", "instances/kth_20.json", "--backend", "bounds-only"]
+    result = runner.invoke(main, [*command, *machine])
     assert result.exit_code == 0, result.output
     assert "(shortest run times)" in result.output
     bad = runner.invoke(main, ["bound", "instances/kth_20.json", "--nodes", "10x11"])
