@@ -449,12 +449,12 @@ class Machine:
         An SMP cluster (:class:`~optsched.nodes.Nodes`: nodes of ``cpus``
         processors, a span limit, a communication cost), or ``None``.
 
+    Notes
+    -----
     A machine with speeds or nodes (not :attr:`flat`) takes no busy blocks
     and no contiguous allocation: which processors a job gets decides its
     run time there, and neither feature is defined on pinned ranges yet.
 
-    Notes
-    -----
     Why blocks on ``any`` machines carry no offset: processors are
     interchangeable there, so the machine (or the scheduler) picks a block's
     processors when it starts. Then every start vector that respects the
