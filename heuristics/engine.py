@@ -276,6 +276,8 @@ class Simulator:
         self.running_ends: list[tuple[int, int]] = []
         self.finished: list[tuple[int, int, int]] = []
         self.arrived: list[int] = []
+        self.added_blocks: list[BusyBlock] = []
+        """Blocks added since the previous pass (:meth:`add_block`)."""
 
         self.blocks = sorted(
             (b for b in machine.unavailable if b.end > b.start),
@@ -309,6 +311,11 @@ class Simulator:
         self._done = 0
         self._wakes: set[int] = set()
         self._instant_completions = 0
+        self._last_instant = -1
+        self._online_blocks = False  # add_block was called
+        self._policy: Any = None  # set by begin()
+        self._policy_state: Any = None
+        self._upcoming = 0
         self.stats: dict[str, int] = dict.fromkeys(
             (
                 "events",
@@ -336,34 +343,67 @@ class Simulator:
         ranks: Sequence[int],
         progress: Callable[[int], None] | None = None,
     ) -> None:
-        """Simulate every job under ``policy`` (queue order ``ranks``).
+        """Simulate every job under ``policy`` (queue order ``ranks``)."""
+        self.begin(policy, ranks)
+        self.advance(None, progress)
+        self.finish(progress)
 
-        Arrivals are read from the jobs sorted by ``(submit, id)`` instead of
-        being pushed on the heap: they are the last kind at equal times, so
-        merging the two streams keeps the ``(time, kind, sequence)`` order.
-        """
+    def begin(self, policy: Policy, ranks: Sequence[int]) -> None:
+        """Prepare a run driven step by step with :meth:`advance` (a grid
+        simulation runs one simulator per cluster this way and inserts
+        reservations between steps, :meth:`add_block`)."""
         self._ranks = list(ranks)
         for k, block in enumerate(self.blocks):
             self._push(block.start, BLOCK_START, k)
             self._push(block.end, BLOCK_END, k)
-        state = policy.new_state(self)
+        self._policy = policy
+        self._policy_state = policy.new_state(self)
+        self._upcoming = 0  # next job to arrive
+        self._last_instant = -1  # the last instant processed
+
+    def next_time(self) -> int | None:
+        """The next instant with an event (``None``: nothing left)."""
+        heap = self._heap
+        upcoming = self._upcoming
+        release = self.release
+        if upcoming < len(release) and (not heap or release[upcoming] < heap[0][0]):
+            return release[upcoming]
+        return heap[0][0] if heap else None
+
+    def advance(
+        self, until: int | None, progress: Callable[[int], None] | None = None
+    ) -> None:
+        """Process every instant before ``until`` (all of them: ``None``).
+
+        At each instant: completions, busy-block ends and starts, arrivals,
+        then one scheduling pass. Arrivals are read from the jobs sorted by
+        ``(submit, id)`` instead of being pushed on the heap: they are the
+        last kind at equal times, so merging the two streams keeps the
+        ``(time, kind, sequence)`` order.
+        """
+        policy, state = self._policy, self._policy_state
         heap = self._heap
         release = self.release
         n = len(release)
-        upcoming = 0  # next job to arrive
+        upcoming = self._upcoming
         events = 0
         passes = 0
-        max_queue = 0
+        max_queue = self.stats["max_queue"]
         heappop = heapq.heappop
         while heap or upcoming < n:
             if upcoming < n and (not heap or release[upcoming] < heap[0][0]):
                 now = release[upcoming]
             else:
                 now = heap[0][0]
+            if until is not None and now >= until:
+                break
             while heap and heap[0][0] == now:
                 _, kind, _, payload = heappop(heap)
                 events += 1
                 if kind == COMPLETION:
+                    if self.end_time[payload] != now or self.state[payload] == DONE:
+                        events -= 1  # superseded: cut short by a reservation
+                        continue
                     self._complete(payload, now)
                 elif kind == BLOCK_START:
                     self._block_start(payload)
@@ -390,18 +430,136 @@ class Simulator:
                 # queue was empty when they happened.
                 self.finished.clear()
                 self.arrived.clear()
+                self.added_blocks.clear()
             if progress is not None and passes % 1024 == 0:
                 progress(self._done)
-        if self.queue:
+            self._last_instant = now
+        self._upcoming = upcoming
+        self.stats["events"] += events
+        self.stats["passes"] += passes
+        self.stats["max_queue"] = max_queue
+
+    def finish(self, progress: Callable[[int], None] | None = None) -> None:
+        """Check that the run ended with every job done; final statistics."""
+        if self.queue or self._upcoming < len(self.release) or self._heap:
             raise RuntimeError(
                 f"simulation stalled at time {self.now} with "
                 f"{len(self.queue)} jobs waiting"
             )
         if progress is not None:
             progress(self._done)
-        self.stats["events"] = events + self._instant_completions
-        self.stats["passes"] = passes
-        self.stats["max_queue"] = max_queue
+        self.stats["events"] += self._instant_completions
+        self._instant_completions = 0
+
+    def add_block(self, block: BusyBlock, granted_at: int | None = None) -> int:
+        """Insert a busy block during the run (an advance reservation granted
+        online); returns how many running jobs were cut short for it.
+
+        The block must start after the last processed instant and fit: at
+        every instant of it, running jobs (up to their *estimated* ends) and
+        the other blocks leave ``block.size`` processors (the caller, a
+        local reservation service, checked this). ``granted_at`` is when
+        the reservation is made (default: the last simulated instant).
+        Jobs started later never collide with it (:meth:`can_start` looks
+        at every block over a job's estimated run). A running job whose
+        actual run overruns its estimate into the block, when the
+        processors beside the block cannot hold it, is stopped at its
+        estimate, like the kill-at-estimate rule for blocks known in advance
+        (:meth:`start`): a reservation is never overrun. A job already past
+        its estimate cannot be stopped there: the caller must have counted
+        it as busy (else ``RuntimeError``).
+        """
+        if block.offset is not None:
+            raise ValueError("blocks added during a run take no processor offset")
+        if block.start <= self._last_instant:
+            raise ValueError(
+                f"a block added after time {self._last_instant} must start "
+                f"later, got {block.start}"
+            )
+        if not self.keep_profile:
+            raise RuntimeError("add_block needs a simulator with keep_profile=True")
+        if self.contiguous:
+            raise ValueError("blocks added during a run need an 'any' machine")
+        if block.end <= block.start:
+            return 0
+        now = self._last_instant if granted_at is None else granted_at
+        if not self._last_instant <= now <= block.start:
+            raise ValueError(
+                f"a block granted at {now} must start later, got {block.start}"
+            )
+        self._profile.add(block.start, block.end, -block.size)
+        try:
+            cut = self._overruns_to_cut(block, now)
+        except RuntimeError:
+            self._profile.add(block.start, block.end, block.size)
+            raise
+        k = len(self.blocks)
+        self.blocks.append(block)
+        position = bisect_right(self._block_starts, block.start)
+        # The events carry a block's index, so the list is only appended
+        # to; the starts (and offsets) stay sorted for can_start's bisections.
+        self._block_starts.insert(position, block.start)
+        self._offset_ranges.insert(position, None)
+        self._any_block_without_offset = True
+        self._last_block_end = max(self._last_block_end, block.end)
+        self.simple = False
+        self._online_blocks = True
+        self.added_blocks.append(block)
+        self._push(block.start, BLOCK_START, k)
+        self._push(block.end, BLOCK_END, k)
+        for end, j in cut:
+            self.end_time[j] = end
+            self.killed.add(j)
+            self.stats["killed"] += 1
+            self.stats["killed_for_blocks"] += 1
+            self._push(end, COMPLETION, j)
+        return len(cut)
+
+    def _overrunning(self) -> int:
+        """Processors of the jobs running past their estimates now.
+
+        The profile forgets a job at its estimated end; with blocks granted
+        during the run, one still running then may hold its processors when
+        a block starts (blocks known in advance stop such jobs at their
+        estimates instead, :meth:`start`), so a job that would start must
+        leave them room too.
+        """
+        held = 0
+        for estimated_end, j in self.running_ends:
+            if estimated_end > self.now:
+                break
+            held += self.size[j]
+        return held
+
+    def _overruns_to_cut(self, block: BusyBlock, now: int) -> list[tuple[int, int]]:
+        # Running jobs that will still run past their estimates while the
+        # block holds its processors; the profile does not see those runs.
+        overruns = []
+        for estimated_end, j in self.running_ends:
+            if self.end_time[j] > max(estimated_end, block.start) and (
+                block.end > estimated_end
+            ):
+                overruns.append((estimated_end, j))
+        if not overruns or self._overruns_fit(block, overruns):
+            return []
+        # Too many: those whose estimate is still ahead stop at it (the
+        # kill-at-estimate rule); those already past it must fit.
+        rest = [(end, j) for end, j in overruns if end <= now]
+        if rest and not self._overruns_fit(block, rest):
+            raise RuntimeError(
+                f"{_block_name(block)} collides with a job running past its "
+                "estimate (count such jobs as busy before granting it)"
+            )
+        return [(end, j) for end, j in overruns if end > now]
+
+    def _overruns_fit(self, block: BusyBlock, overruns: list[tuple[int, int]]) -> bool:
+        """Whether the processors left beside the blocks and the estimated
+        runs over the block hold every overrunning job at once."""
+        first = max(block.start, min(end for end, _ in overruns))
+        last = min(block.end, max(self.end_time[j] for _, j in overruns))
+        load = sum(self.size[j] for _, j in overruns)
+        self._profile.advance(self.now)
+        return self._profile.min_free(first, last) >= load
 
     def _arrive(self, j: int) -> None:
         self.state[j] = WAITING
@@ -532,7 +690,10 @@ class Simulator:
             first = bisect_right(self._block_starts, self.now)
             last = bisect_left(self._block_starts, end)
             if last > first:
-                if self._profile.min_free(self.now, end) < size:
+                low = self._profile.min_free(self.now, end)
+                if self._online_blocks:
+                    low -= self._overrunning()
+                if low < size:
                     return False
                 excluded = [r for r in self._offset_ranges[first:last] if r is not None]
         if at is not None:

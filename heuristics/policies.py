@@ -662,6 +662,10 @@ class Conservative(Policy):
         now = sim.now
         profile = state.profile
         profile.advance(now)
+        if sim.added_blocks:
+            for block in sim.added_blocks:
+                profile.add(block.start, block.end, -block.size)
+            self._replan(sim, state)
         size = sim.size
         early = False
         for j, ended, estimated_end in sim.finished:
@@ -689,6 +693,29 @@ class Conservative(Policy):
             # reservation even when no job arrives or ends then (e.g. the
             # reservation was set by an estimate that a job overran).
             sim.wake_at(first)
+
+    @staticmethod
+    def _replan(sim: Simulator, state: _Reservations) -> None:
+        # Blocks granted during the run (advance reservations) may cover
+        # planned slots: every reservation is placed again, in the order of
+        # the old plan (ties in queue order), each at its earliest slot
+        # given the blocks and the reservations placed before it.
+        profile, reserved = state.profile, state.start
+        size, estimate = sim.size, sim.estimate
+        order = sorted(reserved, key=lambda j: (reserved[j], sim.rank[j]))
+        for j in order:
+            old = reserved[j]
+            profile.add(old, old + planned(estimate[j]), size[j])
+        reserved.clear()
+        state.times.clear()
+        for j in order:
+            q, span = size[j], planned(estimate[j])
+            found = profile.earliest(q, span)
+            assert found is not None, "a job larger than the machine"
+            t = found
+            profile.add(t, t + span, -q)
+            state.place(j, t)
+            sim.reserve(j, t)
 
     @staticmethod
     def _reserve_arrivals(
