@@ -53,6 +53,7 @@ from optsched.grid.cluster import LocalCluster, Messages
 from optsched.grid.request import Request
 
 ALGORITHMS = ("a1", "a2", "a3", "a3bf", "a4", "a5")
+SORTS = ("random", "start", "weighted")
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,11 @@ class ServiceConfig:
         ``sampled`` (the study's) or ``prorata``.
     start_tolerance, cost_tolerance
         A5's re-sorting tolerances.
+    sort
+        Order of the variants: ``random``, ``start`` (earliest first, ties
+        random) or ``weighted`` (Eq. 2); ``None``: the algorithm's own
+        (``start`` for A4, ``weighted`` for A5, else ``random``). §6.8 runs
+        A2 and A3 start-sorted.
     """
 
     algorithm: str = "a4"
@@ -89,8 +95,11 @@ class ServiceConfig:
     cost_rule: str = "sampled"
     start_tolerance: int = 0
     cost_tolerance: float = 0.0
+    sort: str | None = None
 
     def __post_init__(self) -> None:
+        if self.sort is not None and self.sort not in SORTS:
+            raise ValueError(f"unknown sort {self.sort!r}; valid: {', '.join(SORTS)}")
         if self.algorithm not in ALGORITHMS:
             raise ValueError(
                 f"unknown algorithm {self.algorithm!r}; valid: {', '.join(ALGORITHMS)}"
@@ -101,6 +110,13 @@ class ServiceConfig:
             raise ValueError(f"k and s must lie in [0, 1], got k={self.k}, s={self.s}")
         if self.accuracy is not None and not 0 < self.accuracy <= 1:
             raise ValueError(f"accuracy must lie in (0, 1], got {self.accuracy}")
+
+    @property
+    def order(self) -> str:
+        """The variant order in force (see ``sort``)."""
+        if self.sort is not None:
+            return self.sort
+        return {"a4": "start", "a5": "weighted"}.get(self.algorithm, "random")
 
     @property
     def checks_capacity(self) -> bool:
@@ -224,23 +240,23 @@ class GridService:
             t for t in start_grid(request, config.minsize, config.windows) if t >= now
         ]
         trs = self._admissible(request, sizes, starts, now, outcome)
+        # A5's formula for its re-sorting step, whatever the filters.
+        reservation = "a5" if config.order == "weighted" else config.algorithm
         outcome.worst_case = worst_case_messages(
-            len(starts), len(self.clusters), len(sizes), config.algorithm
+            len(starts), len(self.clusters), len(sizes), reservation
         )
         self.rng.shuffle(trs)
-        if config.algorithm == "a4":
+        if config.order == "start":
             trs.sort(key=lambda tr: tr[2])  # stable: ties stay random
         roots = self._tree(request, sizes, trs)
-        leaves = list(_leaves(roots, len(sizes)))
-        outcome.variants = len(leaves)
-        if leaves:
-            outcome.start_range = (
-                min(leaf.start for leaf in leaves),
-                max(leaf.start for leaf in leaves),
-            )
-            totals = [_path_cost(roots, leaf) for leaf in leaves]
+        variants = _variants(roots, len(sizes))
+        outcome.variants = len(variants)
+        if variants:
+            starts_formed = [leaf.start for leaf, _ in variants]
+            totals = [total for _, total in variants]
+            outcome.start_range = (min(starts_formed), max(starts_formed))
             outcome.cost_range = (min(totals), max(totals))
-        if config.algorithm == "a5" and roots:
+        if config.order == "weighted" and roots:
             self._sort_weighted(roots, outcome)
         path = self._reserve(request, roots, sizes, outcome)
         if path is None:
@@ -311,16 +327,22 @@ class GridService:
         for depth, c, s in trs:
             by_start.setdefault(s, []).append((depth, c))
         rule = self.config.cost_rule
+        per_cpu: dict[tuple[int, int], Fraction] = {}
+
+        def cost_of(c: int, start: int, cpus: int) -> Fraction:
+            # Costs are linear in the CPUs: one tariff sum per (cluster, start).
+            key = (c, start)
+            if key not in per_cpu:
+                tariff = self.clusters[c].tariff
+                per_cpu[key] = tariff.cost(start, request.duration, 1, rule)
+            return cpus * per_cpu[key]
 
         def grow(depth: int, start: int, used: frozenset[int]) -> list[Node]:
             nodes = []
             for dd, c in by_start[start]:
                 if dd != depth or c in used:
                     continue
-                cost = self.clusters[c].tariff.cost(
-                    start, request.duration, sizes[depth], rule
-                )
-                node = Node(c, start, depth, cost)
+                node = Node(c, start, depth, cost_of(c, start, sizes[depth]))
                 if depth + 1 < len(sizes):
                     node.children = grow(depth + 1, start, used | {c})
                     if not node.children:
@@ -332,8 +354,7 @@ class GridService:
         for depth, c, s in trs:
             if depth != 0:
                 continue
-            cost = self.clusters[c].tariff.cost(s, request.duration, sizes[0], rule)
-            node = Node(c, s, 0, cost)
+            node = Node(c, s, 0, cost_of(c, s, sizes[0]))
             if len(sizes) > 1:
                 node.children = grow(1, s, frozenset({c}))
                 if not node.children:
@@ -370,7 +391,7 @@ class GridService:
     def _reserve(
         self, request: Request, roots: list[Node], sizes: list[int], outcome: Outcome
     ) -> list[Node] | None:
-        if self.config.algorithm == "a5":
+        if self.config.order == "weighted":
             return self._reserve_resorting(request, roots, sizes, outcome)
         return self._dfs(request, roots, sizes, [], outcome)
 
@@ -482,34 +503,17 @@ def _best_path(roots: list[Node]) -> list[Node]:
     return path
 
 
-def _leaves(roots: list[Node], parts: int) -> list[Node]:
-    out: list[Node] = []
-    stack = list(roots)
+def _variants(roots: list[Node], parts: int) -> list[tuple[Node, Fraction]]:
+    """Every complete variant as ``(leaf, total cost)``."""
+    out: list[tuple[Node, Fraction]] = []
+    stack = [(node, node.cost) for node in roots]
     while stack:
-        node = stack.pop()
+        node, total = stack.pop()
         if node.depth == parts - 1:
-            out.append(node)
+            out.append((node, total))
         else:
-            stack.extend(node.children)
+            stack.extend((child, total + child.cost) for child in node.children)
     return out
-
-
-def _path_cost(roots: list[Node], leaf: Node) -> Fraction:
-    """Total cost of the variant ending at ``leaf`` (parent links are not kept)."""
-
-    def walk(nodes: list[Node], above: Fraction) -> Fraction | None:
-        for node in nodes:
-            total = above + node.cost
-            if node is leaf:
-                return total
-            found = walk(node.children, total)
-            if found is not None:
-                return found
-        return None
-
-    found = walk(roots, Fraction(0))
-    assert found is not None
-    return found
 
 
 def worst_case_messages(starts: int, clusters: int, parts: int, algorithm: str) -> int:
