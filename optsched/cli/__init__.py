@@ -94,6 +94,7 @@ COMMANDS = (
     "report",
     "plot",
     "worst_case",
+    "coreserve",
 )
 """Modules of this package that each define one click ``command``."""
 

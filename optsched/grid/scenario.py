@@ -97,6 +97,7 @@ _KEYS: dict[str, dict[str, type | tuple[type, ...]]] = {
         "cost_rule": str,
         "start_tolerance": int,
         "cost_tolerance": (int, float),
+        "sort": str,
     },
 }
 _REQUIRED = {"scenario": ("name",), "workload": ("trace", "clusters")}
