@@ -52,7 +52,7 @@ def _stepped(instance: Instance, policy: str, kill: bool = False) -> Simulator:
     return sim
 
 
-# -- the engine: blocks granted during a run ---------------------------------------
+# -- the engine: blocks granted during a run ---------------------------
 def test_block_added_online_is_respected_golden() -> None:
     # 4 CPUs. A (2 CPUs, 100 s) starts at 0. At time 5 a reservation of 2
     # CPUs over [20, 60) is granted. B (4 CPUs) arrives at 10 and waits for
@@ -185,7 +185,7 @@ def test_reservations_are_never_overrun(
             assert placement.end - placement.start == instance.job(j).runtime
 
 
-# -- the local reservation service -----------------------------------------------------
+# -- the local reservation service --------------------------------------------------
 def test_status_query_and_state_agree() -> None:
     # 10 CPUs: a 4-CPU job runs [0, 100) (estimate 100), a 6-CPU one
     # [0, 50) (estimate 80). At 10 the table holds 10 CPUs over [10, 80)
@@ -222,7 +222,7 @@ def test_backlog_time_listing_4() -> None:
     assert cluster.next_scheduling_event(2) == 100
 
 
-# -- the service ------------------------------------------------------------------------
+# -- the service --------------------------------------------------
 def test_start_grid_and_worst_case() -> None:
     r = Request(0, 0, 10_000, 1_000, (2,))  # span 9,000 s
     assert start_grid(r, 300, 20) == [450 * i for i in range(20)]
@@ -380,3 +380,24 @@ def test_a4_sorts_by_start_and_a5_with_s_1_is_a4() -> None:
             if o.accepted:
                 assert o.start_range is not None and o.start == o.start_range[0]
     assert runs["a4"] == runs["a5"]
+
+
+def test_offline_window_of_a_run_bounds_the_online_acceptance() -> None:
+    from optsched.grid.offline_check import check_offline
+    from optsched.grid.offline_window import offline_window
+    from optsched.models.coreserve_offline import competitive_gap, solve_offline
+
+    clusters = [_synthetic_cluster(f"c{i}", i) for i in range(3)]
+    run = simulate_grid(clusters, _requests(7), ServiceConfig("a3"), seed=1)
+    window = offline_window(run, 5_000, 15_000)
+    assert window.requests
+    # Running jobs become busy CPUs; the online outcome is a solution.
+    assert any(c.busy for c in window.clusters)
+    assert check_offline(window.clusters, window.requests, window.online) == []
+    offline = solve_offline(window.clusters, window.requests, time_limit=2, workers=1)
+    assert check_offline(window.clusters, window.requests, offline) == []
+    gap = competitive_gap(window.clusters, window.requests, window.online, offline)
+    assert gap.accepted_bound is not None
+    assert gap.accepted_bound >= max(gap.online_accepted, gap.offline_accepted)
+    inside = [o for o in run.outcomes if 5_000 <= o.request.submit < 15_000]
+    assert gap.online_accepted == sum(o.accepted for o in inside)

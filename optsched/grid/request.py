@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import cast
 
 from optsched.grid.tariff import Tariff
 
@@ -111,9 +112,9 @@ class ClusterState:
             raise ValueError("name: expected a non-empty string")
         if not isinstance(self.processors, int) or self.processors < 1:
             raise ValueError(f"processors {self.processors!r} must be an integer >= 1")
-        busy: tuple[tuple[int, int, int], ...] = tuple(
-            tuple(b) for b in self.busy  # type: ignore[misc]
-        )
+        # Lists from JSON become tuples; the length is checked below.
+        rows = [tuple(b) for b in self.busy]
+        busy = cast(tuple[tuple[int, int, int], ...], tuple(rows))
         for k, entry in enumerate(busy):
             if len(entry) != 3 or not all(
                 isinstance(v, int) and not isinstance(v, bool) for v in entry
