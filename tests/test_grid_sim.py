@@ -401,3 +401,16 @@ def test_offline_window_of_a_run_bounds_the_online_acceptance() -> None:
     assert gap.accepted_bound >= max(gap.online_accepted, gap.offline_accepted)
     inside = [o for o in run.outcomes if 5_000 <= o.request.submit < 15_000]
     assert gap.online_accepted == sum(o.accepted for o in inside)
+
+
+def test_backlog_accuracy_from_history() -> None:
+    # No job has ended at 10: accuracy 1 (pessimistic). At 60 the first job
+    # (run 50 of wallclock 100) has: 0.5, and the second (200 of 200,
+    # running, 2 CPUs) counts 0.5 * 200 * 2 / 4 = 50 s of backlog.
+    instance = _instance(4, [(0, 4, 50, 100), (0, 2, 200, 200)])
+    cluster = LocalCluster("c", instance)
+    cluster.advance(10)
+    assert cluster.history_accuracy() == 1.0
+    cluster.advance(60)
+    assert cluster.history_accuracy() == 0.5
+    assert cluster.backlog_time(60, 1_000) == pytest.approx(50)

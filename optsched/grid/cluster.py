@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 
 from optsched.grid.request import ClusterState
 from optsched.grid.tariff import Tariff
-from optsched.grid.workload import wallclock_accuracy
 from optsched.heuristics.engine import WAITING, Simulator
 from optsched.heuristics.orders import order_ranks
 from optsched.heuristics.spec import parse_policy
@@ -85,7 +84,8 @@ class LocalCluster:
         Stop local jobs at their wallclock limit (Maui's default).
     wc_accuracy
         Mean runtime / wallclock of the local jobs, for the backlog time;
-        ``None``: computed from the workload.
+        ``None`` (the default): from history, the jobs that ended by the
+        time of the query (§4.4.4: Maui's diagnostics), 1 before any ended.
     """
 
     name: str
@@ -112,8 +112,7 @@ class LocalCluster:
         )
         ranks = order_ranks(chosen.order, self.sim.size, self.sim.estimate)
         self.sim.begin(chosen, ranks)
-        if self.wc_accuracy is None:
-            self.wc_accuracy = wallclock_accuracy(self.instance.jobs)
+        self._history: tuple[int, float] = (-1, 1.0)
 
     @property
     def processors(self) -> int:
@@ -183,8 +182,12 @@ class LocalCluster:
         overtaken). Running jobs count their full wallclock, as the thesis
         does.
         """
-        alpha = self.wc_accuracy if accuracy is None else accuracy
-        assert alpha is not None
+        if accuracy is not None:
+            alpha = accuracy
+        elif self.wc_accuracy is not None:
+            alpha = self.wc_accuracy
+        else:
+            alpha = self.history_accuracy()
         sim = self.sim
         local = 0
         for j in sim.queue:
@@ -198,6 +201,21 @@ class LocalCluster:
             if r.end > now and r.start < tr_start
         )
         return (alpha * local + reserved) / self.processors
+
+    def history_accuracy(self) -> float:
+        """Mean ``runtime / wallclock`` of the local jobs ended by now (1 if none)."""
+        if self._history[0] != self.now:
+            sim = self.sim
+            ratios = [
+                (sim.end_time[j] - sim.start_time[j]) / sim.requested[j]
+                for j in range(len(sim.jobs))
+                if sim.requested[j] > 0
+                and 0 <= sim.end_time[j] <= self.now
+                and sim.start_time[j] >= 0
+            ]
+            value = sum(ratios) / len(ratios) if ratios else 1.0
+            self._history = (self.now, value)
+        return self._history[1]
 
     def next_scheduling_event(self, now: int) -> int | None:
         """``t_sched``: the next estimated job end or reservation end after

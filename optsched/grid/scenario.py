@@ -152,7 +152,6 @@ class Scenario:
                 tariff,
                 policy=self.policy,
                 kill_at_estimate=self.kill_at_estimate,
-                wc_accuracy=w.wc_accuracy,
             )
             for w, tariff in zip(loads, tariffs, strict=True)
         ]
