@@ -100,6 +100,32 @@ def day_night(run: GridRun) -> tuple[float, float]:
     return day / n, night / n
 
 
+def message_split(run: GridRun) -> tuple[float, float, float]:
+    """Mean reserve + rollback messages of the requests booked furthest
+    ahead (advance booking at or above the run's median) and of the others,
+    and the share of accepted requests whose first variant succeeded."""
+    outcomes = run.outcomes
+    advance = sorted(o.request.earliest_start - o.request.submit for o in outcomes)
+    median = advance[len(advance) // 2] if advance else 0
+    far = [
+        o.messages.reservation
+        for o in outcomes
+        if o.request.earliest_start - o.request.submit >= median
+    ]
+    near = [
+        o.messages.reservation
+        for o in outcomes
+        if o.request.earliest_start - o.request.submit < median
+    ]
+    accepted = [o for o in outcomes if o.accepted]
+    first = [o.messages.reserve == len(o.request.parts) for o in accepted]
+    return (
+        statistics.fmean(far) if far else 0.0,
+        statistics.fmean(near) if near else 0.0,
+        statistics.fmean(first) if first else 0.0,
+    )
+
+
 def row_of(
     run: Run, seed: int, m: GridMeasures, grid: GridRun, seconds: float
 ) -> dict[str, Any]:
@@ -113,6 +139,10 @@ def row_of(
         "day_share": day,
         "night_share": night,
     }
+    far, near, first = message_split(grid)
+    row["messages_far_ahead"] = far
+    row["messages_short_notice"] = near
+    row["first_variant_success"] = first
     for key, value in m.__dict__.items():
         if key in ("clusters", "expansion_by_size"):
             continue

@@ -73,7 +73,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -81,6 +80,7 @@ from typing import Any
 
 from optsched.errors import InputError, shown
 from optsched.instance import MAX_INTEGER, Instance
+from optsched.io.text import load_toml
 from optsched.models import BACKENDS
 from optsched.objective import Objective
 from optsched.selection import WindowRule
@@ -252,19 +252,7 @@ def load_suite(path: str | Path) -> Suite:
     path = Path(path)
     READ_AT_LOAD.clear()  # only the last suite's traces wait for their run
     text = _suite_text(path)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        where = re.search(r"at line (\d+)", str(error))
-        reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(error))
-        raise InputError(
-            f"invalid TOML: {reason}", path, int(where.group(1)) if where else None
-        ) from None
-    except RecursionError:
-        raise InputError("invalid TOML: nested too deeply", path) from None
-    except ValueError:
-        # tomllib refuses integers of over 4300 digits with a ValueError.
-        raise InputError("invalid TOML: a number too long", path) from None
+    data = load_toml(text, path)
     try:
         return _parse(data, _Located(path, text))
     except RecursionError:

@@ -29,13 +29,10 @@ from optsched.grid.tariff import PriceEntry, Tariff, as_entries
 from optsched.io.atomic import atomic_write
 from optsched.io.native import (
     JsonPath,
-    _duplicate_location,
-    _DuplicateKeys,
     _Object,
-    _parse_json,
     _Problem,
-    format_json_path,
     json_line,
+    parse_json_document,
 )
 
 TOP_KEYS = ("clusters", "request")
@@ -58,15 +55,7 @@ def read_coreserve(path: str | Path) -> tuple[Request, list[ClusterState]]:
         raise InputError(f"not UTF-8 text ({error.reason})", path) from None
     if not text.strip():
         raise InputError("empty file: expected a JSON co-reservation problem", path)
-    duplicates = _DuplicateKeys()
-    data = _parse_json(text, path, duplicates)
-    if duplicates.found is not None:
-        where, line = _duplicate_location(text)
-        raise InputError(
-            f"{format_json_path(where)}: duplicate key {shown(duplicates.found)}",
-            path,
-            line,
-        )
+    data = parse_json_document(text, path)
     try:
         return parse_coreserve(data)
     except _Problem as problem:

@@ -46,7 +46,6 @@ weekend at about 800,000 s).
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -65,6 +64,7 @@ from optsched.grid.workload import (
     price_scenario,
 )
 from optsched.io import read_trace
+from optsched.io.text import load_toml
 
 _KEYS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "scenario": {"name": str, "description": str},
@@ -194,14 +194,7 @@ def load_scenario(path: str | Path) -> Scenario:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError:
         raise InputError("not UTF-8 text", path) from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        where = re.search(r"at line (\d+)", str(error))
-        reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(error))
-        raise InputError(
-            f"invalid TOML: {reason}", path, int(where.group(1)) if where else None
-        ) from None
+    data = load_toml(text, path)
     try:
         return _parse(data, path)
     except _Bad as bad:

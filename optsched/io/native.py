@@ -701,6 +701,21 @@ def _read_text(path: Path) -> tuple[str, bytes]:
     return decode_utf8(path, data, "a JSON instance"), raw
 
 
+def parse_json_document(text: str, path: Path) -> Any:
+    """The JSON value of ``text``; any syntax error, excessive nesting, huge
+    number or duplicated key is one located :class:`InputError`."""
+    duplicates = _DuplicateKeys()
+    data = _parse_json(text, path, duplicates)
+    if duplicates.found is not None:
+        where, line = _duplicate_location(text)
+        raise InputError(
+            f"{format_json_path(where)}: duplicate key {shown(duplicates.found)}",
+            path,
+            line,
+        )
+    return data
+
+
 def _parse_json(text: str, path: Path, hook: _DuplicateKeys) -> Any:
     """``json.loads`` with every failure as one located :class:`InputError`."""
     try:
@@ -783,15 +798,7 @@ def read_native(path: str | Path) -> Trace:
     """
     path = Path(path)
     text, raw = _read_text(path)
-    duplicates = _DuplicateKeys()
-    data = _parse_json(text, path, duplicates)
-    if duplicates.found is not None:
-        where, line = _duplicate_location(text)
-        raise InputError(
-            f"{format_json_path(where)}: duplicate key {shown(duplicates.found)}",
-            path,
-            line,
-        )
+    data = parse_json_document(text, path)
     default_source = Source(
         file=str(path), sha256=hashlib.sha256(raw).hexdigest(), format="json"
     )

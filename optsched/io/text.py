@@ -15,8 +15,11 @@ go through these functions, so that a file gives the same one-line
 from __future__ import annotations
 
 import gzip
+import re
+import tomllib
 import zlib
 from pathlib import Path
+from typing import Any
 
 from optsched.errors import InputError
 
@@ -111,3 +114,21 @@ def decode_utf8(path: Path, data: bytes, expected: str) -> str:
             path,
             line,
         ) from None
+
+
+def load_toml(text: str, path: str | Path) -> dict[str, Any]:
+    """``tomllib.loads`` with every failure as one located :class:`InputError`
+    (suite and scenario files)."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        where = re.search(r"at line (\d+)", str(error))
+        reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(error))
+        raise InputError(
+            f"invalid TOML: {reason}", path, int(where.group(1)) if where else None
+        ) from None
+    except RecursionError:
+        raise InputError("invalid TOML: nested too deeply", path) from None
+    except ValueError:
+        # tomllib refuses integers of over 4300 digits with a ValueError.
+        raise InputError("invalid TOML: a number too long", path) from None
