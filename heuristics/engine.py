@@ -297,7 +297,15 @@ class Simulator:
                 self._profile.add(b.start, b.end, -b.size)
 
         self._any = AnyAllocator(self.processors) if not self.contiguous else None
-        self.simple = not self.blocks and not self.contiguous
+        self.calendar = machine.calendar
+        if self.calendar is not None:
+            for size in sorted(set(self.size)):
+                if self.calendar.earliest_start(size, 0, self.processors) is None:
+                    raise ValueError(
+                        f"a job of {size} processors can never start under the "
+                        "site calendar (no time admits that size)"
+                    )
+        self.simple = not self.blocks and not self.contiguous and self.calendar is None
         """Processor counting without busy blocks: fits now = ``size <= free``."""
         self._line = (
             ContiguousAllocator(self.processors, allocation_rule)
@@ -426,6 +434,9 @@ class Simulator:
                 policy.decide(self, state)
                 if self._started_in_pass:
                     self._end_pass()
+                if self.calendar is not None and self.queue:
+                    # Jobs the calendar holds back may start when it changes.
+                    self.wake_at(self.calendar.next_change(now))
                 # Completions are reported to the next pass, even when the
                 # queue was empty when they happened.
                 self.finished.clear()
@@ -682,6 +693,8 @@ class Simulator:
         size = self.size[j]
         if size > self.free:
             return False
+        if self.calendar is not None and not self._admitted(size):
+            return False
         if self.simple and at is None:
             return True
         excluded: list[Range] = []
@@ -716,6 +729,18 @@ class Simulator:
                 return False
         self._decision = (j, self.now, offset, plan)
         return True
+
+    def _admitted(self, size: int) -> bool:
+        """The site calendar's test at a start now: ``size`` at most the
+        largest job allowed now, and every processor held now (jobs and
+        busy blocks) plus ``size`` at most the batch capacity now. Only
+        starts are checked (Mallmann 1997, §3.3.3: ``start_job`` does not
+        look at later limits); running jobs are never stopped."""
+        calendar, now, m = self.calendar, self.now, self.processors
+        assert calendar is not None
+        if size > calendar.max_size_at(now, m):
+            return False
+        return m - self.free + size <= calendar.capacity_at(now, m)
 
     def _can_pin(self, j: int, at: int, size: int, excluded: list[Range]) -> bool:
         # [at, at + size) must lie inside one free range of the allocator

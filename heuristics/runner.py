@@ -90,6 +90,12 @@ def simulate(
         return _on_topology(
             instance, chosen, kill_at_estimate, allocation_rule, migration
         )
+    if instance.machine.calendar is not None and isinstance(chosen, Standalone):
+        raise ValueError(
+            f"policy {chosen.spec!r} builds its own schedule and ignores site "
+            "calendars; the engine's policies (fcfs, easy, conservative, ...) "
+            "follow them"
+        )
     if isinstance(chosen, Standalone):
         if kill_at_estimate or migration or allocation_rule != "first-fit":
             raise ValueError(

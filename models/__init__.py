@@ -112,6 +112,13 @@ def backend_options(backend: str) -> tuple[str, ...]:
     )
 
 
+CALENDAR_REFUSAL = (
+    "the exact models and bounds do not handle site calendars yet: a job "
+    "may start only where the calendar admits it, which they ignore"
+)
+"""Why every back-end refuses a machine with a site calendar (for now)."""
+
+
 def solve(
     instance: Instance,
     objective: Objective | str = "cmax",
@@ -154,6 +161,8 @@ def solve(
         back-end does not take.
     """
     run = BACKENDS[_checked_name(backend)]
+    if instance.machine.calendar is not None:
+        raise ValueError(CALENDAR_REFUSAL)
     if not instance.machine.flat and backend not in TOPOLOGY_BACKENDS:
         raise ValueError(
             f"back-end {backend} schedules on identical processors; the machine "

@@ -1684,6 +1684,12 @@ def lower_bounds_within(
         skipped or cut short.
     """
     objective = Objective.parse(objective)
+    if instance.machine.calendar is not None:
+        # The area and release bounds assume the whole machine at all times.
+        raise ValueError(
+            "the closed-form bounds do not handle site calendars yet: a job "
+            "may start only where the calendar admits it"
+        )
     if not instance.machine.flat:
         # Run times depend on the processors: bound the flat relaxation.
         from optsched.models.topology_bounds import topology_lower_bounds

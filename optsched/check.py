@@ -78,6 +78,15 @@ processor set it uses obeys rules 5 and 6, and move times increase inside
     The run time is computed here in exact fractions, on purpose apart from
     :meth:`~optsched.instance.Machine.run_time`, which the simulators use.
 
+11. On a machine with a site calendar (:mod:`optsched.calendar`), at every
+    start ``t`` of a job (of each piece of a preempted one) its size is at
+    most the calendar's largest job at ``t``, and the processors held at
+    ``t`` by every job running then (``start <= t < end``; the starting job
+    always) and every busy block active then are at most the batch capacity
+    at ``t``. Only starts are judged: a job may run on when the capacity
+    drops (Mallmann 1997, §3.1.5). The rules above then judge the schedule
+    on the machine without its calendar.
+
 Structural promises are separate predicates, asked for by the producers
 that make them: :func:`max_jobs_per_processor` (PBI keeps at most two jobs
 in progress on any processor) and :func:`migrations` (jobs whose pieces do
@@ -143,6 +152,10 @@ def check_schedule(instance: Instance, schedule: Schedule) -> list[Violation]:
     does not vouch for the schedule do the rule-by-rule checks below run to
     name the violations. Both judge the same rules.
     """
+    if instance.machine.calendar is not None:
+        violations = _check_calendar(instance, schedule)
+        bare = instance.replace(machine=instance.machine.replace(calendar=None))
+        return violations + check_schedule(bare, schedule)
     if not instance.machine.flat:
         resolved, violations = _topology_resolved(instance, schedule)
         if violations:
@@ -156,6 +169,71 @@ def check_schedule(instance: Instance, schedule: Schedule) -> list[Violation]:
     if _plainly_valid(instance, schedule):
         return []
     return _violations(instance, schedule)
+
+
+def _check_calendar(instance: Instance, schedule: Schedule) -> list[Violation]:
+    """Rule 11: sizes and batch capacity at every start (module docstring)."""
+    machine = instance.machine
+    calendar = machine.calendar
+    assert calendar is not None
+    m = machine.processors
+    # Stretches (start, end, size) of the jobs' pieces and the busy blocks.
+    held: list[tuple[int, int, int]] = []
+    starts: list[tuple[int, int, int, bool]] = []  # (time, job, size, zero length)
+    for job in instance.jobs:
+        placement = schedule.placements.get(job.id)
+        if placement is None:
+            continue  # rule 1 reports it
+        for start, end, size in _stretches_of(job, placement):
+            held.append((start, end, size))
+            starts.append((start, job.id, size, end == start))
+    held += [(b.start, b.end, b.size) for b in machine.unavailable]
+    begins = sorted((a, q) for a, b, q in held if b > a)
+    ends = sorted((b, q) for a, b, q in held if b > a)
+    begin_times = [t for t, _ in begins]
+    end_times = [t for t, _ in ends]
+    begin_sum = np.cumsum([0, *(q for _, q in begins)])
+    end_sum = np.cumsum([0, *(q for _, q in ends)])
+    out: list[Violation] = []
+    for t, jid, size, zero in sorted(starts):
+        largest = calendar.max_size_at(t, m)
+        if size > largest:
+            out.append(
+                Violation(
+                    "calendar",
+                    f"job {jid} of {size} processors starts at {t}, when the "
+                    f"site calendar lets jobs of at most {largest} start",
+                    job=jid,
+                    time=t,
+                )
+            )
+        # Held at t: stretches begun by t and not ended by t, and the
+        # starting one even when it lasts 0 s.
+        begun = int(begin_sum[bisect.bisect_right(begin_times, t)])
+        ended = int(end_sum[bisect.bisect_right(end_times, t)])
+        total = begun - ended + (size if zero else 0)
+        capacity = calendar.capacity_at(t, m)
+        if total > capacity:
+            out.append(
+                Violation(
+                    "calendar",
+                    f"job {jid} starts at {t} with {total} processors held, "
+                    f"above the site calendar's batch capacity {capacity}",
+                    job=jid,
+                    time=t,
+                )
+            )
+    return out
+
+
+def _stretches_of(job: Job, placement: Placement) -> list[tuple[int, int, int]]:
+    """``(start, end, processors)`` of each piece (one for an unpreempted job)."""
+    if not placement.pieces:
+        return [(placement.start, placement.end, job.size)]
+    return [
+        (p.start, p.end, job.size if p.processors is None else len(p.processors))
+        for p in placement.pieces
+    ]
 
 
 def _modes_chosen(

@@ -23,6 +23,7 @@ from fractions import Fraction
 from itertools import pairwise
 from typing import Literal
 
+from optsched.calendar import Calendar
 from optsched.errors import shown
 from optsched.nodes import Nodes, ceiling, exact, exact_run_time
 
@@ -448,6 +449,11 @@ class Machine:
     nodes
         An SMP cluster (:class:`~optsched.nodes.Nodes`: nodes of ``cpus``
         processors, a span limit, a communication cost), or ``None``.
+    calendar
+        A site calendar (:class:`~optsched.calendar.Calendar`): the
+        processors batch jobs may hold, and the largest job that may start,
+        at each time of the week; checked at starts only. ``None``: the
+        whole machine at all times.
 
     Notes
     -----
@@ -478,6 +484,7 @@ class Machine:
     switch_cost_per_processor: int = 0
     speeds: tuple[float, ...] | None = None
     nodes: Nodes | None = None
+    calendar: Calendar | None = None
 
     def __post_init__(self) -> None:
         for name in ("switch_cost", "switch_cost_per_processor"):
@@ -503,6 +510,14 @@ class Machine:
         self._validate_block_capacity()
         self._validate_block_overlaps()
         self._validate_topology()
+        if self.calendar is not None:
+            if not isinstance(self.calendar, Calendar):
+                raise ValueError("machine: calendar must be a Calendar")
+            if not self.flat:
+                raise ValueError(
+                    "machine: a site calendar on a machine with speeds or SMP "
+                    "nodes is not supported"
+                )
 
     def _validate_topology(self) -> None:
         if self.speeds is not None:

@@ -306,6 +306,15 @@ def _trace_options() -> list[Decorator]:
         *_moldable_options(),
         *_machine_options(),
         click.option(
+            "--site",
+            default=None,
+            metavar="FILE",
+            help="A site file (TOML): batch capacity and the largest job that "
+            "may start by time of week, holidays (instances/sites/t3e.toml, "
+            "paragon.toml). Only starts are checked. A site of another size "
+            "is scaled to the machine.",
+        ),
+        click.option(
             "--status",
             "status",
             default=None,
@@ -424,6 +433,13 @@ def load_trace_and_instance(
         raise click.UsageError("--malleable needs --moldable MODEL")
     if moldable is not None:
         instance = moldable.apply(instance, malleable=malleable)
+    site_file = machine.pop("site", None)
+    if site_file is not None:
+        from optsched.site import apply_site, read_site
+
+        instance, note = apply_site(instance, read_site(site_file), trace.header)
+        if note is not None:
+            click.echo(f"optsched: note: {note}", err=True)
     shape = machine_shape(**machine)
     if shape is not None:
         try:

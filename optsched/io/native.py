@@ -190,6 +190,12 @@ def _topology_to_dict(machine: Machine) -> dict[str, Any]:
 
 def instance_to_dict(instance: Instance) -> dict[str, Any]:
     """The instance as a JSON-ready dictionary (see the module docstring)."""
+    if instance.machine.calendar is not None:
+        # Written without it, the calendar would be lost without a word.
+        raise ValueError(
+            "the native JSON format holds no site calendar: keep the site file "
+            "and pass --site again when reading the instance"
+        )
     source = instance.source
     window = source.window
     return {

@@ -1,0 +1,315 @@
+"""Site files: a machine's calendar (and size) in TOML, and holiday detection.
+
+Example (``instances/sites/t3e.toml``, Mallmann 1997, §3.2.5)::
+
+    [site]
+    name = "Cray T3E, FZ Jülich (Mallmann 1997, §3.2.5)"
+    processors = 518
+    monday_offset = 0            # seconds from a Monday 00:00 to time 0
+    start_date = "1997-03-03"    # the Monday of time 0 (for dated holidays)
+    holidays = ["1997-03-28"]    # or calendar day numbers
+
+    [[batch]]
+    days = ["mon", "tue", "wed", "thu", "fri"]
+    from = "12:00"
+    to = "20:00"
+    processors = 4               # batch capacity (omitted: the machine)
+    max_size = 4                 # largest job that may start (omitted: none)
+
+Hours that no ``[[batch]]`` entry covers give batch jobs the whole machine
+with no size limit. ``days`` takes ``mon`` .. ``sun`` and ``holiday`` (the
+pattern of holidays, which replaces their weekday's).
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from optsched.calendar import DAY, DAY_NAMES, Calendar, Period, parse_clock
+from optsched.errors import InputError
+from optsched.instance import Instance, Job
+from optsched.io.text import load_toml
+
+SITE_KEYS = ("name", "processors", "monday_offset", "start_date", "holidays")
+BATCH_KEYS = ("days", "from", "to", "processors", "max_size")
+
+
+@dataclass(frozen=True)
+class Site:
+    """A site file: its name, machine size (if given) and calendar."""
+
+    name: str
+    calendar: Calendar
+    processors: int | None = None
+
+
+def read_site(path: str | Path) -> Site:
+    """Read a site file (module docstring).
+
+    Raises
+    ------
+    InputError
+        One line ``file:line: reason``: bad TOML, an unknown table or key,
+        a bad day name, time, number or date, overlapping periods.
+    """
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", path) from None
+    data = load_toml(text, path)
+    try:
+        return _site(data)
+    except _Bad as bad:
+        raise InputError(bad.reason, path, _line(text, bad.key, bad.entry)) from None
+    except ValueError as error:
+        raise InputError(str(error), path) from None
+
+
+class _Bad(Exception):
+    def __init__(self, reason: str, key: str | None = None, entry: int | None = None):
+        super().__init__(reason)
+        self.reason, self.key, self.entry = reason, key, entry
+
+
+def _line(text: str, key: str | None, entry: int | None) -> int | None:
+    """Line of ``key`` in ``[site]`` (``entry`` None) or in the
+    ``entry``-th ``[[batch]]`` table."""
+    table, count = None, -1
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if line.startswith("[[batch]]"):
+            table, count = "batch", count + 1
+            if key is None and entry == count:
+                return number
+            continue
+        if line.startswith("["):
+            table = line.strip("[] ")
+            continue
+        inside = (table == "site" and entry is None) or (
+            table == "batch" and count == entry
+        )
+        if inside and key is not None and line.split("=")[0].strip() == key:
+            return number
+    return None
+
+
+def _site(data: dict[str, Any]) -> Site:
+    for key in data:
+        if key not in ("site", "batch"):
+            raise _Bad(f"unknown table [{key}] (expected [site] and [[batch]])")
+    site = data.get("site", {})
+    for key in site:
+        if key not in SITE_KEYS:
+            raise _Bad(
+                f"[site] unknown key {key!r} (expected: {', '.join(SITE_KEYS)})", key
+            )
+    name = site.get("name", "")
+    processors = site.get("processors")
+    if processors is not None and (
+        not isinstance(processors, int)
+        or isinstance(processors, bool)
+        or processors < 1
+    ):
+        raise _Bad("[site] processors: expected an integer >= 1", "processors")
+    offset = site.get("monday_offset", 0)
+    if not isinstance(offset, int) or isinstance(offset, bool):
+        raise _Bad("[site] monday_offset: expected an integer", "monday_offset")
+    start = _start_date(site.get("start_date"))
+    holidays = frozenset(_holiday(h, start) for h in site.get("holidays", []))
+    batch = data.get("batch", [])
+    if not isinstance(batch, list):
+        raise _Bad("batch must be an array of tables [[batch]]", "batch")
+    periods = tuple(_period(entry, k) for k, entry in enumerate(batch))
+    try:
+        calendar = Calendar(periods, holidays, offset)
+    except ValueError as error:
+        raise _Bad(str(error)) from None
+    return Site(str(name), calendar, processors)
+
+
+def _start_date(value: object) -> datetime.date | None:
+    if value is None:
+        return None
+    if not isinstance(value, datetime.date) and not isinstance(value, str):
+        raise _Bad("[site] start_date: expected a date like 1997-03-03", "start_date")
+    try:
+        date = (
+            value
+            if isinstance(value, datetime.date)
+            else datetime.date.fromisoformat(value)
+        )
+    except ValueError:
+        raise _Bad(
+            f"[site] start_date {value!r}: expected YYYY-MM-DD", "start_date"
+        ) from None
+    if date.weekday() != 0:
+        raise _Bad(f"[site] start_date {date}: must be a Monday", "start_date")
+    return date
+
+
+def _holiday(value: object, start: datetime.date | None) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            raise _Bad(f"[site] holiday {value}: a day number must be >= 0", "holidays")
+        return value
+    if isinstance(value, str | datetime.date):
+        if start is None:
+            raise _Bad("[site] dated holidays need start_date", "holidays")
+        try:
+            date = (
+                value
+                if isinstance(value, datetime.date)
+                else datetime.date.fromisoformat(value)
+            )
+        except ValueError:
+            raise _Bad(
+                f"[site] holiday {value!r}: expected YYYY-MM-DD", "holidays"
+            ) from None
+        day = (date - start).days
+        if day < 0:
+            raise _Bad(
+                f"[site] holiday {date} is before start_date {start}", "holidays"
+            )
+        return day
+    raise _Bad("[site] holidays: expected dates or day numbers", "holidays")
+
+
+def _period(entry: object, k: int) -> Period:
+    if not isinstance(entry, dict):
+        raise _Bad(f"batch[{k}]: expected a table", None, k)
+    for key in entry:
+        if key not in BATCH_KEYS:
+            raise _Bad(
+                f"batch[{k}]: unknown key {key!r} (expected: {', '.join(BATCH_KEYS)})",
+                key,
+                k,
+            )
+    for key in ("days", "from", "to"):
+        if key not in entry:
+            raise _Bad(f"batch[{k}]: missing key {key!r}", None, k)
+    days = entry["days"]
+    if not isinstance(days, list) or not days:
+        raise _Bad(f"batch[{k}]: days: expected a list of day names", "days", k)
+    numbers = []
+    for day in days:
+        if day not in DAY_NAMES:
+            raise _Bad(
+                f"batch[{k}]: day {day!r} is not one of {', '.join(DAY_NAMES)}",
+                "days",
+                k,
+            )
+        numbers.append(DAY_NAMES.index(day))
+    try:
+        start = parse_clock(str(entry["from"]))
+        end = parse_clock(str(entry["to"]))
+    except ValueError as error:
+        raise _Bad(f"batch[{k}]: {error}", "from", k) from None
+    values = {}
+    for key in ("processors", "max_size"):
+        value = entry.get(key)
+        if value is not None and (
+            not isinstance(value, int) or isinstance(value, bool) or value < 0
+        ):
+            raise _Bad(f"batch[{k}]: {key}: expected an integer >= 0", key, k)
+        values[key] = value
+    try:
+        return Period(
+            tuple(numbers), start, end, values["processors"], values["max_size"]
+        )
+    except ValueError as error:
+        raise _Bad(f"batch[{k}]: {error}", None, k) from None
+
+
+def header_monday_offset(header: Mapping[str, str]) -> int | None:
+    """Seconds from the Monday 00:00 before a trace's time 0, in the
+    trace's local time, from its SWF header (``UnixStartTime`` with
+    ``TimeZoneString``, else the ``TimeZone`` offset in seconds); ``None``
+    when the header does not say. Daylight-saving changes during the trace
+    are not followed: the offset of the start holds throughout."""
+    try:
+        unix = int(header["UnixStartTime"])
+    except (KeyError, ValueError):
+        return None
+    moment: datetime.datetime | None = None
+    name = header.get("TimeZoneString")
+    if name:
+        try:
+            from zoneinfo import ZoneInfo
+
+            moment = datetime.datetime.fromtimestamp(unix, ZoneInfo(name))
+        except (KeyError, ValueError, OSError, ImportError):
+            moment = None
+    if moment is None:
+        try:
+            shift = int(header.get("TimeZone", "0"))
+        except ValueError:
+            shift = 0
+        moment = datetime.datetime.fromtimestamp(
+            unix, datetime.UTC
+        ) + datetime.timedelta(seconds=shift)
+    return (
+        moment.weekday() * DAY + moment.hour * 3600 + moment.minute * 60 + moment.second
+    )
+
+
+def apply_site(
+    instance: Instance, site: Site, header: Mapping[str, str] | None = None
+) -> tuple[Instance, str | None]:
+    """``instance`` with ``site``'s calendar on its machine, and a note.
+
+    Time 0 of the trace is the site file's ``monday_offset`` after a Monday
+    00:00 unless the trace ``header`` says when it starts
+    (:func:`header_monday_offset`). A window rebased to 0 keeps each
+    instant's time of week (the calendar is shifted by the window's shift).
+    A site of another size is scaled to the machine
+    (:meth:`~optsched.calendar.Calendar.scaled`), which the note says.
+    """
+    calendar = site.calendar
+    from_header = header_monday_offset(header or {})
+    if from_header is not None:
+        calendar = Calendar(calendar.periods, calendar.holidays, from_header)
+    window = instance.source.window
+    if window is not None and window.shift:
+        calendar = calendar.shifted(window.shift)
+    machine = instance.machine
+    note = None
+    if site.processors is not None and site.processors != machine.processors:
+        calendar = calendar.scaled(site.processors, machine.processors)
+        note = (
+            f"site {site.name or 'calendar'}: {site.processors} processors scaled "
+            f"to the machine's {machine.processors}"
+        )
+    return instance.replace(machine=machine.replace(calendar=calendar)), note
+
+
+def detect_holidays(
+    jobs: Iterable[Job], interactive: Any, monday_offset: int = 0
+) -> frozenset[int]:
+    """Weekdays without interactive work: the study's holiday rule (§4.3).
+
+    The study detects holidays and other non-working weekdays from the
+    recorded schedule as "days without interactive operation" and gives no
+    exact rule (§11, item 10). Ours: a calendar day from Monday to Friday,
+    between the first and the last recorded start, on which no job for
+    which ``interactive(job)`` is true started (recorded start = release +
+    recorded wait; jobs without a recorded wait are skipped).
+    """
+    busy: set[int] = set()
+    first = last = None
+    for job in jobs:
+        if job.wait is None or job.wait < 0:
+            continue
+        start = job.release + job.wait
+        day = (start + monday_offset) // DAY
+        first = day if first is None else min(first, day)
+        last = day if last is None else max(last, day)
+        if interactive(job):
+            busy.add(day)
+    if first is None or last is None:
+        return frozenset()
+    return frozenset(d for d in range(first, last + 1) if d % 7 < 5 and d not in busy)

@@ -1,0 +1,315 @@
+"""Site calendars: lookups, site files, the checker's rule 11, the engine."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from optsched.calendar import DAY, HOLIDAY, WEEK, Calendar, Period, parse_clock
+from optsched.check import check_schedule
+from optsched.errors import InputError
+from optsched.heuristics import simulate
+from optsched.instance import BusyBlock, Instance, Job, Machine
+from optsched.schedule import Placement, Schedule
+from optsched.site import apply_site, detect_holidays, header_monday_offset, read_site
+
+SITES = Path(__file__).parent.parent / "instances" / "sites"
+WEEKDAYS = (0, 1, 2, 3, 4)
+
+
+def _t3e() -> Calendar:
+    return read_site(SITES / "t3e.toml").calendar
+
+
+# -- lookups ------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("t", "capacity", "largest"),
+    [
+        (0, 518, 512),  # Monday 00:00
+        (4 * 3600, 518, 256),  # Monday 04:00
+        (7 * 3600 + 59, 383, 256),  # Monday 07:00:59
+        (11 * 3600, 383, 128),
+        (12 * 3600, 4, 4),  # interactive afternoon
+        (19 * 3600 + 3599, 4, 4),
+        (20 * 3600, 518, 512),
+        (DAY + 13 * 3600, 4, 4),  # Tuesday 13:00
+        (5 * DAY + 13 * 3600, 518, 512),  # Saturday 13:00
+        (WEEK + 13 * 3600, 4, 4),  # next Monday
+    ],
+)
+def test_t3e_calendar_of_the_study(t: int, capacity: int, largest: int) -> None:
+    calendar = _t3e()
+    assert calendar.capacity_at(t, 518) == capacity
+    assert calendar.max_size_at(t, 518) == largest
+
+
+def test_holidays_shift_and_scale() -> None:
+    calendar = _t3e()
+    holiday = Calendar(calendar.periods, frozenset({2}), 0)  # a Wednesday
+    assert holiday.capacity_at(2 * DAY + 13 * 3600, 518) == 518
+    assert holiday.capacity_at(3 * DAY + 13 * 3600, 518) == 4
+    # Time 0 moved 9 days + 13 h later: instants keep their time of week
+    # and the holiday its date (day 2 is before the new time 0: gone).
+    shift = 9 * DAY + 13 * 3600
+    moved = holiday.shifted(shift)
+    for t in (0, 3600, 2 * DAY, 5 * DAY + 7 * 3600):
+        assert moved.capacity_at(t, 518) == holiday.capacity_at(t + shift, 518)
+    later = Calendar(calendar.periods, frozenset({9, 16}), 0).shifted(8 * DAY)
+    assert later.holidays == frozenset({2, 9}) and later.monday_offset == DAY
+    small = calendar.scaled(518, 100)
+    assert [small.capacity_at(h * 3600, 100) for h in (0, 8, 13)] == [100, 74, 1]
+    assert [small.max_size_at(h * 3600, 100) for h in (0, 5, 10, 13)] == [99, 49, 25, 1]
+    assert calendar.next_change(0) == 4 * 3600
+    assert calendar.next_change(20 * 3600) == DAY
+    assert calendar.next_change(4 * DAY + 21 * 3600) == 5 * DAY  # to Saturday
+    pieces = list(calendar.segments(11 * 3600, 21 * 3600, 518))
+    assert pieces == [
+        (11 * 3600, 12 * 3600, 383, 128),
+        (12 * 3600, 20 * 3600, 4, 4),
+        (20 * 3600, 21 * 3600, 518, 512),
+    ]
+    # A 300-node job may start at 20:00 at the earliest on a weekday noon.
+    assert calendar.earliest_start(300, 12 * 3600, 518) == 20 * 3600
+    assert calendar.earliest_start(600, 0, 518) is None
+
+
+def test_paragon_has_no_daytime_batch() -> None:
+    site = read_site(SITES / "paragon.toml")
+    assert site.processors == 138
+    c = site.calendar
+    assert c.capacity_at(9 * 3600, 138) == 0 and c.max_size_at(9 * 3600, 138) == 0
+    assert c.max_size_at(4 * 3600 + 1800, 138) == 64
+    assert c.max_size_at(4 * 3600 + 1799, 138) == 136
+    assert c.capacity_at(6 * DAY + 12 * 3600, 138) == 138  # Sunday
+
+
+def test_periods_are_validated() -> None:
+    with pytest.raises(ValueError, match="overlap on tue at 10:00"):
+        Calendar((Period((1,), 0, 12 * 3600), Period((1,), 10 * 3600, DAY)))
+    with pytest.raises(ValueError, match="start < end"):
+        Period((0,), 5, 5)
+    with pytest.raises(ValueError, match="weekdays 0-6 or 7"):
+        Period((8,), 0, 10)
+    assert parse_clock("04:30") == 16_200 and parse_clock("24:00") == DAY
+    with pytest.raises(ValueError, match="HH:MM"):
+        parse_clock("4.30")
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "line"),
+    [
+        ("[site]\nnodes = 3\n", "unknown key 'nodes'", 2),
+        (
+            '[[batch]]\ndays = ["mon"]\nfrom = "08:00"\nto = "07:00"\n',
+            "start < end",
+            1,
+        ),
+        (
+            '[[batch]]\ndays = ["monday"]\nfrom = "08:00"\nto = "09:00"\n',
+            "day 'monday'",
+            2,
+        ),
+        ('[[batch]]\ndays = ["mon"]\nfrom = "8h"\nto = "09:00"\n', "HH:MM", 3),
+        ('[site]\nholidays = ["1997-03-28"]\n', "need start_date", 2),
+        ('[site]\nstart_date = "1997-03-04"\n', "must be a Monday", 2),
+        ("[sites]\n", "unknown table [sites]", None),
+        ("[site\n", "invalid TOML", 1),
+    ],
+)
+def test_bad_site_files(
+    tmp_path: Path, text: str, message: str, line: int | None
+) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text(text)
+    with pytest.raises(InputError) as caught:
+        read_site(path)
+    assert message in str(caught.value)
+    assert caught.value.line == line
+
+
+def test_dated_holidays_and_detection(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text(
+        '[site]\nstart_date = "1997-03-03"\nholidays = ["1997-03-28", 40]\n'
+    )
+    assert read_site(path).calendar.holidays == frozenset({25, 40})
+    # Interactive jobs (queue 0) start on days 0, 1, 3 and 7; day 2 (a
+    # Wednesday) and day 4 (a Friday) have batch work only: holidays. Days
+    # 5 and 6 are a weekend, never holidays.
+    jobs = [
+        Job(k + 1, day * DAY + 3600, 1, 10, wait=0, queue=queue)
+        for k, (day, queue) in enumerate(
+            [(0, 0), (1, 0), (2, 1), (3, 0), (4, 1), (5, 1), (7, 0)]
+        )
+    ]
+    assert detect_holidays(jobs, lambda j: j.queue == 0) == frozenset({2, 4})
+
+
+def test_header_gives_time_of_week() -> None:
+    # KTH: Mon Sep 23 14:00:31 CEST 1996.
+    header = {"UnixStartTime": "843480031", "TimeZoneString": "Europe/Stockholm"}
+    assert header_monday_offset(header) == 14 * 3600 + 31
+    assert header_monday_offset({"UnixStartTime": "843480031", "TimeZone": "7200"}) == (
+        14 * 3600 + 31
+    )
+    assert header_monday_offset({}) is None
+
+
+# -- rule 11 of the checker ------------------------------------------------------
+def _calendar(capacity_then: int, largest_then: int, until: int) -> Calendar:
+    """Capacity/size limits over [0, until) every day, the machine after."""
+    days = (*range(7), HOLIDAY)
+    return Calendar((Period(days, 0, until, capacity_then, largest_then),))
+
+
+def test_checker_rule_11_golden() -> None:
+    machine = Machine(8, calendar=_calendar(4, 4, 600))
+    jobs = (Job(1, 0, 4, 1000), Job(2, 0, 2, 100), Job(3, 0, 5, 10), Job(4, 0, 4, 50))
+    instance = Instance(machine, jobs)
+    good = Schedule(
+        {
+            1: Placement(0, 1000, (0, 1, 2, 3)),
+            2: Placement(1000, 1100, (4, 5)),
+            3: Placement(1100, 1110, (0, 1, 2, 3, 4)),
+            4: Placement(600, 650, (4, 5, 6, 7)),
+        }
+    )
+    assert check_schedule(instance, good) == []
+    bad = Schedule(
+        {
+            1: Placement(0, 1000, (0, 1, 2, 3)),
+            2: Placement(50, 150, (4, 5)),  # 4 + 2 held at 50 > 4
+            3: Placement(100 + 1100, 1210, (0, 1, 2, 3, 4)),
+            4: Placement(1100, 1150, (4, 5, 6, 7)),
+        }
+    )
+    kinds = [(v.kind, v.job, v.time) for v in check_schedule(instance, bad)]
+    assert kinds == [("calendar", 2, 50)]
+    too_big = Schedule(
+        {
+            1: Placement(0, 1000, (0, 1, 2, 3)),
+            2: Placement(1000, 1100, (4, 5)),
+            3: Placement(10, 20, (0, 1, 2, 3, 4)),  # 5 > 4 before 600
+            4: Placement(1100, 1150, (4, 5, 6, 7)),
+        }
+    )
+    violations = check_schedule(instance, too_big)
+    assert {(v.kind, v.job) for v in violations} >= {("calendar", 3)}
+    assert any("at most 4 start" in v.message for v in violations)
+    # A busy block counts in the batch capacity at a start.
+    blocked = Instance(
+        Machine(8, unavailable=(BusyBlock(0, 100, 2),), calendar=_calendar(4, 4, 600)),
+        (Job(1, 0, 3, 10),),
+    )
+    assert [
+        v.kind
+        for v in check_schedule(blocked, Schedule({1: Placement(0, 10, (2, 3, 4))}))
+    ] == ["calendar"]
+
+
+# -- the engine -------------------------------------------------------------------
+def test_engine_follows_the_calendar_golden() -> None:
+    # 8 CPUs, batch capacity 4 and jobs of at most 4 over [0, 600) each day.
+    # J1 (4) starts at 0. J2 (4) would hold 8 > 4: it waits for the change
+    # at 600 (a pass is woken there). J3 (8) waits for both to end: 1000.
+    # J4 (6 CPUs) exceeds the size limit until 600; FCFS keeps it behind J3.
+    instance = Instance(
+        Machine(8, calendar=_calendar(4, 4, 600)),
+        (Job(1, 0, 4, 1000), Job(2, 0, 4, 100), Job(3, 0, 8, 10), Job(4, 0, 6, 5)),
+    )
+    for policy, expected in (
+        ("fcfs", {1: 0, 2: 600, 3: 1000, 4: 1010}),
+        ("easy", {1: 0, 2: 600, 3: 1000, 4: 1010}),
+        ("conservative", {1: 0, 2: 600, 3: 1000, 4: 1010}),
+    ):
+        schedule = simulate(instance, policy).schedule
+        assert {j: p.start for j, p in schedule.placements.items()} == expected, policy
+        assert check_schedule(instance, schedule) == []
+
+
+def test_a_job_no_time_admits_is_refused() -> None:
+    instance = Instance(Machine(8, calendar=_calendar(4, 4, DAY)), (Job(1, 0, 5, 10),))
+    with pytest.raises(ValueError, match="can never start"):
+        simulate(instance, "easy")
+
+
+def _random_calendar(rng: random.Random, m: int) -> Calendar:
+    periods = []
+    for day in (*range(7), HOLIDAY):
+        cuts = sorted(rng.sample(range(1, 24), 2))
+        for start, end in zip([0, *cuts], [*cuts, 24], strict=True):
+            if rng.random() < 0.6:
+                capacity = rng.randrange(1, m + 1)
+                largest = rng.randrange(1, capacity + 1)
+                periods.append(
+                    Period((day,), start * 3600, end * 3600, capacity, largest)
+                )
+    return Calendar(
+        tuple(periods), frozenset(rng.sample(range(10), 2)), rng.randrange(WEEK)
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 10**6),
+    policy=st.sampled_from(
+        ["fcfs", "easy", "conservative", "firstfit", "backfill:depth=2"]
+    ),
+    allocation=st.sampled_from(["any", "contiguous"]),
+)
+def test_every_engine_policy_respects_random_calendars(
+    seed: int, policy: str, allocation: str
+) -> None:
+    rng = random.Random(seed)
+    m = 16
+    calendar = _random_calendar(rng, m)
+    jobs = []
+    for k in range(25):
+        release = rng.randrange(0, 3 * DAY)
+        runtime = rng.randrange(0, 20_000)
+        estimate = max(runtime, rng.randrange(1, 30_000))
+        jobs.append(Job(k + 1, release, rng.randrange(1, m + 1), runtime, estimate))
+    instance = Instance(
+        Machine(m, allocation=allocation, calendar=calendar), tuple(jobs)
+    )
+    try:
+        result = simulate(instance, policy)
+    except ValueError as error:
+        assert "can never start" in str(error)
+        return
+    assert check_schedule(instance, result.schedule) == []
+
+
+def test_models_bounds_and_standalone_policies_refuse_calendars() -> None:
+    from optsched.io.native import instance_to_dict
+    from optsched.models import solve
+    from optsched.models.bounds import lower_bounds
+
+    instance = Instance(Machine(8, calendar=_calendar(4, 4, 600)), (Job(1, 0, 4, 10),))
+    with pytest.raises(ValueError, match="site calendars"):
+        solve(instance, "cmax", backend="bounds-only")
+    with pytest.raises(ValueError, match="site calendars"):
+        lower_bounds(instance, "cmax")
+    with pytest.raises(ValueError, match="ignores site calendars"):
+        simulate(instance, "pbi")
+    with pytest.raises(ValueError, match="no site calendar"):
+        instance_to_dict(instance)
+
+
+def test_apply_site_to_a_window_scales_and_shifts() -> None:
+    from optsched.instance import Source, Window
+
+    site = read_site(SITES / "t3e.toml")
+    source = Source(window=Window(first_job=0, jobs=1, shift=DAY + 13 * 3600))
+    instance = Instance(Machine(100), (Job(1, 0, 4, 10),), source=source)
+    placed, note = apply_site(instance, site)
+    assert note is not None and "518 processors scaled" in note
+    calendar = placed.machine.calendar
+    assert calendar is not None
+    # Window time 0 is Tuesday 13:00: the interactive afternoon, 1 CPU.
+    assert calendar.capacity_at(0, 100) == 1
+    assert calendar.capacity_at(7 * 3600, 100) == 100  # Tuesday 20:00
