@@ -1685,11 +1685,10 @@ def lower_bounds_within(
     """
     objective = Objective.parse(objective)
     if instance.machine.calendar is not None:
-        # The area and release bounds assume the whole machine at all times.
-        raise ValueError(
-            "the closed-form bounds do not handle site calendars yet: a job "
-            "may start only where the calendar admits it"
-        )
+        # A calendar only removes schedules (it forbids some starts), so every
+        # bound of the machine without it stays valid, if weaker.
+        bare = instance.machine.replace(calendar=None)
+        return lower_bounds_within(instance.replace(machine=bare), objective, deadline)
     if not instance.machine.flat:
         # Run times depend on the processors: bound the flat relaxation.
         from optsched.models.topology_bounds import topology_lower_bounds

@@ -292,8 +292,9 @@ def test_models_bounds_and_standalone_policies_refuse_calendars() -> None:
     instance = Instance(Machine(8, calendar=_calendar(4, 4, 600)), (Job(1, 0, 4, 10),))
     with pytest.raises(ValueError, match="site calendars"):
         solve(instance, "cmax", backend="bounds-only")
-    with pytest.raises(ValueError, match="site calendars"):
-        lower_bounds(instance, "cmax")
+    # The bounds of the machine without its calendar stay valid (weaker).
+    simulated = simulate(instance, "easy").schedule.placements[1].end
+    assert all(b.value <= simulated for b in lower_bounds(instance, "cmax"))
     with pytest.raises(ValueError, match="ignores site calendars"):
         simulate(instance, "pbi")
     with pytest.raises(ValueError, match="no site calendar"):
@@ -313,3 +314,49 @@ def test_apply_site_to_a_window_scales_and_shifts() -> None:
     # Window time 0 is Tuesday 13:00: the interactive afternoon, 1 CPU.
     assert calendar.capacity_at(0, 100) == 1
     assert calendar.capacity_at(7 * 3600, 100) == 100  # Tuesday 20:00
+
+
+def test_info_shows_the_calendar_and_chains(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from optsched.cli import main
+
+    # Job 3 follows job 2 (field 17) after 5 s (field 18); job 4 names a
+    # predecessor outside the file.
+    lines = ["; MaxProcs: 100"]
+    for k, prec in ((1, -1), (2, -1), (3, 2), (4, 99)):
+        think = 5 if prec == 2 else -1
+        fields = [
+            k,
+            10 * k,
+            0,
+            60,
+            4,
+            -1,
+            -1,
+            4,
+            100,
+            -1,
+            1,
+            1,
+            1,
+            1,
+            1,
+            1,
+            prec,
+            think,
+        ]
+        lines.append(" ".join(map(str, fields)))
+    trace = tmp_path / "t.swf"
+    trace.write_text("\n".join(lines) + "\n")
+    result = CliRunner().invoke(
+        main,
+        ["info", str(trace), "--site", str(SITES / "t3e.toml")],
+        env={"COLUMNS": "200"},
+    )
+    assert result.exit_code == 0, result.output
+    assert "518 processors scaled to the machine's 100" in result.stderr
+    text = " ".join(result.stdout.split())
+    assert "batch capacity 1..100 processors" in text
+    assert "1 jobs with a predecessor in 1 chains" in text
+    assert "1 predecessors not in the file" in text

@@ -47,6 +47,8 @@ import click
 import numpy as np
 from rich.table import Table
 
+from optsched.calendar import WEEK, Calendar
+from optsched.chains import chain_counts
 from optsched.cli.console import console as make_console
 from optsched.cli.options import input_options, load_trace_and_instance
 from optsched.instance import Instance, Job
@@ -213,6 +215,16 @@ def _overview(path: str, trace: Trace, instance: Instance, s: Summary) -> Table:
         table.add_row("speeds", _speeds_text(machine.speeds))
     if machine.nodes is not None:
         table.add_row("SMP nodes", machine.nodes.describe())
+    if machine.calendar is not None:
+        table.add_row("site calendar", _calendar_text(machine.calendar, s.processors))
+    chains = chain_counts(instance)
+    if chains.with_predecessor or chains.dropped_missing:
+        table.add_row(
+            "chains (SWF fields 17/18)",
+            f"{chains.with_predecessor:,} jobs with a predecessor in "
+            f"{chains.chains:,} chains, the longest of {chains.longest:,} jobs; "
+            f"{chains.dropped_missing:,} predecessors not in the file",
+        )
     if not machine.flat:
         table.add_row(
             "run times",
@@ -252,6 +264,18 @@ def _window_text(instance: Instance) -> str:
         hi = "" if window.end is None else f"{window.end}"
         where = f"submit time [{lo}, {hi})"
     return f"{where}, shift {window.shift:,}, initial state {window.initial_state}"
+
+
+def _calendar_text(calendar: Calendar, processors: int) -> str:
+    """Batch capacity and size limits over one week, as ranges."""
+    pieces = list(calendar.segments(0, WEEK, processors))
+    low = min(c for _, _, c, _ in pieces)
+    small = min(q for _, _, _, q in pieces)
+    return (
+        f"batch capacity {low:,}..{processors:,} processors, largest job "
+        f"{small:,}..{max(q for _, _, _, q in pieces):,} by time of week; "
+        f"{len(calendar.holidays)} holidays (checked at starts only)"
+    )
 
 
 def _skip_table(trace: Trace) -> Table:
