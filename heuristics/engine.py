@@ -89,7 +89,7 @@ from optsched.heuristics.allocation import (
     ContiguousAllocator,
     Range,
 )
-from optsched.instance import BusyBlock, Instance
+from optsched.instance import BusyBlock, Instance, Job
 from optsched.packing import EXPAND_LIMIT, Profile, processor_set
 from optsched.schedule import Placement, Schedule
 
@@ -297,6 +297,7 @@ class Simulator:
                 self._profile.add(b.start, b.end, -b.size)
 
         self._any = AnyAllocator(self.processors) if not self.contiguous else None
+        self._chains(jobs)
         self.calendar = machine.calendar
         if self.calendar is not None:
             for size in sorted(set(self.size)):
@@ -417,13 +418,16 @@ class Simulator:
                     self._block_start(payload)
                 elif kind == BLOCK_END:
                     self._block_end(payload)
+                elif kind == ARRIVAL:
+                    self._arrive(payload)  # a successor its predecessor released
                 else:
                     self._wakes.discard(now)
                     events -= 1  # not an event of the instance
             while upcoming < n and release[upcoming] == now:
-                self._arrive(upcoming)
+                if upcoming not in self._predecessor:
+                    self._arrive(upcoming)
+                    events += 1
                 upcoming += 1
-                events += 1
             self.now = now
             if self.queue:
                 if self.keep_profile:
@@ -605,6 +609,10 @@ class Simulator:
         if self.keep_profile and now < estimated_end:
             self._profile.add(now, estimated_end, size)
         self.finished.append((j, now, estimated_end))
+        for successor, think in self._successors.get(j, ()):
+            # Released at its predecessor's end plus the think time, never
+            # before its own submit (the ARRIVAL event is an instance event).
+            self._push(max(self.release[successor], now + think), ARRIVAL, successor)
 
     def _block_start(self, k: int) -> None:
         block = self.blocks[k]
@@ -729,6 +737,26 @@ class Simulator:
                 return False
         self._decision = (j, self.now, offset, plan)
         return True
+
+    def _chains(self, jobs: list[Job]) -> None:
+        """Successors wait for their predecessors (SWF fields 17/18).
+
+        The precedence graph is :func:`optsched.chains.chain_graph`'s (the
+        checker reads the same one): a successor arrives at
+        ``max(submit, predecessor end + think time)``.
+        """
+        from optsched.chains import chain_graph
+
+        self._predecessor: dict[int, int] = {}
+        self._successors: dict[int, list[tuple[int, int]]] = {}
+        if not any(job.preceding_job is not None for job in jobs):
+            return
+        number = {job.id: k for k, job in enumerate(jobs)}
+        graph = chain_graph(jobs).graph
+        for before, after, data in graph.edges(data=True):
+            p, j = number[before], number[after]
+            self._predecessor[j] = p
+            self._successors.setdefault(p, []).append((j, data["think_time"]))
 
     def _admitted(self, size: int) -> bool:
         """The site calendar's test at a start now: ``size`` at most the

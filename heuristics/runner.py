@@ -86,6 +86,13 @@ def simulate(
     option is refused.
     """
     chosen = parse_policy(policy)
+    chained = any(job.preceding_job is not None for job in instance.jobs)
+    if chained and (isinstance(chosen, Standalone) or not instance.machine.flat):
+        raise ValueError(
+            f"policy {chosen.spec!r} does not follow job chains (SWF fields "
+            "17/18) on this machine; the engine's policies do, and --no-chains "
+            "drops them"
+        )
     if not instance.machine.flat:
         return _on_topology(
             instance, chosen, kill_at_estimate, allocation_rule, migration

@@ -70,6 +70,7 @@ from typing import Any
 from optsched.heuristics.combinators import COMBINATOR_NAMES, Combinator
 from optsched.heuristics.moldable_wrappers import MOLDABLE_NAMES, MoldablePolicy
 from optsched.heuristics.orders import ORDER_NAMES, canonical_order
+from optsched.heuristics.orig import Orig
 from optsched.heuristics.policies import (
     SELECT_NAMES,
     Backfill,
@@ -131,6 +132,7 @@ def valid_names() -> str:
             *PREEMPTIVE_NAMES,
             *MOLDABLE_NAMES,
             *COMBINATOR_NAMES,
+            "orig",
             *_GENERIC,
             *_ALIASES,
         )
@@ -184,6 +186,8 @@ def parse_policy(spec: str | Policy) -> Policy:
         return _build_preemptive(text, name, raw_params)
     if name in MOLDABLE_NAMES:
         return _build_moldable(text, name, raw_params)
+    if name == "orig":
+        return Orig(algorithm=text.lower())
     if name not in _PARAMS:
         raise ValueError(
             f"unknown policy {raw_name.strip()!r}; valid names: {valid_names()}"

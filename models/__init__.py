@@ -163,6 +163,11 @@ def solve(
     run = BACKENDS[_checked_name(backend)]
     if instance.machine.calendar is not None:
         raise ValueError(CALENDAR_REFUSAL)
+    if any(job.preceding_job is not None for job in instance.jobs):
+        raise ValueError(
+            "the exact models do not handle job chains (SWF fields 17/18) yet; "
+            "--no-chains drops them"
+        )
     if not instance.machine.flat and backend not in TOPOLOGY_BACKENDS:
         raise ValueError(
             f"back-end {backend} schedules on identical processors; the machine "

@@ -87,6 +87,11 @@ processor set it uses obeys rules 5 and 6, and move times increase inside
     drops (Mallmann 1997, §3.1.5). The rules above then judge the schedule
     on the machine without its calendar.
 
+12. A job with a predecessor (SWF fields 17/18; the edges of
+    :func:`optsched.chains.chain_graph`: predecessors outside the instance
+    and cycles dropped) starts no earlier than its predecessor's end plus
+    its think time (a negative or missing think time counts as 0).
+
 Structural promises are separate predicates, asked for by the producers
 that make them: :func:`max_jobs_per_processor` (PBI keeps at most two jobs
 in progress on any processor) and :func:`migrations` (jobs whose pieces do
@@ -152,6 +157,12 @@ def check_schedule(instance: Instance, schedule: Schedule) -> list[Violation]:
     does not vouch for the schedule do the rule-by-rule checks below run to
     name the violations. Both judge the same rules.
     """
+    if any(job.preceding_job is not None for job in instance.jobs):
+        from optsched.chains import without_chains
+
+        violations = _check_chains(instance, schedule)
+        bare = instance.replace(jobs=without_chains(instance.jobs))
+        return violations + check_schedule(bare, schedule)
     if instance.machine.calendar is not None:
         violations = _check_calendar(instance, schedule)
         bare = instance.replace(machine=instance.machine.replace(calendar=None))
@@ -221,6 +232,34 @@ def _check_calendar(instance: Instance, schedule: Schedule) -> list[Violation]:
                     f"above the site calendar's batch capacity {capacity}",
                     job=jid,
                     time=t,
+                )
+            )
+    return out
+
+
+def _check_chains(instance: Instance, schedule: Schedule) -> list[Violation]:
+    """Rule 12: a successor starts no earlier than its predecessor's end
+    plus the think time (the edges of :func:`optsched.chains.chain_graph`,
+    the graph the simulator follows)."""
+    from optsched.chains import chain_graph
+
+    graph = chain_graph(instance.jobs).graph
+    out: list[Violation] = []
+    for before, after, data in sorted(graph.edges(data=True)):
+        first = schedule.placements.get(before)
+        then = schedule.placements.get(after)
+        if first is None or then is None:
+            continue  # rule 1 reports it
+        ready = first.end + data["think_time"]
+        if then.start < ready:
+            out.append(
+                Violation(
+                    "chain",
+                    f"job {after} starts at {then.start}, before its predecessor "
+                    f"{before} ends at {first.end} plus think time "
+                    f"{data['think_time']}",
+                    job=after,
+                    time=then.start,
                 )
             )
     return out

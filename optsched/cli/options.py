@@ -315,6 +315,23 @@ def _trace_options() -> list[Decorator]:
             "is scaled to the machine.",
         ),
         click.option(
+            "--arrivals",
+            type=click.Choice(["recorded", "window-start"]),
+            default=None,
+            help="'recorded' (default): jobs arrive at their submit times; "
+            "'window-start': every job of the window is there at its start "
+            "(Mallmann's second mode; chains still hold successors back).",
+        ),
+        click.option(
+            "--no-chains",
+            "no_chains",
+            is_flag=True,
+            default=None,
+            help="Ignore job chains (SWF fields 17/18: a job submitted when "
+            "its predecessor ended). By default a successor is released at "
+            "max(its submit, predecessor end + think time).",
+        ),
+        click.option(
             "--status",
             "status",
             default=None,
@@ -433,6 +450,15 @@ def load_trace_and_instance(
         raise click.UsageError("--malleable needs --moldable MODEL")
     if moldable is not None:
         instance = moldable.apply(instance, malleable=malleable)
+    if machine.pop("arrivals", None) == "window-start" and instance.jobs:
+        first = min(job.release for job in instance.jobs)
+        instance = instance.replace(
+            jobs=tuple(job.replace(release=first) for job in instance.jobs)
+        )
+    if machine.pop("no_chains", None):
+        from optsched.chains import without_chains
+
+        instance = instance.replace(jobs=without_chains(instance.jobs))
     site_file = machine.pop("site", None)
     if site_file is not None:
         from optsched.site import apply_site, read_site
