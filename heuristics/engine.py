@@ -298,9 +298,17 @@ class Simulator:
 
         self._any = AnyAllocator(self.processors) if not self.contiguous else None
         self._chains(jobs)
+        self.job_queue = [j.queue for j in jobs]
+        self._sequential: dict[int, int] = {}  # running jobs per sequential queue
+        self._anytime_held = 0  # processors of running jobs of anytime queues
         self.calendar = machine.calendar
         if self.calendar is not None:
-            for size in sorted(set(self.size)):
+            bound = {
+                q
+                for q, queue in zip(self.size, self.job_queue, strict=True)
+                if queue not in self.calendar.anytime_queues
+            }
+            for size in sorted(bound):
                 if self.calendar.earliest_start(size, 0, self.processors) is None:
                     raise ValueError(
                         f"a job of {size} processors can never start under the "
@@ -609,6 +617,12 @@ class Simulator:
         if self.keep_profile and now < estimated_end:
             self._profile.add(now, estimated_end, size)
         self.finished.append((j, now, estimated_end))
+        if self.calendar is not None:
+            queue = self.job_queue[j]
+            if queue in self.calendar.sequential_queues:
+                self._sequential[queue] -= 1
+            if queue in self.calendar.anytime_queues:
+                self._anytime_held -= self.size[j]
         for successor, think in self._successors.get(j, ()):
             # Released at its predecessor's end plus the think time, never
             # before its own submit (the ARRIVAL event is an instance event).
@@ -701,7 +715,7 @@ class Simulator:
         size = self.size[j]
         if size > self.free:
             return False
-        if self.calendar is not None and not self._admitted(size):
+        if self.calendar is not None and not self._site_allows(j, size):
             return False
         if self.simple and at is None:
             return True
@@ -758,17 +772,29 @@ class Simulator:
             self._predecessor[j] = p
             self._successors.setdefault(p, []).append((j, data["think_time"]))
 
+    def _site_allows(self, j: int, size: int) -> bool:
+        """The site's rules at a start of ``j`` now: the calendar (unless
+        its queue may start any time) and its sequential queue."""
+        calendar = self.calendar
+        assert calendar is not None
+        queue = self.job_queue[j]
+        if queue in calendar.sequential_queues and self._sequential.get(queue):
+            return False
+        return queue in calendar.anytime_queues or self._admitted(size)
+
     def _admitted(self, size: int) -> bool:
         """The site calendar's test at a start now: ``size`` at most the
         largest job allowed now, and every processor held now (jobs and
-        busy blocks) plus ``size`` at most the batch capacity now. Only
+        busy blocks; not jobs of anytime queues, which run beside the batch
+        partition) plus ``size`` at most the batch capacity now. Only
         starts are checked (Mallmann 1997, §3.3.3: ``start_job`` does not
         look at later limits); running jobs are never stopped."""
         calendar, now, m = self.calendar, self.now, self.processors
         assert calendar is not None
         if size > calendar.max_size_at(now, m):
             return False
-        return m - self.free + size <= calendar.capacity_at(now, m)
+        batch = m - self.free - self._anytime_held  # jobs of anytime queues aside
+        return batch + size <= calendar.capacity_at(now, m)
 
     def _can_pin(self, j: int, at: int, size: int, excluded: list[Range]) -> bool:
         # [at, at + size) must lie inside one free range of the allocator
@@ -819,6 +845,12 @@ class Simulator:
         for index in self._indexes:
             index.remove(j)
         self.start_time[j] = now
+        if self.calendar is not None:
+            queue = self.job_queue[j]
+            if queue in self.calendar.sequential_queues:
+                self._sequential[queue] = self._sequential.get(queue, 0) + 1
+            if queue in self.calendar.anytime_queues:
+                self._anytime_held += self.size[j]
         estimate = self.estimate[j]
         insort(self.running_ends, (now + estimate, j))
         if self.keep_profile:

@@ -29,6 +29,7 @@ Parallelrechner* (Jülich, 1997), §3.1.5, §3.2.5 and §4.3.
 
 from __future__ import annotations
 
+import dataclasses
 from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -93,18 +94,29 @@ class Calendar:
         holiday pattern.
     monday_offset
         Seconds from a Monday 00:00 to time 0 (``0 <= offset < 604800``).
+    sequential_queues
+        Queues (SWF field 15) that run one job at a time (NQS sequential
+        queues, Mallmann §3.1.2): a job of such a queue starts only while
+        no other job of its queue runs.
+    anytime_queues
+        Queues whose jobs may start whatever the calendar says (the
+        Paragon's test queue ``p004h1``, §3.1.2): only the machine's
+        processors limit them.
     """
 
     periods: tuple[Period, ...]
     holidays: frozenset[int] = frozenset()
     monday_offset: int = 0
+    sequential_queues: frozenset[int] = frozenset()
+    anytime_queues: frozenset[int] = frozenset()
     _days: tuple[tuple[tuple[int, int | None, int | None], ...], ...] = field(
         init=False, repr=False, compare=False
     )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "periods", tuple(self.periods))
-        object.__setattr__(self, "holidays", frozenset(self.holidays))
+        for name in ("holidays", "sequential_queues", "anytime_queues"):
+            object.__setattr__(self, name, frozenset(getattr(self, name)))
         if not 0 <= self.monday_offset < WEEK:
             raise ValueError(
                 f"monday_offset {self.monday_offset} must lie in [0, 604800)"
@@ -138,7 +150,7 @@ class Calendar:
         total = self.monday_offset + seconds
         weeks, offset = divmod(total, WEEK)
         holidays = frozenset(d - 7 * weeks for d in self.holidays if d >= 7 * weeks)
-        return Calendar(self.periods, holidays, offset)
+        return dataclasses.replace(self, holidays=holidays, monday_offset=offset)
 
     def scaled(self, old: int, new: int) -> Calendar:
         """Capacities and size limits scaled from a machine of ``old``
@@ -155,7 +167,7 @@ class Calendar:
             Period(p.days, p.start, p.end, scale(p.capacity), scale(p.max_size))
             for p in self.periods
         )
-        return Calendar(periods, self.holidays, self.monday_offset)
+        return dataclasses.replace(self, periods=periods)
 
     # -- looking up one instant --------------------------------------------
     def day_of(self, t: int) -> int:

@@ -81,10 +81,14 @@ processor set it uses obeys rules 5 and 6, and move times increase inside
 11. On a machine with a site calendar (:mod:`optsched.calendar`), at every
     start ``t`` of a job (of each piece of a preempted one) its size is at
     most the calendar's largest job at ``t``, and the processors held at
-    ``t`` by every job running then (``start <= t < end``; the starting job
-    always) and every busy block active then are at most the batch capacity
-    at ``t``. Only starts are judged: a job may run on when the capacity
-    drops (Mallmann 1997, §3.1.5). The rules above then judge the schedule
+    ``t`` by every job running then (``start <= t < end``) and every busy
+    block active then are at most the batch capacity at ``t`` (a job of 0 s
+    occupies nothing, as in rule 4: only its own size must fit); jobs of
+    its ``anytime_queues`` are exempt and do not count (they run beside the
+    batch partition; rule 4 still counts them). No two jobs of one
+    of its ``sequential_queues`` run at the same time. Only starts are
+    judged: a job may run on when the capacity drops (Mallmann 1997,
+    §3.1.5). The rules above then judge the schedule
     on the machine without its calendar.
 
 12. A job with a predecessor (SWF fields 17/18; the edges of
@@ -191,13 +195,18 @@ def _check_calendar(instance: Instance, schedule: Schedule) -> list[Violation]:
     # Stretches (start, end, size) of the jobs' pieces and the busy blocks.
     held: list[tuple[int, int, int]] = []
     starts: list[tuple[int, int, int, bool]] = []  # (time, job, size, zero length)
+    by_queue: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
     for job in instance.jobs:
         placement = schedule.placements.get(job.id)
         if placement is None:
             continue  # rule 1 reports it
         for start, end, size in _stretches_of(job, placement):
-            held.append((start, end, size))
-            starts.append((start, job.id, size, end == start))
+            # Jobs of anytime queues run beside the batch partition.
+            if job.queue not in calendar.anytime_queues:
+                held.append((start, end, size))
+                starts.append((start, job.id, size, end == start))
+            if job.queue in calendar.sequential_queues:
+                by_queue[job.queue].append((start, end, job.id))
     held += [(b.start, b.end, b.size) for b in machine.unavailable]
     begins = sorted((a, q) for a, b, q in held if b > a)
     ends = sorted((b, q) for a, b, q in held if b > a)
@@ -205,7 +214,7 @@ def _check_calendar(instance: Instance, schedule: Schedule) -> list[Violation]:
     end_times = [t for t, _ in ends]
     begin_sum = np.cumsum([0, *(q for _, q in begins)])
     end_sum = np.cumsum([0, *(q for _, q in ends)])
-    out: list[Violation] = []
+    out = _check_sequential(by_queue)
     for t, jid, size, zero in sorted(starts):
         largest = calendar.max_size_at(t, m)
         if size > largest:
@@ -218,11 +227,11 @@ def _check_calendar(instance: Instance, schedule: Schedule) -> list[Violation]:
                     time=t,
                 )
             )
-        # Held at t: stretches begun by t and not ended by t, and the
-        # starting one even when it lasts 0 s.
+        # Held at t: stretches begun by t and not ended by t. A job of 0 s
+        # occupies nothing (rule 4 agrees): it needs only its own size.
         begun = int(begin_sum[bisect.bisect_right(begin_times, t)])
         ended = int(end_sum[bisect.bisect_right(end_times, t)])
-        total = begun - ended + (size if zero else 0)
+        total = size if zero else begun - ended
         capacity = calendar.capacity_at(t, m)
         if total > capacity:
             out.append(
@@ -234,6 +243,30 @@ def _check_calendar(instance: Instance, schedule: Schedule) -> list[Violation]:
                     time=t,
                 )
             )
+    return out
+
+
+def _check_sequential(
+    by_queue: dict[int, list[tuple[int, int, int]]],
+) -> list[Violation]:
+    """Rule 11, sequential queues: no two jobs of one overlap in time."""
+    out: list[Violation] = []
+    for queue, runs in sorted(by_queue.items()):
+        runs.sort()
+        last_end, last_job = None, None  # the job of the queue ending last
+        for start, end, jid in runs:
+            if last_end is not None and start < last_end:
+                out.append(
+                    Violation(
+                        "calendar",
+                        f"job {jid} of sequential queue {queue} starts at {start} "
+                        f"while job {last_job} of that queue runs until {last_end}",
+                        job=jid,
+                        time=start,
+                    )
+                )
+            if last_end is None or end > last_end:
+                last_end, last_job = end, jid
     return out
 
 

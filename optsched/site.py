@@ -18,11 +18,15 @@ Example (``instances/sites/t3e.toml``, Mallmann 1997, §3.2.5)::
 
 Hours that no ``[[batch]]`` entry covers give batch jobs the whole machine
 with no size limit. ``days`` takes ``mon`` .. ``sun`` and ``holiday`` (the
-pattern of holidays, which replaces their weekday's).
+pattern of holidays, which replaces their weekday's). ``[site]`` may also
+name NQS queue rules by SWF queue number (field 15): ``sequential_queues``
+(one running job at a time) and ``anytime_queues`` (jobs that may start
+outside the calendar, like the Paragon's test queue).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -34,7 +38,15 @@ from optsched.errors import InputError
 from optsched.instance import Instance, Job
 from optsched.io.text import load_toml
 
-SITE_KEYS = ("name", "processors", "monday_offset", "start_date", "holidays")
+SITE_KEYS = (
+    "name",
+    "processors",
+    "monday_offset",
+    "start_date",
+    "holidays",
+    "sequential_queues",
+    "anytime_queues",
+)
 BATCH_KEYS = ("days", "from", "to", "processors", "max_size")
 
 
@@ -125,11 +137,23 @@ def _site(data: dict[str, Any]) -> Site:
     if not isinstance(batch, list):
         raise _Bad("batch must be an array of tables [[batch]]", "batch")
     periods = tuple(_period(entry, k) for k, entry in enumerate(batch))
+    queues = {
+        key: _queues(site, key) for key in ("sequential_queues", "anytime_queues")
+    }
     try:
-        calendar = Calendar(periods, holidays, offset)
+        calendar = Calendar(periods, holidays, offset, **queues)
     except ValueError as error:
         raise _Bad(str(error)) from None
     return Site(str(name), calendar, processors)
+
+
+def _queues(site: dict[str, Any], key: str) -> frozenset[int]:
+    values = site.get(key, [])
+    if not isinstance(values, list) or not all(
+        isinstance(v, int) and not isinstance(v, bool) for v in values
+    ):
+        raise _Bad(f"[site] {key}: expected a list of queue numbers", key)
+    return frozenset(values)
 
 
 def _start_date(value: object) -> datetime.date | None:
@@ -272,7 +296,7 @@ def apply_site(
     calendar = site.calendar
     from_header = header_monday_offset(header or {})
     if from_header is not None:
-        calendar = Calendar(calendar.periods, calendar.holidays, from_header)
+        calendar = dataclasses.replace(calendar, monday_offset=from_header)
     window = instance.source.window
     if window is not None and window.shift:
         calendar = calendar.shifted(window.shift)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from pathlib import Path
 
@@ -272,7 +273,16 @@ def test_every_engine_policy_respects_random_calendars(
         release = rng.randrange(0, 3 * DAY)
         runtime = rng.randrange(0, 20_000)
         estimate = max(runtime, rng.randrange(1, 30_000))
-        jobs.append(Job(k + 1, release, rng.randrange(1, m + 1), runtime, estimate))
+        queue = rng.choice([None, 1, 2])
+        jobs.append(
+            Job(k + 1, release, rng.randrange(1, m + 1), runtime, estimate, queue=queue)
+        )
+    # Queue 1 sequential and queue 2 a test queue, each in some draws.
+    calendar = dataclasses.replace(
+        calendar,
+        sequential_queues=frozenset({1} if rng.random() < 0.5 else ()),
+        anytime_queues=frozenset({2} if rng.random() < 0.5 else ()),
+    )
     instance = Instance(
         Machine(m, allocation=allocation, calendar=calendar), tuple(jobs)
     )
@@ -360,3 +370,60 @@ def test_info_shows_the_calendar_and_chains(tmp_path: Path) -> None:
     assert "batch capacity 1..100 processors" in text
     assert "1 jobs with a predecessor in 1 chains" in text
     assert "1 predecessors not in the file" in text
+
+
+def test_sequential_and_anytime_queues() -> None:
+    # Batch capacity 0 (no jobs) over [0, 600); queue 7 is sequential, queue
+    # 9 may start any time (a test queue). Jobs 1 and 2 (queue 7) run one
+    # after the other; job 3 (queue 9) starts at once; job 4 (queue 1)
+    # waits for 600.
+    calendar = Calendar(
+        (Period((*range(7), HOLIDAY), 0, 600, 0, 0),),
+        sequential_queues=frozenset({7}),
+        anytime_queues=frozenset({9}),
+    )
+    instance = Instance(
+        Machine(8, calendar=calendar),
+        (
+            Job(1, 0, 2, 1000, queue=7),
+            Job(2, 0, 2, 100, queue=7),
+            Job(3, 0, 2, 50, queue=9),
+            Job(4, 0, 2, 50, queue=1),
+        ),
+    )
+    # Strict FCFS keeps the test job behind the blocked head; the others
+    # start it at once. Job 2 waits for job 1 (same sequential queue).
+    late = {1: 600, 2: 1600, 3: 1600, 4: 1600}
+    early = {1: 600, 2: 1600, 3: 0, 4: 600}
+    for policy, expected in (
+        ("fcfs", late),
+        ("easy", early),
+        ("conservative", early),
+        ("firstfit", early),
+    ):
+        schedule = simulate(instance, policy).schedule
+        starts = {j: p.start for j, p in schedule.placements.items()}
+        assert starts == expected, policy
+        assert check_schedule(instance, schedule) == []
+    overlapping = Schedule(
+        {
+            1: Placement(600, 1600, (0, 1)),
+            2: Placement(700, 800, (2, 3)),
+            3: Placement(0, 50, (4, 5)),
+            4: Placement(600, 650, (4, 5)),
+        }
+    )
+    assert [(v.kind, v.job) for v in check_schedule(instance, overlapping)] == [
+        ("calendar", 2)
+    ]
+
+
+def test_site_file_queue_rules(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text("[site]\nsequential_queues = [3, 4]\nanytime_queues = [1]\n")
+    calendar = read_site(path).calendar
+    assert calendar.sequential_queues == {3, 4} and calendar.anytime_queues == {1}
+    assert calendar.shifted(DAY).sequential_queues == {3, 4}
+    path.write_text('[site]\nsequential_queues = ["p008s"]\n')
+    with pytest.raises(InputError, match="queue numbers"):
+        read_site(path)
