@@ -1657,6 +1657,45 @@ def lower_bounds(
     return lower_bounds_within(instance, objective, deadline)[0]
 
 
+def site_released(instance: Instance) -> Instance:
+    r"""The instance without its calendar and chains, each job released at
+    the earliest start they allow.
+
+    In topological order of the chains, ``r''_j`` is the first instant at or
+    after :math:`\max(r_j, \max_{i \to j} r''_i + p_i + \theta_{ij})` at
+    which the calendar admits a job of ``q_j`` processors on an otherwise
+    idle machine (:meth:`~optsched.calendar.Calendar.earliest_start`;
+    :func:`optsched.chains.chain_release` with that ``adjust``). Every
+    schedule that respects the calendar and the chains starts each job at
+    or after ``r''_j`` and is a schedule of the released instance, so every
+    lower bound of that instance is one of the original for ``cmax`` and
+    ``wct``; for ``relative`` objectives too, since ``C_j - r''_j <= C_j -
+    r_j`` (weaker by ``sum w_j (r''_j - r_j)``, which is not added back).
+    """
+    from optsched.chains import chain_graph, chain_release, without_chains
+
+    machine = instance.machine
+    calendar = machine.calendar
+    m = machine.processors
+
+    def admitted(job: Job, t: int) -> int:
+        if calendar is None or job.queue in calendar.anytime_queues:
+            return t
+        found = calendar.earliest_start(job.size, t, m)
+        if found is None:
+            raise ValueError(
+                f"job {job.id} of {job.size} processors can never start under "
+                "the site calendar"
+            )
+        return found
+
+    releases = chain_release(instance.jobs, chain_graph(instance.jobs), adjust=admitted)
+    jobs = tuple(
+        job.replace(release=releases[job.id]) for job in without_chains(instance.jobs)
+    )
+    return instance.replace(machine=machine.replace(calendar=None), jobs=jobs)
+
+
 def lower_bounds_within(
     instance: Instance, objective: Objective | str, deadline: float | None
 ) -> tuple[list[Bound], list[str]]:
@@ -1684,11 +1723,10 @@ def lower_bounds_within(
         skipped or cut short.
     """
     objective = Objective.parse(objective)
-    if instance.machine.calendar is not None:
-        # A calendar only removes schedules (it forbids some starts), so every
-        # bound of the machine without it stays valid, if weaker.
-        bare = instance.machine.replace(calendar=None)
-        return lower_bounds_within(instance.replace(machine=bare), objective, deadline)
+    if instance.machine.calendar is not None or any(
+        job.preceding_job is not None for job in instance.jobs
+    ):
+        return lower_bounds_within(site_released(instance), objective, deadline)
     if not instance.machine.flat:
         # Run times depend on the processors: bound the flat relaxation.
         from optsched.models.topology_bounds import topology_lower_bounds

@@ -427,3 +427,58 @@ def test_site_file_queue_rules(tmp_path: Path) -> None:
     path.write_text('[site]\nsequential_queues = ["p008s"]\n')
     with pytest.raises(InputError, match="queue numbers"):
         read_site(path)
+
+
+def test_bounds_use_the_calendar_and_chains() -> None:
+    from optsched.models.bounds import lower_bounds
+    from optsched.objective import Objective
+
+    # No batch job may start before 600: the makespan is at least 610, and
+    # the successor (think 5) at least 610 + 5 + 20.
+    calendar = Calendar((Period((*range(7), HOLIDAY), 0, 600, 0, 0),))
+    instance = Instance(
+        Machine(8, calendar=calendar),
+        (Job(1, 0, 4, 10), Job(2, 0, 2, 20, preceding_job=1, think_time=5)),
+    )
+    best = max(b.value for b in lower_bounds(instance, "cmax"))
+    assert best == 635
+    schedule = simulate(instance, "easy").schedule
+    assert Objective.parse("cmax").value(instance, schedule) == 635
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 10**6),
+    objective=st.sampled_from(["cmax", "wct", "wct:area:relative"]),
+)
+def test_bounds_under_calendars_and_chains_are_valid(seed: int, objective: str) -> None:
+    from optsched.models.bounds import lower_bounds
+    from optsched.objective import Objective
+
+    rng = random.Random(seed)
+    m = 16
+    calendar = _random_calendar(rng, m)
+    jobs = []
+    for k in range(1, 16):
+        runtime = rng.randrange(0, 20_000)
+        jobs.append(
+            Job(
+                k,
+                rng.randrange(0, 2 * DAY),
+                rng.randrange(1, m + 1),
+                runtime,
+                max(1, runtime + rng.randrange(0, 5_000)),
+                preceding_job=rng.choice([None, None, *range(1, 16)]),
+                think_time=rng.choice([None, 0, 60]),
+            )
+        )
+    instance = Instance(Machine(m, calendar=calendar), tuple(jobs))
+    try:
+        bounds = lower_bounds(instance, objective)
+    except ValueError as error:
+        assert "can never start" in str(error)
+        return
+    for policy in ("easy", "conservative", "firstfit"):
+        schedule = simulate(instance, policy).schedule
+        value = Objective.parse(objective).value(instance, schedule)
+        assert all(b.value <= value + 1e-6 for b in bounds), (policy, bounds, value)
