@@ -36,7 +36,7 @@ from typing import Any
 from optsched.calendar import DAY, DAY_NAMES, Calendar, Period, parse_clock
 from optsched.errors import InputError
 from optsched.instance import Instance, Job
-from optsched.io.text import load_toml
+from optsched.io.text import read_toml_file
 
 SITE_KEYS = (
     "name",
@@ -69,11 +69,7 @@ def read_site(path: str | Path) -> Site:
         a bad day name, time, number or date, overlapping periods.
     """
     path = Path(path)
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", path) from None
-    data = load_toml(text, path)
+    text, data = read_toml_file(path)
     try:
         return _site(data)
     except _Bad as bad:
@@ -156,21 +152,22 @@ def _queues(site: dict[str, Any], key: str) -> frozenset[int]:
     return frozenset(values)
 
 
+def _date(value: object, what: str, key: str) -> datetime.date:
+    """A TOML date or an ISO text as a date (``what`` names it in messages)."""
+    if isinstance(value, datetime.date):
+        return value
+    if isinstance(value, str):
+        try:
+            return datetime.date.fromisoformat(value)
+        except ValueError:
+            pass
+    raise _Bad(f"[site] {what} {value!r}: expected a date YYYY-MM-DD", key)
+
+
 def _start_date(value: object) -> datetime.date | None:
     if value is None:
         return None
-    if not isinstance(value, datetime.date) and not isinstance(value, str):
-        raise _Bad("[site] start_date: expected a date like 1997-03-03", "start_date")
-    try:
-        date = (
-            value
-            if isinstance(value, datetime.date)
-            else datetime.date.fromisoformat(value)
-        )
-    except ValueError:
-        raise _Bad(
-            f"[site] start_date {value!r}: expected YYYY-MM-DD", "start_date"
-        ) from None
+    date = _date(value, "start_date", "start_date")
     if date.weekday() != 0:
         raise _Bad(f"[site] start_date {date}: must be a Monday", "start_date")
     return date
@@ -181,26 +178,14 @@ def _holiday(value: object, start: datetime.date | None) -> int:
         if value < 0:
             raise _Bad(f"[site] holiday {value}: a day number must be >= 0", "holidays")
         return value
-    if isinstance(value, str | datetime.date):
-        if start is None:
-            raise _Bad("[site] dated holidays need start_date", "holidays")
-        try:
-            date = (
-                value
-                if isinstance(value, datetime.date)
-                else datetime.date.fromisoformat(value)
-            )
-        except ValueError:
-            raise _Bad(
-                f"[site] holiday {value!r}: expected YYYY-MM-DD", "holidays"
-            ) from None
-        day = (date - start).days
-        if day < 0:
-            raise _Bad(
-                f"[site] holiday {date} is before start_date {start}", "holidays"
-            )
-        return day
-    raise _Bad("[site] holidays: expected dates or day numbers", "holidays")
+    if start is None:
+        raise _Bad("[site] dated holidays need start_date", "holidays")
+    day = (_date(value, "holiday", "holidays") - start).days
+    if day < 0:
+        raise _Bad(
+            f"[site] holiday on day {day} is before start_date {start}", "holidays"
+        )
+    return day
 
 
 def _period(entry: object, k: int) -> Period:

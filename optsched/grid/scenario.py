@@ -64,7 +64,7 @@ from optsched.grid.workload import (
     price_scenario,
 )
 from optsched.io import read_trace
-from optsched.io.text import load_toml
+from optsched.io.text import read_toml_file
 
 _KEYS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "scenario": {"name": str, "description": str},
@@ -190,11 +190,7 @@ def load_scenario(path: str | Path) -> Scenario:
         trace).
     """
     path = Path(path)
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", path) from None
-    data = load_toml(text, path)
+    text, data = read_toml_file(path)
     try:
         return _parse(data, path)
     except _Bad as bad:

@@ -132,3 +132,13 @@ def load_toml(text: str, path: str | Path) -> dict[str, Any]:
     except ValueError:
         # tomllib refuses integers of over 4300 digits with a ValueError.
         raise InputError("invalid TOML: a number too long", path) from None
+
+
+def read_toml_file(path: Path) -> tuple[str, dict[str, Any]]:
+    """The text of a TOML file and its data (:func:`load_toml`); a file that
+    is not UTF-8 is one located :class:`InputError`."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(f"not UTF-8 text ({error.reason})", path) from None
+    return text, load_toml(text, path)
