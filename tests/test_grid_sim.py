@@ -414,3 +414,8 @@ def test_backlog_accuracy_from_history() -> None:
     cluster.advance(60)
     assert cluster.history_accuracy() == 0.5
     assert cluster.backlog_time(60, 1_000) == pytest.approx(50)
+
+
+def test_a_cluster_needs_an_engine_policy() -> None:
+    with pytest.raises(ValueError, match="needs the engine"):
+        LocalCluster("c", _instance(4, [(0, 1, 1, 1)]), policy="pbi")

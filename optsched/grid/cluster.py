@@ -33,6 +33,7 @@ from optsched.grid.tariff import Tariff
 from optsched.heuristics.engine import WAITING, Simulator
 from optsched.heuristics.orders import order_ranks
 from optsched.heuristics.spec import parse_policy
+from optsched.heuristics.standalone import Standalone
 from optsched.instance import BusyBlock, Instance
 from optsched.packing import Profile
 
@@ -103,7 +104,7 @@ class LocalCluster:
         if self.instance.machine.unavailable or not self.instance.machine.flat:
             raise ValueError(f"cluster {self.name}: a flat machine without busy blocks")
         chosen = parse_policy(self.policy)
-        if not hasattr(chosen, "decide"):
+        if isinstance(chosen, Standalone):
             raise ValueError(
                 f"cluster {self.name}: policy {self.policy!r} needs the engine"
             )
