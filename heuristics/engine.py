@@ -378,15 +378,6 @@ class Simulator:
         self._upcoming = 0  # next job to arrive
         self._last_instant = -1  # the last instant processed
 
-    def next_time(self) -> int | None:
-        """The next instant with an event (``None``: nothing left)."""
-        heap = self._heap
-        upcoming = self._upcoming
-        release = self.release
-        if upcoming < len(release) and (not heap or release[upcoming] < heap[0][0]):
-            return release[upcoming]
-        return heap[0][0] if heap else None
-
     def advance(
         self, until: int | None, progress: Callable[[int], None] | None = None
     ) -> None:

@@ -421,7 +421,10 @@ def load_trace_and_instance(
     makes the window's jobs moldable (and ``malleable``) under a speed-up
     model, after the window is cut (the trace stays as read). ``machine``
     holds the options of :func:`machine_shape` (speeds, SMP nodes), applied
-    to the window last.
+    to the window last, and ``arrivals`` (``window-start``: every job
+    released at the window's first submit), ``no_chains`` (drop SWF fields
+    17/18) and ``site`` (a site file, :func:`optsched.site.apply_site`),
+    applied before them in that order.
     """
     from optsched.trace import keep_statuses, note_skips
     from optsched.window import cut_window, wants_window
