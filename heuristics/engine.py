@@ -476,12 +476,12 @@ class Simulator:
         the reservation is made (default: the last simulated instant).
         Jobs started later never collide with it (:meth:`can_start` looks
         at every block over a job's estimated run). A running job whose
-        actual run overruns its estimate into the block, when the
-        processors beside the block cannot hold it, is stopped at its
-        estimate, like the kill-at-estimate rule for blocks known in advance
-        (:meth:`start`): a reservation is never overrun. A job already past
-        its estimate cannot be stopped there: the caller must have counted
-        it as busy (else ``RuntimeError``).
+        actual run would overrun its estimate into the block is stopped at
+        its estimate, like the kill-at-estimate rule for blocks known in
+        advance (:meth:`start`): a reservation is never overrun. A job
+        already past its estimate cannot be stopped there: the caller must
+        have counted it as busy (else ``RuntimeError``), and later starts
+        leave its processors alone (:meth:`can_start`).
         """
         if block.offset is not None:
             raise ValueError("blocks added during a run take no processor offset")
@@ -554,10 +554,9 @@ class Simulator:
                 block.end > estimated_end
             ):
                 overruns.append((estimated_end, j))
-        if not overruns or self._overruns_fit(block, overruns):
-            return []
-        # Too many: those whose estimate is still ahead stop at it (the
-        # kill-at-estimate rule); those already past it must fit.
+        # Those whose estimate is still ahead stop at it, as for blocks known
+        # in advance (start): room beside the block now would not last, since
+        # the scheduler, which does not know they overrun, may give it away.
         rest = [(end, j) for end, j in overruns if end <= now]
         if rest and not self._overruns_fit(block, rest):
             raise RuntimeError(

@@ -89,25 +89,46 @@ def test_stepping_without_blocks_equals_one_run() -> None:
         assert stepped.schedule(policy).placements == whole.schedule(policy).placements
 
 
-def test_overrunning_job_is_cut_only_when_the_reservation_needs_it() -> None:
-    # A job estimated at 100 s runs 200 s. A reservation over [120, 150)
-    # of all 2 CPUs, granted at 50, needs its processors: it is stopped at
-    # its estimate, 100 (killed), as for blocks known in advance.
-    tight = _stepped(_instance(2, [(0, 2, 200, 100)]), "easy")
-    tight.advance(50)
-    assert tight.add_block(BusyBlock(120, 150, 2)) == 1
-    tight.advance(None)
-    tight.finish()
-    placement = tight.schedule("easy").placements[1]
-    assert (placement.start, placement.end) == (0, 100)
-    assert tight.killed == {0}
-    # On 4 CPUs the same reservation leaves room: the job runs to its end.
-    roomy = _stepped(_instance(4, [(0, 2, 200, 100)]), "easy")
-    roomy.advance(50)
-    assert roomy.add_block(BusyBlock(120, 150, 2)) == 0
-    roomy.advance(None)
-    roomy.finish()
-    assert roomy.schedule("easy").placements[1].end == 200
+def test_overrunning_job_is_stopped_at_its_estimate() -> None:
+    # A job estimated at 100 s runs 200 s. A reservation over [120, 150),
+    # granted at 50, lies in its overrun: it is stopped at its estimate,
+    # 100 (killed), as for blocks known in advance. Even on 4 CPUs, where
+    # the block leaves room now: the scheduler, not knowing the overrun,
+    # could give that room to another job.
+    for processors in (2, 4):
+        sim = _stepped(_instance(processors, [(0, 2, 200, 100)]), "easy")
+        sim.advance(50)
+        assert sim.add_block(BusyBlock(120, 150, 2)) == 1
+        sim.advance(None)
+        sim.finish()
+        placement = sim.schedule("easy").placements[1]
+        assert (placement.start, placement.end) == (0, 100)
+        assert sim.killed == {0}
+    # A reservation after the actual end leaves it alone.
+    late = _stepped(_instance(2, [(0, 2, 200, 100)]), "easy")
+    late.advance(50)
+    assert late.add_block(BusyBlock(200, 250, 2)) == 0
+    late.advance(None)
+    late.finish()
+    assert late.schedule("easy").placements[1].end == 200
+
+
+def test_the_room_beside_a_reservation_is_not_given_away() -> None:
+    # Found by Hypothesis: B (est 21, runs 22) would overrun into the
+    # reservation [24, 25); had it been left running, C (5 CPUs) would have
+    # started at 23 in the room the profile shows, and the reservation
+    # would have found its CPU taken.
+    instance = _instance(6, [(0, 1, 23, 1), (3, 1, 22, 21), (3, 5, 2, 2)])
+    cluster = LocalCluster("c", instance, policy="easy", kill_at_estimate=False)
+    cluster.advance(4)
+    assert cluster.reserve(0, 0, 24, 25, 1)
+    cluster.commit(0)
+    cluster.sim.advance(None)
+    cluster.sim.finish()
+    schedule = cluster.sim.schedule("easy")
+    blocked = _with_blocks(instance, [BusyBlock(24, 25, 1)])
+    assert check_schedule(blocked, schedule) == []
+    assert schedule.placements[2].end == 24  # stopped at its estimate
 
 
 def test_job_past_its_estimate_holds_its_cpus_for_the_lrs() -> None:
