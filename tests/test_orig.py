@@ -36,7 +36,33 @@ def test_orig_refuses_what_it_cannot_replay() -> None:
     with pytest.raises(ValueError, match=r"1 jobs have none, e\.g\. job 2"):
         simulate(no_wait, "orig")
     crowded = Instance(Machine(4), (Job(1, 0, 3, 10, wait=0), Job(2, 5, 2, 10, wait=0)))
-    with pytest.raises(ValueError, match="holds 5 processors at time 5"):
+    with pytest.raises(ValueError, match="holds 5 processors after time 5"):
         simulate(crowded, "orig")
-    with pytest.raises(ValueError, match="takes no parameters"):
+    with pytest.raises(ValueError, match="takes only the option repair"):
         parse_policy("orig:order=spt")
+
+
+def test_orig_repair_delays_what_does_not_fit() -> None:
+    from optsched.heuristics.orig import Repairs, recorded_schedule
+
+    # 4 CPUs. Job 1 (3 CPUs) runs [0, 10); job 2 (2 CPUs) was recorded at
+    # 5 (a log inconsistency): it moves to 10, 5 s later. Job 3 (1 CPU,
+    # recorded at 6) still fits beside job 1 and stays. Job 4 lasts 0 s.
+    jobs = (
+        Job(1, 0, 3, 10, wait=0),
+        Job(2, 5, 2, 10, wait=0),
+        Job(3, 6, 1, 3, wait=0),
+        Job(4, 7, 4, 0, wait=0),
+    )
+    instance = Instance(Machine(4), jobs)
+    schedule, repairs = recorded_schedule(instance, repair=True)
+    assert {j: p.start for j, p in schedule.placements.items()} == {
+        1: 0,
+        2: 10,
+        3: 6,
+        4: 7,
+    }
+    assert repairs == Repairs(delayed=1, delay=5)
+    assert check_schedule(instance, schedule) == []
+    policy = simulate(instance, "orig:repair").schedule
+    assert policy.placements == schedule.placements and policy.producer == "orig:repair"
