@@ -31,15 +31,14 @@ import csv
 import datetime
 import time
 from pathlib import Path
-from typing import Any
 from zoneinfo import ZoneInfo
 
 from optsched.check import check_schedule
 from optsched.heuristics import simulate
-from optsched.instance import Instance
 from optsched.io.swf import read_swf
 from optsched.models.bounds import lower_bounds
 from optsched.site import apply_site, read_site
+from optsched.site_metrics import utilisation
 from optsched.window import cut_window
 
 HERE = Path(__file__).parent
@@ -76,23 +75,6 @@ def months(header: dict[str, str], first: int, last: int) -> list[tuple[str, int
         at = nxt
 
 
-def utilisation(instance: Instance, schedule: Any) -> tuple[float, float, int]:
-    """``l_ges``, ``l_act`` and ``T_ges`` of a schedule."""
-    m = instance.machine.processors
-    runs = sorted(
-        (p.start, p.end, instance.job(j).size) for j, p in schedule.placements.items()
-    )
-    load = sum((end - start) * size for start, end, size in runs)
-    first = min(start for start, _, _ in runs)
-    last = max(end for _, end, _ in runs)
-    active, reach = 0, first
-    for start, end, _ in runs:
-        if end > reach:
-            active += end - max(start, reach)
-            reach = end
-    return load / ((last - first) * m), load / (active * m), last - first
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--months", type=int, default=11)
@@ -126,7 +108,9 @@ def main() -> None:
                             migration=migration,
                         )
                         assert check_schedule(instance, result.schedule) == []
-                        l_ges, l_act, span = utilisation(instance, result.schedule)
+                        measured = utilisation(instance, result.schedule)
+                        l_ges, l_act = measured.l_ges, measured.l_act
+                        span = measured.total_time
                         makespan = max(
                             p.end for p in result.schedule.placements.values()
                         )
