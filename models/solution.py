@@ -218,10 +218,31 @@ def upper_bound_candidates(
     )
     raw: list[tuple[str, Schedule]] = [("list:submit", fallback)]
     raw += [(incumbent.source, incumbent.schedule) for incumbent in incumbents]
+    return check_candidates(
+        instance, objective, raw, always=2, deadline=deadline, what="heuristic"
+    )
+
+
+def check_candidates(
+    instance: Instance,
+    objective: Objective,
+    raw: Sequence[tuple[str, Schedule]],
+    *,
+    always: int,
+    deadline: float | None,
+    what: str,
+) -> tuple[list[Candidate], list[str]]:
+    """``raw`` schedules through :func:`checked_candidate`, best first.
+
+    The first ``always`` are checked whatever the time; the others only
+    while ``deadline`` (``time.monotonic``) has not passed, and are listed
+    as not checked otherwise. ``RuntimeError`` ("no feasible ``what``
+    schedule") when none passes.
+    """
     rejected: list[str] = []
     candidates: list[Candidate] = []
     for k, (source, schedule) in enumerate(raw):
-        if k > 1 and deadline is not None and time.monotonic() >= deadline:
+        if k >= always and deadline is not None and time.monotonic() >= deadline:
             rejected.append(f"{source}: not checked (time limit)")
             continue
         candidate, reason = checked_candidate(instance, objective, source, schedule)
@@ -230,7 +251,7 @@ def upper_bound_candidates(
         else:
             candidates.append(candidate)
     if not candidates:
-        raise RuntimeError(f"no feasible heuristic schedule: {'; '.join(rejected)}")
+        raise RuntimeError(f"no feasible {what} schedule: {'; '.join(rejected)}")
     candidates.sort(key=lambda c: c.value)
     return candidates, rejected
 

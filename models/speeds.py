@@ -103,6 +103,7 @@ from optsched.models.result import Bound, Incumbent, Result
 from optsched.models.solution import (
     Candidate,
     bounds_deadline,
+    check_candidates,
     checked_candidate,
     empty_result,
     finish,
@@ -278,23 +279,15 @@ def own_candidates(
     """Checked starting schedules, best first: ``schedules`` (the model's
     own greedy ones, always checked) and the caller's ``incumbents``
     (checked while ``deadline`` has not passed)."""
-    candidates: list[Candidate] = []
-    rejected: list[str] = []
-    for k, (source, schedule) in enumerate(
-        [*schedules, *((i.source, i.schedule) for i in incumbents)]
-    ):
-        if k >= len(schedules) and time.monotonic() >= deadline:
-            rejected.append(f"{source}: not checked (time limit)")
-            continue
-        candidate, reason = checked_candidate(instance, objective, source, schedule)
-        if candidate is None:
-            rejected.append(str(reason))
-        else:
-            candidates.append(candidate)
-    if not candidates:
-        raise RuntimeError(f"no feasible starting schedule: {'; '.join(rejected)}")
-    candidates.sort(key=lambda c: c.value)
-    return candidates, rejected
+    raw = [*schedules, *((i.source, i.schedule) for i in incumbents)]
+    return check_candidates(
+        instance,
+        objective,
+        raw,
+        always=len(schedules),
+        deadline=deadline,
+        what="starting",
+    )
 
 
 def greedy_orders(
