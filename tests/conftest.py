@@ -46,3 +46,27 @@ def pytest_configure(config: pytest.Config) -> None:
         # Read by tests/fuzzing.py when the test modules are imported, which
         # happens after configuration.
         os.environ["OPTSCHED_FUZZ"] = "1"
+
+
+def swf_job(
+    job: int,
+    submit: int,
+    run: int,
+    size: int,
+    *,
+    estimate: int = 100,
+    wait: int = 0,
+    queue: int = 1,
+    preceding: int = -1,
+    think: int = -1,
+) -> str:
+    """One 18-field SWF line (status completed, user, group and app 1)."""
+    fields = [job, submit, wait, run, size, -1, -1, size, estimate, -1, 1, 1, 1, 1]
+    fields += [queue, 1, preceding, think]
+    return " ".join(map(str, fields))
+
+
+def write_swf(path: Path, lines: list[str], processors: int) -> Path:
+    """An SWF file of ``lines`` with a ``MaxProcs`` header."""
+    path.write_text("\n".join([f"; MaxProcs: {processors}", *lines]) + "\n")
+    return path

@@ -7,6 +7,7 @@ import random
 from pathlib import Path
 
 import pytest
+from conftest import swf_job, write_swf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -333,32 +334,11 @@ def test_info_shows_the_calendar_and_chains(tmp_path: Path) -> None:
 
     # Job 3 follows job 2 (field 17) after 5 s (field 18); job 4 names a
     # predecessor outside the file.
-    lines = ["; MaxProcs: 100"]
-    for k, prec in ((1, -1), (2, -1), (3, 2), (4, 99)):
-        think = 5 if prec == 2 else -1
-        fields = [
-            k,
-            10 * k,
-            0,
-            60,
-            4,
-            -1,
-            -1,
-            4,
-            100,
-            -1,
-            1,
-            1,
-            1,
-            1,
-            1,
-            1,
-            prec,
-            think,
-        ]
-        lines.append(" ".join(map(str, fields)))
-    trace = tmp_path / "t.swf"
-    trace.write_text("\n".join(lines) + "\n")
+    lines = [
+        swf_job(k, 10 * k, 60, 4, preceding=prec, think=5 if prec == 2 else -1)
+        for k, prec in ((1, -1), (2, -1), (3, 2), (4, 99))
+    ]
+    trace = write_swf(tmp_path / "t.swf", lines, 100)
     result = CliRunner().invoke(
         main,
         ["info", str(trace), "--site", str(SITES / "t3e.toml")],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from conftest import swf_job, write_swf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -101,32 +102,11 @@ def test_random_chains_are_followed(seed: int, policy: str, kill: bool) -> None:
 def test_arrival_modes_and_no_chains(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from optsched.cli.options import load_instance
 
-    lines = ["; MaxProcs: 8"]
-    for k, (submit, prec) in enumerate([(100, -1), (250, 1), (400, -1)], 1):
-        think = 5 if prec > 0 else -1
-        fields = [
-            k,
-            submit,
-            0,
-            60,
-            4,
-            -1,
-            -1,
-            4,
-            100,
-            -1,
-            1,
-            1,
-            1,
-            1,
-            1,
-            1,
-            prec,
-            think,
-        ]
-        lines.append(" ".join(map(str, fields)))
-    path = tmp_path / "t.swf"
-    path.write_text("\n".join(lines) + "\n")
+    lines = [
+        swf_job(k, submit, 60, 4, preceding=prec, think=5 if prec > 0 else -1)
+        for k, (submit, prec) in enumerate([(100, -1), (250, 1), (400, -1)], 1)
+    ]
+    path = write_swf(tmp_path / "t.swf", lines, 8)
     recorded = load_instance(str(path))
     assert [j.release for j in recorded.jobs] == [100, 250, 400]
     assert recorded.job(2).preceding_job == 1

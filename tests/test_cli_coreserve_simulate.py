@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import swf_job, write_swf
 
 from optsched.cli import main
 from optsched.errors import InputError
@@ -17,36 +18,14 @@ from optsched.grid.scenario import load_scenario
 def _swf(path: Path, seed: int = 1) -> Path:
     """A synthetic SWF log of 4 weeks on 32 processors."""
     rng = random.Random(seed)
-    lines = ["; MaxProcs: 32"]
+    lines = []
     t = 0
     for k in range(1, 700):
         t += rng.randrange(0, 3_000)
         estimate = rng.randrange(300, 20_000)
         run = rng.randrange(60, estimate + 1)
-        procs = rng.randrange(1, 33)
-        fields = [
-            k,
-            t,
-            0,
-            run,
-            procs,
-            -1,
-            -1,
-            procs,
-            estimate,
-            -1,
-            1,
-            1,
-            1,
-            1,
-            1,
-            1,
-            -1,
-            -1,
-        ]
-        lines.append(" ".join(map(str, fields)))
-    path.write_text("\n".join(lines) + "\n")
-    return path
+        lines.append(swf_job(k, t, run, rng.randrange(1, 33), estimate=estimate))
+    return write_swf(path, lines, 32)
 
 
 SCENARIO = """\
