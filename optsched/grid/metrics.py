@@ -33,6 +33,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+from optsched.grid.service import Outcome
 from optsched.grid.simulate import GridRun
 
 SIZE_CLASSES = (
@@ -182,10 +183,8 @@ def _local_jobs(
     return waits, expansions, by_size
 
 
-def _unfairness(run: GridRun, outcome: object) -> float:
-    from optsched.grid.service import Outcome
-
-    assert isinstance(outcome, Outcome) and outcome.start is not None
+def _unfairness(run: GridRun, outcome: Outcome) -> float:
+    assert outcome.start is not None
     before = still = 0
     for c, jobs in outcome.waiting.items():
         sim = run.clusters[c].sim
@@ -194,10 +193,8 @@ def _unfairness(run: GridRun, outcome: object) -> float:
     return still / before if before else 0.0
 
 
-def _relative_start(outcome: object, to_earliest: bool) -> float:
-    from optsched.grid.service import Outcome
-
-    assert isinstance(outcome, Outcome) and outcome.start is not None
+def _relative_start(outcome: Outcome, to_earliest: bool) -> float:
+    assert outcome.start is not None
     assert outcome.start_range is not None
     low, high = outcome.start_range
     if to_earliest:
@@ -205,10 +202,8 @@ def _relative_start(outcome: object, to_earliest: bool) -> float:
     return (outcome.start - low) / (high - low) if high > low else 0.0
 
 
-def _relative_cost(outcome: object) -> float:
-    from optsched.grid.service import Outcome
-
-    assert isinstance(outcome, Outcome) and outcome.cost is not None
+def _relative_cost(outcome: Outcome) -> float:
+    assert outcome.cost is not None
     assert outcome.cost_range is not None
     low, high = outcome.cost_range
     return float((outcome.cost - low) / (high - low)) if high > low else 0.0

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from optsched.grid.cluster import LocalCluster
+from optsched.grid.optimum import optimum
 from optsched.grid.request import Request
 from optsched.grid.service import GridService, Outcome, ServiceConfig
 
@@ -93,8 +94,6 @@ def _optimum_at(
     now: int,
     config: ServiceConfig,
 ) -> RequestOptimum:
-    from optsched.grid.optimum import optimum
-
     states = [cluster.state(now) for cluster in clusters]
     if request.earliest_start < now <= request.latest_start:
         request = dataclasses.replace(request, earliest_start=now)
