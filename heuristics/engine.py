@@ -61,6 +61,21 @@ given processors: ``can_start(j, at=offset)`` accepts only the range
 ``[offset, offset + size)``, on both machine kinds, and ``start`` then
 takes exactly that range.
 
+Outages
+-------
+Outages (``Machine.outages``) are not announced: the simulator learns of
+one when it starts (after the completions, busy-block ends and starts of
+that instant), and from then on it is a busy block ending at its end
+(Mallmann's downtime pseudo-jobs, 1997, §3.3.1). The jobs on the processors
+it takes are killed and requeued from scratch, their run recorded as a lost
+attempt (``Schedule.lost``): on a contiguous machine those whose range
+meets the outage's; on an ``any`` machine (an outage is a processor count
+there) idle processors go down first, then the running jobs that started
+last (the least work lost; ties: the later job), until enough are free.
+A requeued job arrives again (``arrived``) with its place in the queue
+order; the counters ``outage_kills`` and ``lost_area`` (processor-seconds)
+measure the damage.
+
 Start-time predictions
 ----------------------
 A policy that tells a job at its submission when it will start (PC²,
@@ -89,6 +104,7 @@ from optsched.heuristics.allocation import (
     ContiguousAllocator,
     Range,
 )
+from optsched.heuristics.user_limit import UserAccounts
 from optsched.instance import BusyBlock, Instance, Job
 from optsched.packing import EXPAND_LIMIT, Profile, processor_set
 from optsched.schedule import Placement, Schedule
@@ -100,8 +116,9 @@ if TYPE_CHECKING:
 COMPLETION = 0
 BLOCK_END = 1
 BLOCK_START = 2
-WAKE = 3  # a pass a policy asked for
-ARRIVAL = 4
+OUTAGE = 3  # after the blocks known in advance have taken their processors
+WAKE = 4  # a pass a policy asked for
+ARRIVAL = 5
 
 # Job states.
 PENDING, WAITING, RUNNING, DONE = 0, 1, 2, 3
@@ -122,6 +139,10 @@ class SimulationStats:
     killed_for_blocks
         Of those, jobs stopped because their overrun would collide with a
         busy block (happens even without ``kill_at_estimate``).
+    outage_kills
+        Runs killed by an outage (the jobs ran again from scratch).
+    lost_area
+        Processor-seconds of those runs (work lost, counted as unused).
     migrations
         Compactions of a contiguous machine.
     migrated_jobs
@@ -146,6 +167,8 @@ class SimulationStats:
     passes: int = 0
     killed: int = 0
     killed_for_blocks: int = 0
+    outage_kills: int = 0
+    lost_area: int = 0
     migrations: int = 0
     migrated_jobs: int = 0
     migrated_processors: int = 0
@@ -207,7 +230,8 @@ class Simulator:
         Sorted ``(estimated end, job)`` of the running jobs.
     finished
         Jobs whose completion was processed since the previous pass, with
-        their estimated ends: ``(job, completion time, estimated end)``. A
+        their estimated ends: ``(job, completion time, estimated end)``; a
+        run an outage killed is reported too (the job is waiting again). A
         job of zero duration started in a pass ends inside it and is not
         reported (``end_time[j] == now`` tells the policy).
     end_time
@@ -277,7 +301,8 @@ class Simulator:
         self.finished: list[tuple[int, int, int]] = []
         self.arrived: list[int] = []
         self.added_blocks: list[BusyBlock] = []
-        """Blocks added since the previous pass (:meth:`add_block`)."""
+        """Blocks added since the previous pass (:meth:`add_block`, and
+        outages when they start)."""
 
         self.blocks = sorted(
             (b for b in machine.unavailable if b.end > b.start),
@@ -290,7 +315,14 @@ class Simulator:
             (b.offset, b.offset + b.size) if b.offset is not None else None
             for b in self.blocks
         ]
-        self.keep_profile = keep_profile or bool(self.blocks)
+        self.outages = sorted(
+            (o for o in machine.outages if o.end > o.start),
+            key=lambda o: (o.start, o.end, o.offset if o.offset is not None else -1),
+        )
+        self.lost: dict[int, list[Placement]] = {}
+        """Runs killed by outages, by job number (:attr:`Schedule.lost`)."""
+        self._block_kills: set[int] = set()  # jobs stopped at estimate for a block
+        self.keep_profile = keep_profile or bool(self.blocks) or bool(self.outages)
         self._profile = Profile(0, self.processors)
         if self.keep_profile:
             for b in self.blocks:
@@ -314,6 +346,15 @@ class Simulator:
                         f"a job of {size} processors can never start under the "
                         "site calendar (no time admits that size)"
                     )
+        limit = self.calendar.user_limit if self.calendar is not None else None
+        self._accounts = (
+            UserAccounts(limit, [j.user for j in jobs], self.size, self.requested)
+            if limit is not None
+            else None
+        )
+        self._refused: set[int] = set()  # jobs the user limit refused this pass
+        self._demoted: dict[int, int] = {}  # job -> its rank before demotion
+        self._next_rank = n
         self.simple = not self.blocks and not self.contiguous and self.calendar is None
         """Processor counting without busy blocks: fits now = ``size <= free``."""
         self._line = (
@@ -339,6 +380,8 @@ class Simulator:
                 "passes",
                 "killed",
                 "killed_for_blocks",
+                "outage_kills",
+                "lost_area",
                 "migrations",
                 "migrated_jobs",
                 "migrated_processors",
@@ -373,6 +416,8 @@ class Simulator:
         for k, block in enumerate(self.blocks):
             self._push(block.start, BLOCK_START, k)
             self._push(block.end, BLOCK_END, k)
+        for k, outage in enumerate(self.outages):
+            self._push(outage.start, OUTAGE, k)
         self._policy = policy
         self._policy_state = policy.new_state(self)
         self._upcoming = 0  # next job to arrive
@@ -417,6 +462,8 @@ class Simulator:
                     self._block_start(payload)
                 elif kind == BLOCK_END:
                     self._block_end(payload)
+                elif kind == OUTAGE:
+                    self._outage(payload, now)
                 elif kind == ARRIVAL:
                     self._arrive(payload)  # a successor its predecessor released
                 else:
@@ -428,6 +475,8 @@ class Simulator:
                     events += 1
                 upcoming += 1
             self.now = now
+            if self._accounts is not None:
+                self._restore(self._accounts.close_instant(now))
             if self.queue:
                 if self.keep_profile:
                     self._profile.advance(now)
@@ -437,6 +486,16 @@ class Simulator:
                 policy.decide(self, state)
                 if self._started_in_pass:
                     self._end_pass()
+                while self._refused and self._demote():
+                    # Jobs the user limit refused went to the end of the
+                    # queue: the others get a pass of their own now.
+                    self.finished.clear()
+                    self.arrived.clear()
+                    self.added_blocks.clear()
+                    passes += 1
+                    policy.decide(self, state)
+                    if self._started_in_pass:
+                        self._end_pass()
                 if self.calendar is not None and self.queue:
                     # Jobs the calendar holds back may start when it changes.
                     self.wake_at(self.calendar.next_change(now))
@@ -523,6 +582,7 @@ class Simulator:
         self._push(block.end, BLOCK_END, k)
         for end, j in cut:
             self.end_time[j] = end
+            self._block_kills.add(j)
             self.killed.add(j)
             self.stats["killed"] += 1
             self.stats["killed_for_blocks"] += 1
@@ -574,7 +634,47 @@ class Simulator:
         self._profile.advance(self.now)
         return self._profile.min_free(first, last) >= load
 
+    def _demote(self) -> bool:
+        """Move the jobs the user limit refused to the end of the queue
+        (NQS's lowest priority); whether any moved."""
+        moved = False
+        for j in sorted(self._refused, key=self._ranks.__getitem__):
+            if self.state[j] == WAITING and j not in self._demoted:
+                self._demoted[j] = self._ranks[j]
+                self._reposition(j, self._next_rank)
+                self._next_rank += 1
+                moved = True
+        self._refused.clear()
+        return moved
+
+    def _restore(self, users: set[int]) -> None:
+        """Give the demoted jobs of ``users`` (whose accounts were emptied)
+        their places back."""
+        if not users or not self._demoted:
+            return
+        user = self.jobs
+        for j in [j for j in self._demoted if user[j].user in users]:
+            rank = self._demoted.pop(j)
+            if self.state[j] == WAITING:
+                self._reposition(j, rank)
+            else:
+                self._ranks[j] = rank
+
+    def _reposition(self, j: int, rank: int) -> None:
+        """Give waiting job ``j`` another queue rank (and place)."""
+        ranks = self._queue_ranks
+        k = bisect_left(ranks, self._ranks[j])
+        assert self.queue[k] == j
+        del self.queue[k]
+        del ranks[k]
+        self._ranks[j] = rank
+        k = bisect_left(ranks, rank)
+        ranks.insert(k, rank)
+        self.queue.insert(k, j)
+
     def _arrive(self, j: int) -> None:
+        if self._accounts is not None:
+            self._accounts.arrive(j)
         self.state[j] = WAITING
         self.arrived.append(j)
         for index in self._indexes:
@@ -617,6 +717,94 @@ class Simulator:
             # Released at its predecessor's end plus the think time, never
             # before its own submit (the ARRIVAL event is an instance event).
             self._push(max(self.release[successor], now + think), ARRIVAL, successor)
+
+    def _outage(self, k: int, now: int) -> None:
+        """An outage starts: kill the runs on its processors, requeue them,
+        and hold its processors as a busy block until it ends."""
+        outage = self.outages[k]
+        for j in self._outage_victims(outage):
+            self._kill_for_outage(j, now)
+        b = len(self.blocks)
+        self.blocks.append(outage)
+        position = bisect_right(self._block_starts, outage.start)
+        self._block_starts.insert(position, outage.start)
+        ranges = (
+            (outage.offset, outage.offset + outage.size)
+            if outage.offset is not None
+            else None
+        )
+        self._offset_ranges.insert(position, ranges)
+        self._any_block_without_offset |= outage.offset is None
+        self._last_block_end = max(self._last_block_end, outage.end)
+        self.simple = False
+        self._profile.add(outage.start, outage.end, -outage.size)
+        self.added_blocks.append(outage)  # policies that plan learn of it now
+        self._block_start(b)
+        self._push(outage.end, BLOCK_END, b)
+
+    def _outage_victims(self, outage: BusyBlock) -> list[int]:
+        """The running jobs an outage kills (module docstring, Outages)."""
+        running = [j for _, j in self.running_ends]
+        if outage.offset is not None:
+            lo, hi = outage.offset, outage.offset + outage.size
+            return [
+                j
+                for j in running
+                if any(
+                    lo < top and low < hi for low, top in _ranges(self.processor_ids[j])
+                )
+            ]
+        if self.free >= outage.size:
+            return []
+        victims = []
+        freed = self.free
+        for j in sorted(running, key=lambda j: (self.start_time[j], j), reverse=True):
+            victims.append(j)
+            freed += self.size[j]
+            if freed >= outage.size:
+                break
+        return victims
+
+    def _kill_for_outage(self, j: int, now: int) -> None:
+        """Stop ``j`` now, record the run as lost, and requeue the job."""
+        start, size = self.start_time[j], self.size[j]
+        ids = self.processor_ids[j]
+        if j in self.moves:
+            attempt = Placement(
+                start, now, self._first_ids.pop(j), moves=tuple(self.moves.pop(j))
+            )
+        else:
+            attempt = Placement(start, now, _flat(ids))
+        self.lost.setdefault(j, []).append(attempt)
+        self.stats["outage_kills"] += 1
+        self.stats["lost_area"] += size * (now - start)
+        self.free += size
+        estimated_end = start + self.estimate[j]
+        del self.running_ends[bisect_left(self.running_ends, (estimated_end, j))]
+        if self._any is not None:
+            self._any.give(ids)
+        else:
+            assert self._line is not None
+            self._line.give(("job", j))
+        if now < estimated_end:
+            self._profile.add(now, estimated_end, size)
+        self.finished.append((j, now, estimated_end))  # its plan is void too
+        if self.calendar is not None:
+            queue = self.job_queue[j]
+            if queue in self.calendar.sequential_queues:
+                self._sequential[queue] -= 1
+            if queue in self.calendar.anytime_queues:
+                self._anytime_held -= size
+        if j in self.killed:  # decided again when it restarts
+            self.killed.discard(j)
+            self.stats["killed"] -= 1
+            if j in self._block_kills:
+                self._block_kills.discard(j)
+                self.stats["killed_for_blocks"] -= 1
+        # Its completion event goes stale (end_time no longer matches).
+        self.start_time[j] = self.end_time[j] = -1
+        self.processor_ids[j] = None
+        self._arrive(j)
 
     def _block_start(self, k: int) -> None:
         block = self.blocks[k]
@@ -770,7 +958,12 @@ class Simulator:
         queue = self.job_queue[j]
         if queue in calendar.sequential_queues and self._sequential.get(queue):
             return False
-        return queue in calendar.anytime_queues or self._admitted(size)
+        if not (queue in calendar.anytime_queues or self._admitted(size)):
+            return False
+        if self._accounts is not None and not self._accounts.allows(j):
+            self._refused.add(j)
+            return False
+        return True
 
     def _admitted(self, size: int) -> bool:
         """The site calendar's test at a start now: ``size`` at most the
@@ -831,6 +1024,8 @@ class Simulator:
             ids = self._allocate(j)
         self.processor_ids[j] = ids
         self.free -= size
+        if self._accounts is not None:
+            self._accounts.started(j)
         self.state[j] = RUNNING
         for index in self._indexes:
             index.remove(j)
@@ -851,6 +1046,7 @@ class Simulator:
             self.stats["killed"] += 1
         elif duration > estimate and self.blocks and self._overrun_collides(j, ids):
             duration = self.requested[j]
+            self._block_kills.add(j)
             self.killed.add(j)
             self.stats["killed"] += 1
             self.stats["killed_for_blocks"] += 1
@@ -1026,6 +1222,7 @@ class Simulator:
             placements,
             producer=producer,
             killed=frozenset(self.job_id[j] for j in self.killed),
+            lost={self.job_id[j]: tuple(runs) for j, runs in self.lost.items()},
         )
 
 
@@ -1250,6 +1447,12 @@ class _MinTree:
 
 
 _INF = float("inf")
+
+
+def _ranges(ids: range | list[range]) -> list[tuple[int, int]]:
+    """``(lo, hi)`` of each processor range a running job holds."""
+    ranges = [ids] if isinstance(ids, range) else ids
+    return [(r.start, r.stop) for r in ranges]
 
 
 def _flat(ids: range | list[range]) -> Sequence[int]:

@@ -103,6 +103,12 @@ def simulate(
             "calendars; the engine's policies (fcfs, easy, conservative, ...) "
             "follow them"
         )
+    if instance.machine.outages and isinstance(chosen, Standalone):
+        raise ValueError(
+            f"policy {chosen.spec!r} builds its own schedule and does not follow "
+            "machine outages; the engine's policies (fcfs, easy, conservative, "
+            "...) kill and requeue the jobs an outage hits"
+        )
     if isinstance(chosen, Standalone):
         if kill_at_estimate or migration or allocation_rule != "first-fit":
             raise ValueError(

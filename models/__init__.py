@@ -36,6 +36,7 @@ nor PuLP.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 from collections.abc import Callable, Sequence
@@ -161,6 +162,15 @@ def solve(
         back-end does not take.
     """
     run = BACKENDS[_checked_name(backend)]
+    if instance.machine.outages:
+        # Offline, outages are known: busy blocks. A schedule's lost
+        # attempts then drop out (its complete runs avoid the outages).
+        instance = instance.replace(machine=instance.machine.offline())
+        incumbents = [
+            dataclasses.replace(i, schedule=i.schedule.without_lost())
+            for i in incumbents
+        ]
+        hint = hint.without_lost() if hint is not None else None
     if instance.machine.calendar is not None:
         raise ValueError(CALENDAR_REFUSAL)
     if any(job.preceding_job is not None for job in instance.jobs):

@@ -102,6 +102,20 @@ class Calendar:
         Queues whose jobs may start whatever the calendar says (the
         Paragon's test queue ``p004h1``, §3.1.2): only the machine's
         processors limit them.
+    user_limit
+        NQS's per-user limit, in processor-seconds (Mallmann §3.1.4: twice
+        the largest job times the queue's maximum run time, 1,088
+        node-hours on the Paragon), or ``None``. Each start of a job of
+        user ``u`` adds ``size x requested time`` to ``u``'s account; the
+        accounts of all other users are emptied after an instant at which
+        a job of ``u`` started (the study: "after a job of another user
+        has run"; two users starting at one instant empty every account).
+        A job whose start would bring its user's account above the limit
+        may not start while a job of another user waits; the simulator
+        then moves it to the end of the queue until its user's account is
+        emptied (NQS's demotion to the lowest priority). Jobs without a
+        user (SWF field 12 is -1) are exempt and never count as another
+        user's.
     """
 
     periods: tuple[Period, ...]
@@ -109,6 +123,7 @@ class Calendar:
     monday_offset: int = 0
     sequential_queues: frozenset[int] = frozenset()
     anytime_queues: frozenset[int] = frozenset()
+    user_limit: int | None = None
     _days: tuple[tuple[tuple[int, int | None, int | None], ...], ...] = field(
         init=False, repr=False, compare=False
     )
@@ -117,6 +132,14 @@ class Calendar:
         object.__setattr__(self, "periods", tuple(self.periods))
         for name in ("holidays", "sequential_queues", "anytime_queues"):
             object.__setattr__(self, name, frozenset(getattr(self, name)))
+        if self.user_limit is not None and (
+            not isinstance(self.user_limit, int)
+            or isinstance(self.user_limit, bool)
+            or self.user_limit < 0
+        ):
+            raise ValueError(
+                f"user_limit {self.user_limit!r} must be processor-seconds >= 0"
+            )
         if not 0 <= self.monday_offset < WEEK:
             raise ValueError(
                 f"monday_offset {self.monday_offset} must lie in [0, 604800)"
@@ -153,7 +176,7 @@ class Calendar:
         return dataclasses.replace(self, holidays=holidays, monday_offset=offset)
 
     def scaled(self, old: int, new: int) -> Calendar:
-        """Capacities and size limits scaled from a machine of ``old``
+        """Capacities, size limits and the user limit scaled from a machine of ``old``
         processors to one of ``new`` (rounded half up; a positive limit stays
         at least 1), for running a site's calendar on another trace."""
 
@@ -167,7 +190,9 @@ class Calendar:
             Period(p.days, p.start, p.end, scale(p.capacity), scale(p.max_size))
             for p in self.periods
         )
-        return dataclasses.replace(self, periods=periods)
+        return dataclasses.replace(
+            self, periods=periods, user_limit=scale(self.user_limit)
+        )
 
     # -- looking up one instant --------------------------------------------
     def day_of(self, t: int) -> int:

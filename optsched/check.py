@@ -96,6 +96,13 @@ processor set it uses obeys rules 5 and 6, and move times increase inside
     and cycles dropped) starts no earlier than its predecessor's end plus
     its think time (a negative or missing think time counts as 0).
 
+13. Machine outages kill jobs, whose lost attempts the schedule records
+    (:attr:`~optsched.schedule.Schedule.lost`): see
+    :mod:`optsched.check_outages`.
+
+14. NQS's per-user limit (:attr:`Calendar.user_limit
+    <optsched.calendar.Calendar.user_limit>`): see :mod:`optsched.check_limits`.
+
 Structural promises are separate predicates, asked for by the producers
 that make them: :func:`max_jobs_per_processor` (PBI keeps at most two jobs
 in progress on any processor) and :func:`migrations` (jobs whose pieces do
@@ -109,6 +116,7 @@ the shelf-restricted models accept only schedules that pass both.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import heapq
 from collections import defaultdict
 from collections.abc import Sequence
@@ -161,6 +169,18 @@ def check_schedule(instance: Instance, schedule: Schedule) -> list[Violation]:
     does not vouch for the schedule do the rule-by-rule checks below run to
     name the violations. Both judge the same rules.
     """
+    calendar = instance.machine.calendar
+    if calendar is not None and calendar.user_limit is not None:
+        from optsched.check_limits import check_user_limit
+
+        violations = check_user_limit(instance, schedule)
+        free = dataclasses.replace(calendar, user_limit=None)
+        bare = instance.replace(machine=instance.machine.replace(calendar=free))
+        return violations + check_schedule(bare, schedule)
+    if instance.machine.outages or schedule.lost:
+        from optsched.check_outages import check_outages
+
+        return check_outages(instance, schedule, check_schedule)
     if any(job.preceding_job is not None for job in instance.jobs):
         from optsched.chains import without_chains
 

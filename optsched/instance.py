@@ -454,6 +454,14 @@ class Machine:
         processors batch jobs may hold, and the largest job that may start,
         at each time of the week; checked at starts only. ``None``: the
         whole machine at all times.
+    outages
+        Intervals in which processors are down (:class:`BusyBlock`: count on
+        an ``any`` machine, a range with an offset on a ``contiguous`` one).
+        Unlike busy blocks they are not announced: the simulator learns of
+        one when it starts, kills the jobs on the lost processors and
+        requeues them from scratch (:mod:`optsched.heuristics.engine`); the
+        offline models know them in advance, as busy blocks
+        (:meth:`offline`).
 
     Notes
     -----
@@ -485,6 +493,7 @@ class Machine:
     speeds: tuple[float, ...] | None = None
     nodes: Nodes | None = None
     calendar: Calendar | None = None
+    outages: tuple[BusyBlock, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("switch_cost", "switch_cost_per_processor"):
@@ -505,7 +514,8 @@ class Machine:
                 f"{', '.join(ALLOCATIONS)}"
             )
         object.__setattr__(self, "unavailable", tuple(self.unavailable))
-        for block in self.unavailable:
+        object.__setattr__(self, "outages", tuple(self.outages))
+        for block in (*self.unavailable, *self.outages):
             self._validate_block(block)
         self._validate_block_capacity()
         self._validate_block_overlaps()
@@ -555,10 +565,11 @@ class Machine:
                 "machine: speeds and SMP nodes need allocation 'any' "
                 "(a contiguous machine has neither)"
             )
-        if self.unavailable:
+        if self.unavailable or self.outages:
             raise ValueError(
                 "machine: a machine with speeds or SMP nodes takes no busy "
-                "blocks (which processors a block holds would change run times)"
+                "blocks or outages (which processors a block holds would "
+                "change run times)"
             )
 
     @property
@@ -621,16 +632,17 @@ class Machine:
 
     def _validate_block_capacity(self) -> None:
         # Sweep: at equal times, ends (-size) sort before starts (+size).
+        down = [b for b in (*self.unavailable, *self.outages) if b.end > b.start]
         events = sorted(
-            [(b.start, b.size) for b in self.unavailable if b.end > b.start]
-            + [(b.end, -b.size) for b in self.unavailable if b.end > b.start]
+            [(b.start, b.size) for b in down] + [(b.end, -b.size) for b in down]
         )
         used = 0
         for time, delta in events:
             used += delta
             if used > self.processors:
+                what = "busy blocks and outages" if self.outages else "busy blocks"
                 raise ValueError(
-                    f"machine: busy blocks use {used} processors at time {time}, "
+                    f"machine: {what} use {used} processors at time {time}, "
                     f"more than {self.processors}"
                 )
 
@@ -638,7 +650,11 @@ class Machine:
         # Blocks with offsets must not claim the same processor at the same
         # time; otherwise the checker would blame the schedule for it.
         placed = sorted(
-            (b for b in self.unavailable if b.offset is not None and b.end > b.start),
+            (
+                b
+                for b in (*self.unavailable, *self.outages)
+                if b.offset is not None and b.end > b.start
+            ),
             key=lambda b: b.start,
         )
         active: list[BusyBlock] = []
@@ -658,6 +674,17 @@ class Machine:
                     )
             active.append(block)
 
+    def offline(self) -> Machine:
+        """This machine with its outages known in advance: busy blocks.
+
+        What an offline model sees (a schedule valid on the machine, its lost
+        attempts dropped, is valid on this one and conversely)."""
+        if not self.outages:
+            return self
+        return dataclasses.replace(
+            self, unavailable=(*self.unavailable, *self.outages), outages=()
+        )
+
     def resume_cost(self, size: int) -> int:
         """Seconds a job of ``size`` processors pays each time it resumes."""
         return self.switch_cost + self.switch_cost_per_processor * size
@@ -676,17 +703,30 @@ class Machine:
         To ``"contiguous"``: every block needs an offset, which blocks on an
         ``any`` machine never have, so a machine with busy blocks is refused
         (``ValueError`` naming the first block): choose their processor
-        ranges first. The same allocation returns ``self``.
+        ranges first. Outages of the whole machine get offset 0; others are
+        refused like blocks. The same allocation returns ``self``.
         """
         if allocation == self.allocation:
             return self
-        blocks = self.unavailable
+        blocks, outages = self.unavailable, self.outages
         if allocation == "any":
-            blocks = tuple(
-                dataclasses.replace(b, offset=None) if b.offset is not None else b
-                for b in blocks
+            blocks, outages = (
+                tuple(
+                    dataclasses.replace(b, offset=None) if b.offset is not None else b
+                    for b in group
+                )
+                for group in (blocks, outages)
             )
-        return dataclasses.replace(self, allocation=allocation, unavailable=blocks)
+        else:  # an outage of the whole machine takes every range
+            outages = tuple(
+                dataclasses.replace(o, offset=0)
+                if o.offset is None and o.size == self.processors
+                else o
+                for o in outages
+            )
+        return dataclasses.replace(
+            self, allocation=allocation, unavailable=blocks, outages=outages
+        )
 
 
 @dataclass(frozen=True, slots=True)

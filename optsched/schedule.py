@@ -515,21 +515,47 @@ class Schedule:
     killed
         Ids of jobs stopped at their estimate (runtime > estimate); the
         checker then expects ``end - start == estimate``.
+    lost
+        ``{job id: attempts}``: the runs of a job killed by a machine outage
+        (:attr:`optsched.instance.Machine.outages`) before the run in
+        ``placements``, which is its complete one. Each attempt is a
+        :class:`Placement` that ended when an outage took its processors:
+        it held them (the checker counts it) but its work was lost, so no
+        metric counts it as work.
     """
 
     placements: Mapping[int, Placement]
     producer: str = ""
     killed: frozenset[int] = field(default_factory=frozenset)
+    lost: Mapping[int, tuple[Placement, ...]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "placements", MappingProxyType(dict(self.placements)))
         object.__setattr__(self, "killed", frozenset(self.killed))
+        object.__setattr__(
+            self,
+            "lost",
+            MappingProxyType({j: tuple(runs) for j, runs in self.lost.items() if runs}),
+        )
 
     def __reduce__(self) -> tuple[object, ...]:
         # The placements are a read-only mappingproxy, which pickle cannot
         # copy; schedules cross process borders (solver incumbents sent to
         # pool workers), so they pickle as a plain dict.
-        return (Schedule, (dict(self.placements), self.producer, self.killed))
+        return (
+            Schedule,
+            (dict(self.placements), self.producer, self.killed, dict(self.lost)),
+        )
+
+    def without_lost(self) -> Schedule:
+        """The schedule without its lost attempts: what it is on the machine
+        whose outages are known in advance
+        (:meth:`optsched.instance.Machine.offline`)."""
+        if not self.lost:
+            return self
+        return Schedule(self.placements, self.producer, self.killed)
 
     def __len__(self) -> int:
         return len(self.placements)
@@ -544,10 +570,21 @@ class Schedule:
             dict(self.placements) == dict(other.placements)
             and self.producer == other.producer
             and self.killed == other.killed
+            and dict(self.lost) == dict(other.lost)
         )
 
     def __hash__(self) -> int:
         return hash((tuple(sorted(self.placements.items())), self.producer))
+
+    def refuse_lost(self, format_name: str) -> None:
+        """Raise ``ValueError`` when the schedule records runs killed by
+        outages (:attr:`lost`): for the writers of formats without them."""
+        if self.lost:
+            first = min(self.lost)
+            raise ValueError(
+                f"the {format_name} format cannot record runs killed by outages "
+                f"(job {first} lost {len(self.lost[first])}); write json"
+            )
 
     def refuse_pieces(self, format_name: str) -> None:
         """Raise ``ValueError`` when some job runs in pieces: for the writers

@@ -16,12 +16,26 @@ Example (``instances/sites/t3e.toml``, Mallmann 1997, §3.2.5)::
     processors = 4               # batch capacity (omitted: the machine)
     max_size = 4                 # largest job that may start (omitted: none)
 
+    [[outage]]
+    start = 86400                # seconds of trace time (or from = "1997-03-04 10:15")
+    end = 90000                  # (or to = ..., or duration = seconds)
+    processors = 518             # down (omitted: the whole machine)
+    offset = 0                   # first processor down (contiguous machines)
+
 Hours that no ``[[batch]]`` entry covers give batch jobs the whole machine
 with no size limit. ``days`` takes ``mon`` .. ``sun`` and ``holiday`` (the
 pattern of holidays, which replaces their weekday's). ``[site]`` may also
 name NQS queue rules by SWF queue number (field 15): ``sequential_queues``
 (one running job at a time) and ``anytime_queues`` (jobs that may start
-outside the calendar, like the Paragon's test queue).
+outside the calendar, like the Paragon's test queue), and NQS's per-user
+limit ``user_limit_hours`` in processor-hours (1,088 on the Paragon, 4,096
+on the T3E; :class:`~optsched.calendar.Calendar`).
+
+``[[outage]]`` entries are machine outages (:attr:`Machine.outages
+<optsched.instance.Machine.outages>`): unannounced downtimes that kill and
+requeue the jobs on the processors they take. Dated ones (``from``/``to``,
+local time) need ``start_date``: trace time 0 is ``monday_offset`` seconds
+after that Monday 00:00.
 """
 
 from __future__ import annotations
@@ -35,7 +49,7 @@ from typing import Any
 
 from optsched.calendar import DAY, DAY_NAMES, Calendar, Period, parse_clock
 from optsched.errors import InputError
-from optsched.instance import Instance, Job
+from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.io.text import read_toml_file
 
 SITE_KEYS = (
@@ -46,8 +60,10 @@ SITE_KEYS = (
     "holidays",
     "sequential_queues",
     "anytime_queues",
+    "user_limit_hours",
 )
 BATCH_KEYS = ("days", "from", "to", "processors", "max_size")
+OUTAGE_KEYS = ("start", "end", "from", "to", "duration", "processors", "offset")
 
 
 @dataclass(frozen=True)
@@ -57,6 +73,18 @@ class Site:
     name: str
     calendar: Calendar
     processors: int | None = None
+    outages: tuple[SiteOutage, ...] = ()
+
+
+@dataclass(frozen=True)
+class SiteOutage:
+    """An ``[[outage]]`` entry in trace time: ``[start, end)``, the
+    processors down (``None``: the whole machine) and the first of them."""
+
+    start: int
+    end: int
+    processors: int | None = None
+    offset: int | None = None
 
 
 def read_site(path: str | Path) -> Site:
@@ -73,25 +101,33 @@ def read_site(path: str | Path) -> Site:
     try:
         return _site(data)
     except _Bad as bad:
-        raise InputError(bad.reason, path, _line(text, bad.key, bad.entry)) from None
+        raise InputError(
+            bad.reason, path, _line(text, bad.key, bad.entry, bad.array)
+        ) from None
     except ValueError as error:
         raise InputError(str(error), path) from None
 
 
 class _Bad(Exception):
-    def __init__(self, reason: str, key: str | None = None, entry: int | None = None):
+    def __init__(
+        self,
+        reason: str,
+        key: str | None = None,
+        entry: int | None = None,
+        array: str = "batch",
+    ):
         super().__init__(reason)
-        self.reason, self.key, self.entry = reason, key, entry
+        self.reason, self.key, self.entry, self.array = reason, key, entry, array
 
 
-def _line(text: str, key: str | None, entry: int | None) -> int | None:
+def _line(text: str, key: str | None, entry: int | None, array: str) -> int | None:
     """Line of ``key`` in ``[site]`` (``entry`` None) or in the
-    ``entry``-th ``[[batch]]`` table."""
+    ``entry``-th ``[[array]]`` table."""
     table, count = None, -1
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
-        if line.startswith("[[batch]]"):
-            table, count = "batch", count + 1
+        if line.startswith(f"[[{array}]]"):
+            table, count = array, count + 1
             if key is None and entry == count:
                 return number
             continue
@@ -99,7 +135,7 @@ def _line(text: str, key: str | None, entry: int | None) -> int | None:
             table = line.strip("[] ")
             continue
         inside = (table == "site" and entry is None) or (
-            table == "batch" and count == entry
+            table == array and count == entry
         )
         if inside and key is not None and line.split("=")[0].strip() == key:
             return number
@@ -108,8 +144,10 @@ def _line(text: str, key: str | None, entry: int | None) -> int | None:
 
 def _site(data: dict[str, Any]) -> Site:
     for key in data:
-        if key not in ("site", "batch"):
-            raise _Bad(f"unknown table [{key}] (expected [site] and [[batch]])")
+        if key not in ("site", "batch", "outage"):
+            raise _Bad(
+                f"unknown table [{key}] (expected [site], [[batch]] and [[outage]])"
+            )
     site = data.get("site", {})
     for key in site:
         if key not in SITE_KEYS:
@@ -136,11 +174,103 @@ def _site(data: dict[str, Any]) -> Site:
     queues = {
         key: _queues(site, key) for key in ("sequential_queues", "anytime_queues")
     }
+    hours = site.get("user_limit_hours")
+    if hours is not None and (
+        not isinstance(hours, int | float) or isinstance(hours, bool) or hours < 0
+    ):
+        raise _Bad(
+            "[site] user_limit_hours: expected processor-hours >= 0", "user_limit_hours"
+        )
+    limit = None if hours is None else round(hours * 3600)
     try:
-        calendar = Calendar(periods, holidays, offset, **queues)
+        calendar = Calendar(periods, holidays, offset, **queues, user_limit=limit)
     except ValueError as error:
         raise _Bad(str(error)) from None
-    return Site(str(name), calendar, processors)
+    entries = data.get("outage", [])
+    if not isinstance(entries, list):
+        raise _Bad("outage must be an array of tables [[outage]]", "outage")
+    outages = tuple(
+        _outage(entry, k, start, offset, processors) for k, entry in enumerate(entries)
+    )
+    return Site(str(name), calendar, processors, outages)
+
+
+def _outage(
+    entry: object,
+    k: int,
+    start_date: datetime.date | None,
+    monday_offset: int,
+    processors: int | None,
+) -> SiteOutage:
+    """One ``[[outage]]`` table, in trace time (``size`` 0: whole machine)."""
+
+    def bad(reason: str, key: str | None = None) -> _Bad:
+        return _Bad(f"outage[{k}]: {reason}", key, k, "outage")
+
+    if not isinstance(entry, dict):
+        raise bad("expected a table")
+    for key in entry:
+        if key not in OUTAGE_KEYS:
+            raise bad(f"unknown key {key!r} (expected: {', '.join(OUTAGE_KEYS)})", key)
+    begin = _outage_time(entry, ("start", "from"), start_date, monday_offset, bad)
+    if begin is None:
+        raise bad("needs start (seconds) or from (a date and time)")
+    end = _outage_time(entry, ("end", "to"), start_date, monday_offset, bad)
+    if "duration" in entry:
+        duration = entry["duration"]
+        if not _natural(duration) or end is not None:
+            raise bad("duration: expected seconds >= 0, without end or to", "duration")
+        end = begin + duration
+    if end is None or end < begin:
+        raise bad("needs an end (end, to or duration) not before its start")
+    size = entry.get("processors")
+    offset = entry.get("offset")
+    if size is not None and (not _natural(size) or size < 1):
+        raise bad("processors: expected an integer >= 1", "processors")
+    if offset is not None and not _natural(offset):
+        raise bad("offset: expected an integer >= 0", "offset")
+    if size is not None and processors is not None and size > processors:
+        raise bad(f"processors {size}: more than the site's {processors}", "processors")
+    return SiteOutage(begin, end, size, offset)
+
+
+def _natural(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _outage_time(
+    entry: dict[str, Any],
+    keys: tuple[str, str],
+    start_date: datetime.date | None,
+    monday_offset: int,
+    bad: Any,
+) -> int | None:
+    """Trace seconds of ``entry[seconds_key]`` or of ``entry[date_key]``."""
+    seconds_key, date_key = keys
+    if seconds_key in entry and date_key in entry:
+        raise bad(f"give {seconds_key} or {date_key}, not both", seconds_key)
+    if seconds_key in entry:
+        value = entry[seconds_key]
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise bad(f"{seconds_key}: expected seconds (an integer)", seconds_key)
+        return value
+    if date_key not in entry:
+        return None
+    if start_date is None:
+        raise bad(f"a dated {date_key} needs [site] start_date", date_key)
+    value = entry[date_key]
+    moment: datetime.datetime | None = None
+    if isinstance(value, datetime.datetime):
+        moment = value.replace(tzinfo=None)
+    elif isinstance(value, str):
+        try:
+            moment = datetime.datetime.fromisoformat(value)
+        except ValueError:
+            moment = None
+    if moment is None:
+        raise bad(f"{date_key} {value!r}: expected a date and time", date_key)
+    origin = datetime.datetime.combine(start_date, datetime.time())
+    return int((moment - origin).total_seconds()) - monday_offset
 
 
 def _queues(site: dict[str, Any], key: str) -> frozenset[int]:
@@ -293,7 +423,47 @@ def apply_site(
             f"site {site.name or 'calendar'}: {site.processors} processors scaled "
             f"to the machine's {machine.processors}"
         )
-    return instance.replace(machine=machine.replace(calendar=calendar)), note
+    shift = window.shift if window is not None else 0
+    outages = site_outages(site, machine, shift)
+    machine = machine.replace(calendar=calendar, outages=machine.outages + outages)
+    return instance.replace(machine=machine), note
+
+
+def site_outages(site: Site, machine: Machine, shift: int = 0) -> tuple[BusyBlock, ...]:
+    """The site's outages on ``machine`` in window time (trace time minus
+    ``shift``): those that end after the window's time 0, cut at 0. A site
+    of another size has its partial outages scaled to the machine
+    (``ceil(q m / M)`` processors, so that an outage never vanishes); one
+    without ``processors`` takes the whole machine (offset 0 on a
+    contiguous machine)."""
+    m = machine.processors
+    out = []
+    for o in site.outages:
+        start, end = o.start - shift, o.end - shift
+        if end <= 0 or end <= start:
+            continue
+        size, offset = o.processors, o.offset
+        if size is None:
+            size, offset = m, 0
+        elif site.processors is not None and site.processors != m:
+            size = -(-size * m // site.processors)
+            offset = None if offset is None else offset * m // site.processors
+        if size > m:
+            raise ValueError(
+                f"site {site.name or 'file'}: an outage of {size} processors on a "
+                f"machine of {m}"
+            )
+        if machine.allocation == "any":
+            offset = None
+        elif offset is None:
+            raise ValueError(
+                f"site {site.name or 'file'}: the outage at {o.start} takes {size} "
+                "of the processors; a contiguous machine needs its offset"
+            )
+        else:
+            offset = min(offset, m - size)
+        out.append(BusyBlock(max(start, 0), end, size, offset, "outage"))
+    return tuple(out)
 
 
 def detect_holidays(

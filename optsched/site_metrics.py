@@ -7,7 +7,14 @@
   and ``l_act = L_ges / (T_act * m)``;
 * waiting times ``start - submit`` by job class (all jobs, run time <= or >
   10 min, <= or > 32 processors): mean, maximum and the quantiles Q50, Q75,
-  Q90, Q95 (the study computes them per month: pass each month's jobs).
+  Q90, Q95 (the study computes them per month: pass each month's jobs);
+* under a site calendar, the split by operating mode (:func:`mode_split`):
+  ``L_bat``, ``L_mix``, ``L_ia`` (the load run in batch, mixed and
+  interactive mode), the active and idle times of each mode, ``l_act,bat =
+  L_bat / (T_act,bat * m)`` and ``t_idle,bat = T_idle,bat / T_bat``.
+
+Only complete runs count: the node time of runs killed by outages is unused,
+as in the study (§3.1.6).
 
 Reference: B. Mallmann, *Untersuchung von Scheduling-Strategien für
 Parallelrechner* (Jülich, 1997), §4.1.
@@ -15,6 +22,7 @@ Parallelrechner* (Jülich, 1997), §4.1.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -86,6 +94,99 @@ def utilisation(instance: Instance, schedule: Schedule) -> Utilisation:
         load / (total * m) if total else 0.0,
         load / (active * m) if active else 0.0,
     )
+
+
+MODES = ("batch", "mixed", "interactive")
+"""The study's operating modes, from the calendar's batch capacity."""
+
+
+@dataclass(frozen=True)
+class ModeSplit:
+    """Load (processor-seconds), active and idle time (seconds) per mode,
+    over ``[first start, last end)``; ``modes`` maps each mode to the batch
+    capacities that define it."""
+
+    load: dict[str, int]
+    active: dict[str, int]
+    idle: dict[str, int]
+    modes: dict[str, tuple[int, ...]]
+    processors: int
+
+    @property
+    def l_act_bat(self) -> float:
+        """``L_bat / (T_act,bat * m)``: the utilisation in active batch time."""
+        active = self.active["batch"]
+        return self.load["batch"] / (active * self.processors) if active else 0.0
+
+    @property
+    def t_idle_bat(self) -> float:
+        """``T_idle,bat / T_bat``: the share of batch time with nothing running."""
+        total = self.active["batch"] + self.idle["batch"]
+        return self.idle["batch"] / total if total else 0.0
+
+
+def mode_levels(instance: Instance, start: int, end: int) -> dict[str, tuple[int, ...]]:
+    """Which batch capacities are which mode over ``[start, end)``.
+
+    The study's T3E has three levels (518 batch, 383 mixed, 4 interactive
+    nodes) and its Paragon two (the whole machine at night, none by day).
+    Ours: the highest capacity that occurs is batch mode, the lowest
+    interactive, any other mixed; a machine without calendar is always in
+    batch mode.
+    """
+    calendar = instance.machine.calendar
+    m = instance.machine.processors
+    if calendar is None or end <= start:
+        return {"batch": (m,), "mixed": (), "interactive": ()}
+    levels = sorted({c for _, _, c, _ in calendar.segments(start, end, m)})
+    if len(levels) == 1:
+        return {"batch": (levels[0],), "mixed": (), "interactive": ()}
+    return {
+        "batch": (levels[-1],),
+        "mixed": tuple(levels[1:-1]),
+        "interactive": (levels[0],),
+    }
+
+
+def mode_split(instance: Instance, schedule: Schedule) -> ModeSplit:
+    """The load, active and idle time of each operating mode (module
+    docstring; modes by :func:`mode_levels`)."""
+    m = instance.machine.processors
+    runs = [
+        (p.start, p.end, instance.job(j).size) for j, p in schedule.placements.items()
+    ]
+    runs = [r for r in runs if r[1] > r[0]]
+    zero = dict.fromkeys(MODES, 0)
+    if not runs:
+        return ModeSplit(zero, dict(zero), dict(zero), mode_levels(instance, 0, 0), m)
+    first = min(r[0] for r in runs)
+    last = max(r[1] for r in runs)
+    levels = mode_levels(instance, first, last)
+    mode_of = {c: name for name, cs in levels.items() for c in cs}
+    calendar = instance.machine.calendar
+    cuts = (
+        [(a, mode_of[c]) for a, _, c, _ in calendar.segments(first, last, m)]
+        if calendar is not None
+        else [(first, "batch")]
+    )
+    changes: dict[int, int] = {}
+    for start, end, size in runs:
+        changes[start] = changes.get(start, 0) + size
+        changes[end] = changes.get(end, 0) - size
+    times = sorted(set(changes) | {a for a, _ in cuts})
+    load, active, idle = dict(zero), dict(zero), dict(zero)
+    busy, k = 0, 0
+    for t, after in itertools.pairwise(times):
+        busy += changes.get(t, 0)
+        while k + 1 < len(cuts) and cuts[k + 1][0] <= t:
+            k += 1
+        mode = cuts[k][1]
+        load[mode] += busy * (after - t)
+        if busy:
+            active[mode] += after - t
+        else:
+            idle[mode] += after - t
+    return ModeSplit(load, active, idle, levels, m)
 
 
 def waits_by_class(instance: Instance, schedule: Schedule) -> dict[str, Waits]:

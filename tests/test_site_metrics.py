@@ -56,3 +56,33 @@ def test_measures_of_a_simulated_schedule() -> None:
     u = utilisation(instance, schedule)
     assert 0 < u.l_ges <= u.l_act <= 1
     assert u.load == sum(j.size * j.runtime for j in instance.jobs)
+
+
+def test_mode_split_by_hand() -> None:
+    from optsched.calendar import Calendar, Period
+    from optsched.site_metrics import mode_split
+
+    # 10 CPUs; on Mondays 8-12 h the batch partition is 6 (mixed mode),
+    # 12-20 h 1 (interactive mode), else the whole machine (batch mode).
+    hour = 3600
+    calendar = Calendar(
+        (Period((0,), 8 * hour, 12 * hour, 6), Period((0,), 12 * hour, 20 * hour, 1))
+    )
+    instance = Instance(
+        Machine(10, calendar=calendar), (Job(1, 0, 4, 2 * hour), Job(2, 0, 1, hour))
+    )
+    # Job 1 over [7 h, 9 h): 1 h in batch, 1 h in mixed mode; job 2 over
+    # [13 h, 14 h) in interactive mode. The span [7 h, 14 h) holds 3 idle
+    # hours of mixed mode ([9, 12)) and 1 of interactive mode ([12, 13)).
+    schedule = Schedule(
+        {1: Placement(7 * hour, 9 * hour), 2: Placement(13 * hour, 14 * hour)}
+    )
+    split = mode_split(instance, schedule)
+    assert split.modes == {"batch": (10,), "mixed": (6,), "interactive": (1,)}
+    assert split.load == {"batch": 4 * hour, "mixed": 4 * hour, "interactive": hour}
+    assert split.active == {"batch": hour, "mixed": hour, "interactive": hour}
+    assert split.idle == {"batch": 0, "mixed": 3 * hour, "interactive": hour}
+    assert split.l_act_bat == pytest.approx(0.4)
+    assert split.t_idle_bat == 0.0
+    # The loads add up to L_ges.
+    assert sum(split.load.values()) == utilisation(instance, schedule).load

@@ -217,6 +217,13 @@ def _overview(path: str, trace: Trace, instance: Instance, s: Summary) -> Table:
         table.add_row("SMP nodes", machine.nodes.describe())
     if machine.calendar is not None:
         table.add_row("site calendar", _calendar_text(machine.calendar, s.processors))
+    if machine.outages:
+        down = sum((o.end - o.start) * o.size for o in machine.outages)
+        table.add_row(
+            "outages",
+            f"{len(machine.outages):,}, {down / 3600:,.1f} processor-hours down "
+            "(unannounced: jobs on lost processors are killed and requeued)",
+        )
     chains = chain_counts(instance)
     if chains.with_predecessor or chains.dropped_missing:
         table.add_row(

@@ -173,6 +173,9 @@ def metrics_rows(
         rows.append(("jobs killed at estimate", f"{stats.killed}"))
     if stats.killed_for_blocks:
         rows.append(("  of which before a busy block", f"{stats.killed_for_blocks}"))
+    if stats.outage_kills:
+        rows.append(("runs killed by outages", f"{stats.outage_kills}"))
+        rows.append(("  work lost (processor-hours)", f"{stats.lost_area / 3600:.1f}"))
     if stats.predictions:
         rows.append(
             ("start-time prediction error (s)", f"{stats.prediction_error:.2f}")

@@ -42,7 +42,9 @@ Keys (all times are integer seconds, intervals half-open ``[start, end)``):
     ``end``, ``size``, ``offset`` of the first processor, optional
     ``label``). The ``offset`` is required on a ``contiguous`` machine and
     refused on an ``any`` machine, where a block is a processor count (see
-    :class:`~optsched.instance.Machine`). Optional ``switch_cost`` and
+    :class:`~optsched.instance.Machine`). Optional ``outages``: machine
+    outages, in the busy blocks' form (written only when there are some).
+    Optional ``switch_cost`` and
     ``switch_cost_per_processor`` (integers >= 0, default 0): the seconds a
     preempted job pays each time it resumes, ``switch_cost +
     switch_cost_per_processor * size`` (written only when not 0).
@@ -115,6 +117,7 @@ MACHINE_KEYS = (
     "processors",
     "allocation",
     "unavailable",
+    "outages",
     "switch_cost",
     "switch_cost_per_processor",
     "speeds",
@@ -206,6 +209,11 @@ def instance_to_dict(instance: Instance) -> dict[str, Any]:
             "processors": instance.machine.processors,
             "allocation": instance.machine.allocation,
             "unavailable": [_block_to_dict(b) for b in instance.machine.unavailable],
+            **(
+                {"outages": [_block_to_dict(b) for b in instance.machine.outages]}
+                if instance.machine.outages
+                else {}
+            ),
             **{
                 key: getattr(instance.machine, key)
                 for key in SWITCH_KEYS
@@ -250,6 +258,11 @@ def instance_to_json(instance: Instance) -> str:
             f'"{k}": {_dump(machine[k])}, '
             for k in (*SWITCH_KEYS, "speeds", "nodes")
             if k in machine
+        )
+        + (
+            f'"outages": {_dump_list(machine["outages"], "  ")}, '
+            if "outages" in machine
+            else ""
         )
         + f'"unavailable": {_dump_list(machine["unavailable"], "  ")}}},',
         f'  "jobs": {_dump_list(data["jobs"], "  ")},',
@@ -458,9 +471,15 @@ def _parse_machine(value: object) -> Machine:
         )
         for i, item in enumerate(obj.array("unavailable", required=False))
     )
+    outages = tuple(
+        _parse_block(item, ("machine", "outages", i), machine.processors, allocation)
+        for i, item in enumerate(obj.array("outages", required=False))
+    )
     # What is left are conflicts between blocks (capacity, shared processors);
     # a message naming two blocks keeps both names.
-    return obj.validated(lambda: machine.replace(unavailable=blocks), "machine: ")
+    return obj.validated(
+        lambda: machine.replace(unavailable=blocks, outages=outages), "machine: "
+    )
 
 
 def _parse_speeds(obj: _Object) -> tuple[float, ...]:

@@ -54,7 +54,10 @@
     "end": 4, "processors": "0-3"}, {"start": 7, "end": 15, "processors":
     "4-7", "switch": 2}]`` (``switch`` omitted when 0); its ``start``,
     ``end`` and ``processors`` are then those of the span and of the first
-    piece.
+    piece. A job that machine outages killed before its complete run adds
+    ``"lost": [{"start": 0, "end": 50, "processors": "0-3"}, ...]``, its
+    lost attempts (:attr:`Schedule.lost`; ``moves`` allowed); only this
+    format records them, the others refuse such schedules.
 
 Preempted jobs in ``csv``: the columns ``piece`` (0, 1, ... in the job's
 time order) and ``switch`` (context-switch seconds at the piece's start)
@@ -181,6 +184,7 @@ def _ordered(schedule: Schedule) -> list[tuple[int, Placement]]:
 
 
 def _csv_rows(schedule: Schedule, instance: Instance | None) -> Iterator[list[str]]:
+    schedule.refuse_lost("csv")
     sizes = instance.jobs_by_id() if instance is not None else {}
     with_killed = bool(schedule.killed)
     with_moves = any(p.moves for p in schedule.placements.values())
@@ -244,6 +248,7 @@ def _batsim_rows(schedule: Schedule, instance: Instance | None) -> Iterator[list
             "write csv or json"
         )
     schedule.refuse_pieces("batsim")
+    schedule.refuse_lost("batsim")
     # Batsim's resources are those of the mode each job ran in.
     jobs = resolved(instance, schedule).jobs_by_id()
     workload = instance.name or "w0"
@@ -286,6 +291,8 @@ def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
             item["moves"] = format_moves(p.moves)
         if p.pieces:
             item["pieces"] = [_piece_to_dict(piece) for piece in p.pieces]
+        if job_id in schedule.lost:
+            item["lost"] = [_attempt_to_dict(run) for run in schedule.lost[job_id]]
         placements.append(item)
     return {
         "format": JSON_FORMAT_NAME,
@@ -293,6 +300,15 @@ def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
         "producer": schedule.producer,
         "placements": placements,
     }
+
+
+def _attempt_to_dict(run: Placement) -> dict[str, Any]:
+    item: dict[str, Any] = {"start": run.start, "end": run.end}
+    if run.processors is not None:
+        item["processors"] = format_resources(run.processors)
+    if run.moves:
+        item["moves"] = format_moves(run.moves)
+    return item
 
 
 def _piece_to_dict(piece: Piece) -> dict[str, Any]:
@@ -1021,12 +1037,16 @@ def _read_json(text: str, path: Path) -> Schedule:
             "placements: expected a list",
         )
     collected = _Collector()
+    lost: dict[int, tuple[Placement, ...]] = {}
     for index, item in enumerate(items):
         where: JsonPath = ("placements", index)
         label = f"placements[{index}]"
+        attempts = item.pop("lost", []) if isinstance(item, dict) else []
         job_id, placement, killed = _json_placement(
             item, label, functools.partial(_fail_below, fail, where)
         )
+        if attempts:
+            lost[job_id] = _json_attempts(attempts, job_id, label, where, fail)
         try:
             collected.add(job_id, placement, killed, index)
         except _Duplicate as twice:
@@ -1041,7 +1061,36 @@ def _read_json(text: str, path: Path) -> Schedule:
                 path,
                 line(where),
             ) from None
-    return collected.schedule(producer)
+    schedule = collected.schedule(producer)
+    if lost:
+        schedule = Schedule(schedule.placements, producer, schedule.killed, lost)
+    return schedule
+
+
+def _json_attempts(
+    attempts: object,
+    job_id: int,
+    label: str,
+    where: JsonPath,
+    fail: Callable[[JsonPath, str], InputError],
+) -> tuple[Placement, ...]:
+    """The ``lost`` list of a placement: attempts killed by outages."""
+    if not isinstance(attempts, list):
+        raise fail((*where, "lost"), f"{label}: lost: expected a list")
+    runs = []
+    for k, attempt in enumerate(attempts):
+        at: JsonPath = (*where, "lost", k)
+        name = f"{label}: lost[{k}]"
+        if not isinstance(attempt, dict):
+            raise fail(at, f"{name}: expected an object")
+        extra = sorted(set(attempt) - {"start", "end", "processors", "moves"})
+        if extra:
+            raise fail((*at, extra[0]), f"{name}: unknown key {shown(extra[0])}")
+        _, run, _ = _json_placement(
+            {**attempt, "job": job_id}, name, functools.partial(_fail_below, fail, at)
+        )
+        runs.append(run)
+    return tuple(runs)
 
 
 def _fail_below(

@@ -118,6 +118,7 @@ def swf_text(
     # SWF's partial-execution lines record checkpoint/restart runs of a job,
     # not a scheduler's preemption: refuse rather than bend them.
     schedule.refuse_pieces("swf")
+    schedule.refuse_lost("swf")
     shift = _shift(instance)
     lines = [*_header_lines(schedule, instance, header or {}, shift)]
     ordered = sorted(instance.jobs, key=lambda job: (job.release, job.id))

@@ -1,0 +1,137 @@
+"""Rule 14 of the checker: NQS's per-user limit.
+
+14. On a machine whose calendar has a :attr:`user_limit
+    <optsched.calendar.Calendar.user_limit>` ``L``, every run of a job
+    (lost attempts included) charges ``size x requested time`` to its user.
+    A user's account holds the charges of its runs started after the last
+    instant at which another user's job started (exclusive). At an instant
+    ``t`` at which user ``u``'s jobs start, if ``u``'s account before ``t``
+    plus all of ``u``'s charges at ``t`` exceeds ``L``, then no job of
+    another user ``w`` may be waiting at ``t`` whose own start would have
+    kept ``w`` within the limit (``w``'s account before ``t`` plus all of
+    ``w``'s charges at ``t`` plus its charge at most ``L``). A job waits at
+    ``t`` when it was released (its submit time, or its predecessor's end
+    plus the think time) at or before ``t``, does not start at ``t``, and
+    neither has its complete run started nor does one of its lost attempts
+    run at ``t``.
+
+The rule is judged on whole instants: which of two starts at one instant
+came first is not in a schedule, so the charges of an instant are taken all
+together, the strictest reading (the simulator, which starts jobs one after
+another, meets it: :mod:`optsched.heuristics.user_limit`). Like
+:mod:`optsched.check`, this module imports nothing from the producers.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from optsched.instance import Instance, Job
+from optsched.schedule import Schedule
+
+
+def check_user_limit(instance: Instance, schedule: Schedule) -> list:
+    """Rule 14's violations (:class:`optsched.check.Violation`)."""
+    from optsched.check import Violation
+
+    calendar = instance.machine.calendar
+    assert calendar is not None and calendar.user_limit is not None
+    limit = calendar.user_limit
+    jobs = [j for j in instance.jobs if j.user is not None]
+    cost = {job.id: job.size * job.requested for job in jobs}
+    user: dict[int, int] = {}
+    for job in jobs:
+        assert job.user is not None
+        user[job.id] = job.user
+    starts: dict[int, list[int]] = defaultdict(list)  # instant -> job ids
+    for job in jobs:
+        for start, _ in _runs(job, schedule):
+            starts[start].append(job.id)
+    waits = _waiting_spans(instance, schedule, jobs)
+    users = set(user.values())
+    account: dict[int, int] = {}
+    out: list[Violation] = []
+    for t in sorted(starts):
+        charged: dict[int, int] = defaultdict(int)
+        for jid in starts[t]:
+            charged[user[jid]] += cost[jid]
+        total = {u: account.get(u, 0) + c for u, c in charged.items()}
+        for u in sorted(charged):
+            if total[u] <= limit:
+                continue
+            spent = {w: account.get(w, 0) + charged.get(w, 0) for w in users}
+            blocker = _startable_waiter(t, u, waits, spent, cost, user, limit)
+            if blocker is not None:
+                out.append(
+                    Violation(
+                        "user-limit",
+                        f"user {u} starts jobs at {t} with {total[u]} "
+                        f"processor-seconds charged, above the limit {limit}, "
+                        f"while job {blocker} of user {user[blocker]} waits",
+                        job=min(j for j in starts[t] if user[j] == u),
+                        time=t,
+                    )
+                )
+        if len(charged) == 1:
+            ((u, c),) = charged.items()
+            account = {u: account.get(u, 0) + c}
+        else:
+            account = {}
+    return out
+
+
+def _runs(job: Job, schedule: Schedule) -> list[tuple[int, int]]:
+    """``(start, end)`` of every run of ``job``: lost attempts, then the
+    complete one."""
+    runs = [(r.start, r.end) for r in schedule.lost.get(job.id, ())]
+    final = schedule.placements.get(job.id)
+    if final is not None:
+        runs.append((final.start, final.end))
+    return runs
+
+
+def _waiting_spans(
+    instance: Instance, schedule: Schedule, jobs: list[Job]
+) -> dict[int, list[tuple[int, int]]]:
+    """Per job, the half-open spans ``[a, b)`` in which it waits."""
+    from optsched.chains import chain_graph
+
+    released = {job.id: job.release for job in jobs}
+    graph = chain_graph(instance.jobs).graph
+    for before, after, data in graph.edges(data=True):
+        first = schedule.placements.get(before)
+        if after in released and first is not None:
+            released[after] = max(released[after], first.end + data["think_time"])
+    spans: dict[int, list[tuple[int, int]]] = {}
+    for job in jobs:
+        since = released[job.id]
+        mine = []
+        for start, end in _runs(job, schedule):
+            if start > since:
+                mine.append((since, start))
+            since = max(since, end)
+        spans[job.id] = mine
+    return spans
+
+
+def _startable_waiter(
+    t: int,
+    u: int,
+    waits: dict[int, list[tuple[int, int]]],
+    spent: dict[int, int],
+    cost: dict[int, int],
+    user: dict[int, int],
+    limit: int,
+) -> int | None:
+    """A job of another user waiting at ``t`` that its user's account
+    (``spent``, this instant's charges included) would let start, or
+    ``None``."""
+    for jid, spans in waits.items():
+        w = user[jid]
+        if w == u:
+            continue
+        if spent[w] + cost[jid] > limit:
+            continue
+        if any(a <= t < b for a, b in spans):
+            return jid
+    return None
