@@ -23,6 +23,7 @@ from optsched.heuristics.combinators import (
     parse_combinator,
 )
 from optsched.heuristics.engine import SimulationResult, SimulationStats
+from optsched.heuristics.mallmann import Mallmann
 from optsched.heuristics.orders import ORDER_NAMES
 from optsched.heuristics.policies import (
     SELECT_NAMES,
@@ -58,6 +59,7 @@ __all__ = [
     "Combinator",
     "Conservative",
     "FirstFit",
+    "Mallmann",
     "Policy",
     "ShelfPlan",
     "ShelfSpec",

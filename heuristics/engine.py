@@ -354,6 +354,9 @@ class Simulator:
         )
         self._refused: set[int] = set()  # jobs the user limit refused this pass
         self._demoted: dict[int, int] = {}  # job -> its rank before demotion
+        self.demoted: list[int] = []
+        """Jobs the user limit moved to the end of the queue since the
+        previous pass (a policy that keeps reservations re-plans them)."""
         self._next_rank = n
         self.simple = not self.blocks and not self.contiguous and self.calendar is None
         """Processor counting without busy blocks: fits now = ``size <= free``."""
@@ -494,6 +497,7 @@ class Simulator:
                     self.added_blocks.clear()
                     passes += 1
                     policy.decide(self, state)
+                    self.demoted.clear()
                     if self._started_in_pass:
                         self._end_pass()
                 if self.calendar is not None and self.queue:
@@ -641,6 +645,7 @@ class Simulator:
         for j in sorted(self._refused, key=self._ranks.__getitem__):
             if self.state[j] == WAITING and j not in self._demoted:
                 self._demoted[j] = self._ranks[j]
+                self.demoted.append(j)
                 self._reposition(j, self._next_rank)
                 self._next_rank += 1
                 moved = True

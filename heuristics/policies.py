@@ -71,7 +71,11 @@ Backfill candidate selection (``select=``, finite depth)
 --------------------------------------------------------
 ``queue`` (default) scans candidates in queue order; ``submit`` by submit
 time; ``largest`` largest size first; ``largest-area`` largest size x
-estimate first; ``smallest`` smallest size first (ties in queue order).
+estimate first; ``smallest`` smallest size first; ``shortest`` smallest
+estimate first (ties in queue order). ``easy:select=shortest`` (alias
+``easy-sjbf``) is EASY with shortest-job-backfilled-first (Tsafrir, Etsion
+and Feitelson, "Backfilling using system-generated predictions rather than
+user runtime estimates", IEEE TPDS 18(6), 2007).
 Because a candidate that is not eligible never becomes eligible later in
 the same pass (free processors and extra processors only shrink), one scan
 in selection order equals repeatedly starting the best eligible candidate.
@@ -125,6 +129,7 @@ SELECT_NAMES: tuple[str, ...] = (
     "largest",
     "largest-area",
     "smallest",
+    "shortest",
 )
 """Backfill candidate selection rules."""
 
@@ -319,6 +324,8 @@ class Backfill(Policy):
             keys = [-q for q in size]
         elif self.select == "smallest":
             keys = list(size)
+        elif self.select == "shortest":
+            keys = list(estimate)
         else:
             keys = [-q * d for q, d in zip(size, estimate, strict=True)]
         return _Candidates(sim.index_waiting(keys))
@@ -506,6 +513,8 @@ class Backfill(Policy):
             return sorted(rest, key=lambda j: (-size[j], position[j]))
         if self.select == "smallest":
             return sorted(rest, key=lambda j: (size[j], position[j]))
+        if self.select == "shortest":
+            return sorted(rest, key=lambda j: (estimate[j], position[j]))
         return sorted(rest, key=lambda j: (-size[j] * estimate[j], position[j]))
 
     def _limited(self, sim: Simulator, head: int) -> bool:
@@ -672,6 +681,13 @@ class Conservative(Policy):
             if ended < estimated_end:
                 profile.add(ended, estimated_end, size[j])
                 early = True
+        demoted = [j for j in sim.demoted if j in state.start]
+        for j in demoted:
+            # NQS's user limit demoted it: its reservation goes, and it is
+            # placed again behind every other one (below).
+            t = state.start.pop(j)
+            profile.add(t, t + planned(sim.estimate[j]), size[j])
+            early = True
         # A reservation in the past was not honoured (an overrun kept its
         # processors, or no contiguous range was free): place it again.
         first = state.earliest()
@@ -682,12 +698,19 @@ class Conservative(Policy):
                 self._compress(sim, state)
             self._reserve_arrivals(sim, state, arrivals)
             arrivals = []
+            self._reserve_last(sim, state, demoted)
+            demoted = []
             # A job of zero duration ends as it starts: its planned instant
             # frees up, which may let others move to now (compress again).
             compress = self._start_due(sim, state)
             if not compress:
                 break
         first = state.earliest()
+        if first is not None and first <= now:
+            # A job due now could not start (a site rule held it): its
+            # reservation is placed again at the next pass; the others
+            # still need theirs.
+            first = min((t for t in state.start.values() if t > now), default=None)
         if first is not None:
             # As in Mu'alem and Feitelson's simulator, a job starts at its
             # reservation even when no job arrives or ends then (e.g. the
@@ -735,6 +758,19 @@ class Conservative(Policy):
                 state.place(j, t)
                 sim.reserve(j, t)
                 sim.predict(j, t)  # the start announced at submission
+
+    @staticmethod
+    def _reserve_last(sim: Simulator, state: _Reservations, jobs: list[int]) -> None:
+        # Demoted jobs: each at its earliest slot from the latest reserved
+        # start on, behind every other reservation.
+        profile = state.profile
+        for j in jobs:
+            q, span = sim.size[j], planned(sim.estimate[j])
+            after = max(state.start.values(), default=sim.now)
+            t = profile.earliest_from(after, q, span)
+            assert t is not None, "a job larger than the machine"
+            profile.add(t, t + span, -q)
+            state.place(j, t)
 
     @staticmethod
     def _start_due(sim: Simulator, state: _Reservations) -> bool:

@@ -15,6 +15,12 @@ Names (aliases in parentheses):
   reservations; ``backfill:depth=all`` is ``conservative``.
 - ``conservative``: conservative backfilling.
 - ``best-package`` (``bestpackage``, ``package``): subset-sum packing.
+- ``easy-sjbf``: EASY with shortest-estimate-first backfilling
+  (``easy:select=shortest``).
+- ``mallmann``: Mallmann's backfilling family
+  (:mod:`optsched.heuristics.mallmann`); ``strict-backfill`` is
+  ``mallmann:variant=ff,fairness=2,reading=shadow``, the strict rule of
+  Lifka et al. (a backfilled job ends before the head can start).
 - ``nfdh``, ``ffdh``, ``nfih``, ``ffih``, ``ffdh-stack``, ``ffih-stack``,
   ``smart``: the batch framework (Shmoys, Wein, Williamson 1995) over that
   offline shelf algorithm (:mod:`optsched.heuristics.shelves`);
@@ -37,12 +43,17 @@ Parameters:
 - ``oracle``: the policy sees actual durations instead of estimates.
 - ``seed=N``: seed of the random order (default: the simulation's seed).
 - ``select=RULE`` (easy, backfill): ``queue``, ``submit``, ``largest``,
-  ``largest-area``, ``smallest``.
+  ``largest-area``, ``smallest``, ``shortest``.
 - ``maxwait=SECONDS``, ``maxidle=SHARE`` (with ``select=largest``): stop
   backfilling while the head has waited that long, or while more than that
   share of the machine is idle.
 - ``depth=K|all`` (backfill): number of reservations.
 - ``limit=N`` (best-package): jobs in the subset-sum search (default 128).
+- ``variant=V`` (mallmann): ``ff``, ``fc``, ``bs``, ``bd``, ``bqd``,
+  ``bc``, ``ws``, ``fc3``, ``bs3``; ``fairness=0|1|2``;
+  ``reading=profile|shadow``; ``f=SHARE`` (maximum idle share);
+  ``t=DURATION`` (maximum backfilling phase: seconds, or with a suffix
+  ``s``, ``m``, ``h``, ``d``: ``8h``).
 - ``inner=NAME`` (batch): the shelf algorithm.
 - ``order=size|smith``, ``sequence=auto|class|smith``, ``fit=next|first``,
   ``weights=instance|one|size|area`` (smart, or batch with ``inner=smart``):
@@ -54,7 +65,10 @@ Parameters:
 
 Examples: ``easy``, ``easy:order=sjf``, ``conservative``,
 ``backfill:depth=3``, ``firstfit:order=lpt``, ``best-package``,
-``easy:select=largest,maxwait=3600``, ``spt:oracle``, ``random:seed=3``,
+``easy:select=largest,maxwait=3600``, ``easy-sjbf``,
+``mallmann:order=lsf,variant=bs,fairness=1``,
+``mallmann:order=lsf,variant=bc,f=0.4``, ``strict-backfill``,
+``spt:oracle``, ``random:seed=3``,
 ``ffdh``, ``smart:order=smith,fit=first``, ``batch:inner=ffih``,
 ``pc2:interactive=0+1,batch_share=0.6``.
 
@@ -68,6 +82,7 @@ from collections.abc import Callable
 from typing import Any
 
 from optsched.heuristics.combinators import COMBINATOR_NAMES, Combinator
+from optsched.heuristics.mallmann import STRICT_BACKFILL, Mallmann
 from optsched.heuristics.moldable_wrappers import MOLDABLE_NAMES, MoldablePolicy
 from optsched.heuristics.orders import ORDER_NAMES, canonical_order
 from optsched.heuristics.orig import Orig
@@ -108,7 +123,9 @@ _ALIASES: dict[str, str] = {
     "bestpackage": "best-package",
     "package": "best-package",
 }
-_GENERIC = ("strict", "backfill", "batch")
+_GENERIC = ("strict", "backfill", "batch", "mallmann")
+_PRESETS = ("easy-sjbf", "strict-backfill")
+"""Names that fix some parameters of another policy (not plain aliases)."""
 _COMMON = ("order", "oracle", "seed")
 _PARAMS: dict[str, tuple[str, ...]] = {
     "strict": _COMMON,
@@ -117,6 +134,9 @@ _PARAMS: dict[str, tuple[str, ...]] = {
     "backfill": (*_COMMON, "depth", "select", "maxwait", "maxidle"),
     "conservative": _COMMON,
     "best-package": (*_COMMON, "limit"),
+    "easy-sjbf": _COMMON,
+    "mallmann": (*_COMMON, "variant", "fairness", "reading", "f", "t"),
+    "strict-backfill": _COMMON,
     **{name: ("oracle",) for name in SHELF_NAMES},
     "smart": ("order", "sequence", "fit", "weights", "oracle"),
     "batch": ("inner", "order", "sequence", "fit", "weights", "oracle"),
@@ -134,6 +154,7 @@ def valid_names() -> str:
             *COMBINATOR_NAMES,
             "orig",
             *_GENERIC,
+            *_PRESETS,
             *_ALIASES,
         )
     )
@@ -249,6 +270,10 @@ def _build(name: str, params: dict[str, str]) -> Policy:
         return BestPackage(
             **common, limit=_integer("limit", params.get("limit", "128"))
         )
+    if name == "easy-sjbf":
+        return Backfill(**common, select="shortest")
+    if name in ("mallmann", "strict-backfill"):
+        return _build_mallmann(name, common, params)
     depth_text = params.get("depth", "1")
     if name == "backfill" and depth_text.lower() in ("all", "inf", "infinite"):
         if any(k in params for k in ("select", "maxwait", "maxidle")):
@@ -260,6 +285,22 @@ def _build(name: str, params: dict[str, str]) -> Policy:
         select=_select(params.get("select", "queue")),
         maxwait=_optional(params, "maxwait", _integer),
         maxidle=_optional(params, "maxidle", _share),
+    )
+
+
+def _build_mallmann(
+    name: str, common: dict[str, Any], params: dict[str, str]
+) -> Policy:
+    if name == "strict-backfill":
+        variant, fairness, reading = STRICT_BACKFILL
+        return Mallmann(**common, variant=variant, fairness=fairness, reading=reading)
+    return Mallmann(
+        **common,
+        variant=params.get("variant", "ff").lower(),
+        fairness=_integer("fairness", params.get("fairness", "0")),
+        reading=params.get("reading", "profile").lower(),
+        f=_optional(params, "f", _share),
+        t=_optional(params, "t", _seconds),
     )
 
 
@@ -341,6 +382,24 @@ def _share(key: str, value: str) -> float:
     except ValueError:
         raise ValueError(f"{key} must be a number in [0, 1], got {value!r}") from None
     return number
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _seconds(key: str, value: str) -> int:
+    """A duration: integer seconds, or an integer with a unit suffix
+    ``s``, ``m``, ``h`` or ``d`` (``8h`` is 28800)."""
+    text = value.strip().lower()
+    unit = _UNITS.get(text[-1:])
+    number = text[:-1] if unit is not None else text
+    try:
+        amount = int(number)
+    except ValueError:
+        raise ValueError(
+            f"{key} must be whole seconds or a number with s, m, h or d, got {value!r}"
+        ) from None
+    return amount * (unit or 1)
 
 
 def _flag(key: str, value: str) -> bool:

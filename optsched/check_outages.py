@@ -55,6 +55,7 @@ def check_outages(
         for job, time, message in _attempt_problems(instance, schedule)
     ]
     expanded, pseudo = _with_attempts_as_jobs(instance, schedule)
+
     def named(match: re.Match[str]) -> str:
         number = int(match.group(1))
         if number not in pseudo:

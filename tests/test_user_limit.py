@@ -40,7 +40,7 @@ def test_over_the_limit_the_user_drops_behind_the_others() -> None:
     # Limit 50: at 10, job 2 would bring user 1 to 80 while user 2's job
     # waits (and would stay at 40 <= 50): job 2 drops to the end, job 3
     # runs; after it user 1's account is empty and job 2 runs.
-    for policy in ("fcfs", "easy", "firstfit"):
+    for policy in ("fcfs", "easy", "conservative", "firstfit", "mallmann"):
         schedule = simulate(_limited(50, JOBS), policy).schedule
         assert _spans(schedule) == {1: (0, 10), 3: (10, 20), 2: (20, 30)}, policy
         assert check_schedule(_limited(50, JOBS), schedule) == []

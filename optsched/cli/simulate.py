@@ -36,6 +36,13 @@ Policy specs: NAME[:PARAM,PARAM,...]
   backfill:depth=K|all                 K reservations (all = conservative)
   conservative                         conservative backfilling
   best-package                         subset-sum packing of free processors
+  mallmann:variant=V,fairness=F        Mallmann's backfilling family: V in
+                                       ff fc bs bd bqd bc ws fc3 bs3, F 0 1 2,
+                                       reading=profile|shadow, f=SHARE, t=8h
+  strict-backfill                      backfilled jobs end before the head
+                                       starts (= mallmann ff, 2, shadow)
+  easy-sjbf                            EASY, shortest estimate backfilled
+                                       first (= easy:select=shortest)
   nfdh ffdh nfih ffih ffdh-stack       batch framework over that shelf
   ffih-stack smart                     algorithm (= batch:inner=NAME)
   pc2                                  PC² scheduler: FCFS until full, then
@@ -57,7 +64,7 @@ Parameters:
   oracle            see actual run times instead of estimates
   seed=N            seed of the random order (default: --seed)
   select=RULE       easy/backfill candidates: queue submit largest
-                    largest-area smallest
+                    largest-area smallest shortest
   maxwait=S         with select=largest: no backfilling once the head
                     has waited S seconds
   maxidle=F         with select=largest: no backfilling while more than
