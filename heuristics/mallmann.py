@@ -43,7 +43,7 @@ Fairness (which jobs ahead of the candidate are protected)
     *queue maximum run time*; without NQS queue limits it is replaced by
     the job's requested time (SWF field 9, :attr:`Simulator.requested`),
     whatever ``oracle`` says. The study's allowed combinations are
-    enforced: ``bd`` only with 1, ``bqd`` with 0 or 2, ``bc``, ``ws``,
+    enforced: ``bd`` with 0 or 1, ``bqd`` with 0 or 2, ``bc``, ``ws``,
     ``fc3``, ``bs3`` only with 0.
 
 The preview (§2.4 of the notes): running jobs hold their processors until
@@ -134,7 +134,7 @@ FAIRNESS_OF: dict[str, tuple[int, ...]] = {
     "ff": (0, 1, 2),
     "fc": (0, 1, 2),
     "bs": (0, 1, 2),
-    "bd": (1,),
+    "bd": (0, 1),  # bd0 and bd1; no bd2 (a queue-limit check on an exact-run-time key)
     "bqd": (0, 2),
     "bc": (0,),
     "ws": (0,),

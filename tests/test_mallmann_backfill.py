@@ -412,8 +412,8 @@ def test_spec_round_trips() -> None:
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("mallmann:variant=bd", "variant bd takes fairness 1 only"),
-        ("mallmann:variant=bd,fairness=2", "variant bd takes fairness 1 only"),
+        ("mallmann:variant=bd,fairness=2", "variant bd takes fairness 0 or 1 only"),
+        ("mallmann:variant=bc,fairness=1", "variant bc takes fairness 0 only"),
         ("mallmann:variant=bqd,fairness=1", "variant bqd takes fairness 0 or 2 only"),
         ("mallmann:variant=bc,fairness=1", "variant bc takes fairness 0 only"),
         ("mallmann:variant=ws,fairness=2", "variant ws takes fairness 0 only"),

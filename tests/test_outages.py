@@ -433,3 +433,18 @@ def test_bad_site_outages_name_their_line(
         read_site(path)
     assert str(caught.value).startswith(f"{path}:{line}:")
     assert reason in str(caught.value)
+
+
+def test_gantt_draws_outages_and_lost_attempts() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from optsched.plot.gantt import gantt
+
+    instance = Instance(Machine(4, outages=(BusyBlock(5, 8, 2, label="down"),)), JOBS)
+    ax = gantt(instance, simulate(instance, "fcfs").schedule)
+    gids = sorted({p.get_gid() for p in ax.patches if p.get_gid()})
+    assert gids == ["busy down", "job 1", "job 2", "job 3", "lost 2"]
+    import matplotlib.pyplot as plt
+
+    plt.close(ax.figure)

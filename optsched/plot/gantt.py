@@ -487,6 +487,7 @@ def gantt(
     m = instance.processors
     pieces, laid_out = _job_segments(instance, schedule)
     top = _draw_busy_blocks(ax, instance, scale)
+    _draw_lost_attempts(ax, schedule, scale)
     for job_id in sorted(schedule.placements):
         patches = _draw_job(ax, job_id, pieces[job_id], scale)
         if patches:
@@ -511,12 +512,35 @@ def _draw_busy_blocks(ax: Axes, instance: Instance, scale: int) -> int:
     top of the drawing (``m``, or the top of the band)."""
     m = instance.processors
     floating = []
-    for block in instance.machine.unavailable:
+    for block in (*instance.machine.unavailable, *instance.machine.outages):
         if block.offset is None:
             floating.append(block)
         else:
             _draw_busy(ax, block, block.offset, block.size, scale)
     return _draw_floating_blocks(ax, floating, m, scale) if floating else m
+
+
+def _draw_lost_attempts(ax: Axes, schedule: Schedule, scale: int) -> None:
+    """Runs killed by outages (``Schedule.lost``): hollow, cross-hatched
+    rectangles in the job's colour (``gid = "lost <id>"``); attempts
+    without processor indices are not drawn."""
+    for job_id, attempts in sorted(schedule.lost.items()):
+        colour = job_colour(job_id)
+        for attempt in attempts:
+            for start, end, procs in attempt.segments():
+                for first, count in processor_runs(procs or ()):
+                    ax.add_patch(
+                        Rectangle(
+                            (start / scale, first),
+                            (end - start) / scale,
+                            count,
+                            facecolor="none",
+                            edgecolor=colour,
+                            hatch="xx",
+                            linewidth=0.6,
+                            gid=f"lost {job_id}",
+                        )
+                    )
 
 
 def _draw_wait_lines(
