@@ -7,7 +7,8 @@ One module per back-end, all with the same signature
 ============== ============================================================
 ``cpsat``      OR-Tools CP-SAT, exact (:mod:`optsched.models.cpsat`);
                instances with modes: the moldable optimum
-               (:mod:`optsched.models.moldable`)
+               (:mod:`optsched.models.moldable`); site calendars and
+               job chains: :mod:`optsched.models.site`
 ``milp``       time-indexed MILP through PuLP, HiGHS or CBC
                (:mod:`optsched.models.milp`); rigid jobs only
 ``bounds-only`` closed-form bounds and the best heuristic
@@ -51,6 +52,7 @@ __all__ = [
     "BACKENDS",
     "RELAXATIONS",
     "RESTRICTIONS",
+    "SITE_BACKENDS",
     "TOPOLOGY_BACKENDS",
     "Bound",
     "Incumbent",
@@ -113,11 +115,23 @@ def backend_options(backend: str) -> tuple[str, ...]:
     )
 
 
+SITE_BACKENDS: tuple[str, ...] = ("cpsat", "bounds-only")
+"""Back-ends that handle site calendars and job chains (``cpsat`` through
+:mod:`optsched.models.site`, ``bounds-only`` through
+:func:`optsched.models.bounds.site_released`)."""
+
 CALENDAR_REFUSAL = (
-    "the exact models and bounds do not handle site calendars yet: a job "
-    "may start only where the calendar admits it, which they ignore"
+    "back-end {backend} ignores site calendars (a job may start only where "
+    "the calendar admits it): use " + " or ".join(SITE_BACKENDS)
 )
-"""Why every back-end refuses a machine with a site calendar (for now)."""
+"""Why the other back-ends refuse a machine with a site calendar."""
+
+CHAIN_REFUSAL = (
+    "back-end {backend} ignores job chains (SWF fields 17/18): use "
+    + " or ".join(SITE_BACKENDS)
+    + ", or --no-chains to drop them"
+)
+"""Why the other back-ends refuse jobs with predecessors."""
 
 
 def solve(
@@ -171,13 +185,11 @@ def solve(
             for i in incumbents
         ]
         hint = hint.without_lost() if hint is not None else None
-    if instance.machine.calendar is not None:
-        raise ValueError(CALENDAR_REFUSAL)
-    if any(job.preceding_job is not None for job in instance.jobs):
-        raise ValueError(
-            "the exact models do not handle job chains (SWF fields 17/18) yet; "
-            "--no-chains drops them"
-        )
+    if backend not in SITE_BACKENDS:
+        if instance.machine.calendar is not None:
+            raise ValueError(CALENDAR_REFUSAL.format(backend=backend))
+        if any(job.preceding_job is not None for job in instance.jobs):
+            raise ValueError(CHAIN_REFUSAL.format(backend=backend))
     if not instance.machine.flat and backend not in TOPOLOGY_BACKENDS:
         raise ValueError(
             f"back-end {backend} schedules on identical processors; the machine "

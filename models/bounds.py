@@ -1726,7 +1726,14 @@ def lower_bounds_within(
     if instance.machine.calendar is not None or any(
         job.preceding_job is not None for job in instance.jobs
     ):
-        return lower_bounds_within(site_released(instance), objective, deadline)
+        # Bounds of the instance released at its earliest admissible starts,
+        # and those that read the calendar and queues themselves.
+        from optsched.models.site_bounds import site_lower_bounds
+
+        released = site_released(instance)
+        bounds, notes = lower_bounds_within(released, objective, deadline)
+        more, more_notes = site_lower_bounds(instance, released, objective, deadline)
+        return bounds + more, notes + more_notes
     if not instance.machine.flat:
         # Run times depend on the processors: bound the flat relaxation.
         from optsched.models.topology_bounds import topology_lower_bounds

@@ -172,8 +172,22 @@ def solve(
     jobs as moldable ones, see there). A machine with node speeds goes to
     :func:`optsched.models.speeds.solve`, one with SMP nodes to
     :func:`optsched.models.smp.solve` (their redundant cliques are on by
-    default, ``cliques`` is not forwarded).
+    default, ``cliques`` is not forwarded). A site calendar or job chains go
+    to :func:`optsched.models.site.solve` (``cliques`` not forwarded).
     """
+    if instance.machine.calendar is not None or any(
+        job.preceding_job is not None for job in instance.jobs
+    ):
+        # Site calendar or chains: the site model (imported here: it uses
+        # this module).
+        from optsched.models import site
+
+        return site.solve(
+            instance, objective, time_limit=time_limit, workers=workers,
+            incumbents=incumbents, log=log, symmetry=symmetry,
+            bound_domain=bound_domain, bound_subsolvers=bound_subsolvers,
+            seed=seed, parameters=parameters,
+        )  # fmt: skip
     if not instance.machine.flat:
         # Run times depend on the processors (imported here: both use this
         # module).

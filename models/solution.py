@@ -210,6 +210,14 @@ def upper_bound_candidates(
     from optsched.machines import append_schedule
     from optsched.packing import list_schedule
 
+    if instance.machine.calendar is not None or any(
+        job.preceding_job is not None for job in instance.jobs
+    ):
+        # A list schedule ignores the site rules: the engine's FCFS follows
+        # them (imported here, the site model uses this module).
+        from optsched.models.site import site_candidates
+
+        return site_candidates(instance, objective, incumbents, deadline)
     submit_order = [j.id for j in instance.jobs]
     fallback = (
         list_schedule(instance, submit_order)

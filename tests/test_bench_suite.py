@@ -207,7 +207,7 @@ def test_unknown_key_in_a_trace_table(tmp_path: Path) -> None:
     assert message == (
         f"{tmp_path / 'suite.toml'}:13: unknown key 'columns' in [traces]; "
         "valid keys: path, sha256, format, processors, allocation, moldable, "
-        "malleable, machine"
+        "malleable, machine, site, arrivals"
     )
 
 

@@ -295,21 +295,32 @@ def test_every_engine_policy_respects_random_calendars(
     assert check_schedule(instance, result.schedule) == []
 
 
-def test_models_bounds_and_standalone_policies_refuse_calendars() -> None:
+def test_milp_and_standalone_policies_refuse_calendars() -> None:
     from optsched.io.native import instance_to_dict
     from optsched.models import solve
     from optsched.models.bounds import lower_bounds
 
     instance = Instance(Machine(8, calendar=_calendar(4, 4, 600)), (Job(1, 0, 4, 10),))
     with pytest.raises(ValueError, match="site calendars"):
-        solve(instance, "cmax", backend="bounds-only")
+        solve(instance, "cmax", backend="milp")
     # The bounds of the machine without its calendar stay valid (weaker).
     simulated = simulate(instance, "easy").schedule.placements[1].end
     assert all(b.value <= simulated for b in lower_bounds(instance, "cmax"))
     with pytest.raises(ValueError, match="ignores site calendars"):
         simulate(instance, "pbi")
-    with pytest.raises(ValueError, match="no site calendar"):
-        instance_to_dict(instance)
+    # The native JSON format keeps the calendar (a round trip).
+    from optsched.io.native import instance_from_dict
+
+    site = read_site(SITES / "t3e.toml").calendar
+    limited = dataclasses.replace(
+        site,
+        sequential_queues=frozenset({3}),
+        anytime_queues=frozenset({4}),
+        user_limit=3600,
+    )
+    rich = instance.replace(machine=Machine(518, calendar=limited))
+    again = instance_from_dict(instance_to_dict(rich))
+    assert again.machine.calendar == limited
 
 
 def test_apply_site_to_a_window_scales_and_shifts() -> None:

@@ -57,7 +57,7 @@ def test_what_does_not_follow_chains_refuses_them() -> None:
     jobs = (Job(1, 0, 4, 100), Job(2, 0, 2, 50, preceding_job=1))
     instance = Instance(Machine(8), jobs)
     with pytest.raises(ValueError, match="chains"):
-        solve(instance, "cmax", backend="cpsat", time_limit=1, workers=1)
+        solve(instance, "cmax", backend="milp", time_limit=1, workers=1)
     with pytest.raises(ValueError, match="does not follow job chains"):
         simulate(instance, "pbi")
     # Lower bounds stay valid: chains only remove schedules.

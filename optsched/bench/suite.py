@@ -44,7 +44,12 @@ table.
     count while they run; needs ``moldable``); ``machine`` (speeds and SMP
     nodes given to every window, as a
     :class:`~optsched.machines.MachineShape` spec:
-    ``"nodes=10x10;tight=2;level=4"``, ``"speeds=16x275,6x825"``).
+    ``"nodes=10x10;tight=2;level=4"``, ``"speeds=16x275,6x825"``); ``site``
+    (a site file, relative to the suite's folder: its calendar, queue rules
+    and outages are given to every window, :func:`optsched.site.apply_site`;
+    its digest is part of every task id) and ``arrivals`` (``recorded``, the
+    default, or ``window-start``: every job of a window is there at its
+    start, Mallmann's second mode).
 ``[windows]``
     A :class:`~optsched.selection.WindowRule` (``kind``, ``jobs``, ``count``,
     ``seed``, ``first``, ``start``, ``end``, ``step``, ``initial_state``);
@@ -97,6 +102,8 @@ TRACE_KEYS = (
     "moldable",
     "malleable",
     "machine",
+    "site",
+    "arrivals",
 )
 SOLVER_KEYS = ("backend", "time_limit", "workers")
 DEFAULT_TIME_LIMIT = 10.0
@@ -136,6 +143,9 @@ class TraceRef:
     moldable: str | None = None
     malleable: bool = False
     machine: str | None = None
+    site: str | None = None
+    site_sha256: str | None = None
+    arrivals: str | None = None
 
     def read_options(self) -> dict[str, Any]:
         """The read options given in the suite (part of every task id)."""
@@ -146,12 +156,26 @@ class TraceRef:
             "moldable": self.moldable,
             "malleable": self.malleable or None,
             "machine": self.machine,
+            "site": self.site_sha256,
+            "arrivals": self.arrivals,
         }
         return {key: value for key, value in given.items() if value is not None}
 
-    def prepared(self, instance: Instance) -> Instance:
-        """A window of this trace with the suite's speed-up model and
-        machine shape (speeds, SMP nodes) applied."""
+    def prepared(
+        self, instance: Instance, header: Mapping[str, str] | None = None
+    ) -> Instance:
+        """A window of this trace with the suite's arrival mode, site rules
+        (``header``: the trace's SWF header, for the time of week), speed-up
+        model and machine shape (speeds, SMP nodes) applied."""
+        if self.arrivals == "window-start" and instance.jobs:
+            first = min(job.release for job in instance.jobs)
+            instance = instance.with_jobs(
+                job.replace(release=first) for job in instance.jobs
+            )
+        if self.site is not None:
+            from optsched.site import apply_site, read_site
+
+            instance, _ = apply_site(instance, read_site(self.site), header)
         if self.moldable is not None:
             from optsched.speedup import parse_model
 
@@ -662,6 +686,40 @@ def _read_options(table: dict[str, Any], index: int, where: _Located) -> dict[st
     return options
 
 
+def _site_options(table: dict[str, Any], index: int, where: _Located) -> dict[str, Any]:
+    """``site`` (a readable site file, relative to the suite's folder) and
+    ``arrivals``."""
+    from optsched.site import read_site
+
+    options: dict[str, Any] = {}
+    if "arrivals" in table:
+        value = _string(table, "arrivals", where, "traces", index)
+        if value not in ARRIVALS:
+            raise where.error(
+                f"[[traces]] arrivals {shown(value)} is not one of "
+                f"{', '.join(ARRIVALS)}",
+                "arrivals",
+                "traces",
+                index,
+            )
+        if value != "recorded":
+            options["arrivals"] = value
+    if "site" in table:
+        given = _string(table, "site", where, "traces", index)
+        file = (where.path.parent / given).resolve()
+        if not file.is_file():
+            reason = f"[[traces]] site file not found: {shown(given)}"
+            raise where.error(reason, "site", "traces", index)
+        read_site(file)  # a bad site file stops here, with its own line
+        options["site"] = str(file)
+        options["site_sha256"] = sha256_of(file)
+    return options
+
+
+ARRIVALS = ("recorded", "window-start")
+"""Arrival modes of ``[[traces]] arrivals`` and ``optsched gap --arrivals``."""
+
+
 def _model_options(
     table: dict[str, Any], index: int, where: _Located
 ) -> dict[str, Any]:
@@ -671,6 +729,7 @@ def _model_options(
     from optsched.speedup import parse_model
 
     options: dict[str, Any] = {}
+    options |= _site_options(table, index, where)
     if "machine" in table:
         spec = _string(table, "machine", where, "traces", index)
         try:

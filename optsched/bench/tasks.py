@@ -160,7 +160,8 @@ class Plan:
             try:
                 ref = next(r for r in self.suite.traces if r.sha256 == key[0])
                 cut = self.windows[key].cut(self.traces[key[0]])
-                self._cache[key] = ref.prepared(cut)
+                header = getattr(self.traces[key[0]], "header", None)
+                self._cache[key] = ref.prepared(cut, header)
             except ValueError as error:  # InputError included
                 self._cache[key] = error
         found = self._cache[key]

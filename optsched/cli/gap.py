@@ -200,6 +200,20 @@ def _console(stderr: bool = False) -> Console:
 @moldable_options
 @machine_options
 @click.option(
+    "--site",
+    default=None,
+    metavar="FILE",
+    help="A site file (TOML): calendar, NQS queue rules, user limit and "
+    "outages, given to every window (see 'optsched simulate --help').",
+)
+@click.option(
+    "--arrivals",
+    type=click.Choice(["recorded", "window-start"]),
+    default="recorded",
+    show_default=True,
+    help="'window-start': every job of a window is there at its start.",
+)
+@click.option(
     "--window-jobs",
     type=click.IntRange(min=1),
     default=None,
@@ -337,6 +351,8 @@ def command(
     level: int | None,
     comm_base: float | None,
     comm_cost: str | None,
+    site: str | None,
+    arrivals: str,
     window_jobs: int | None,
     windows: int | None,
     first_job: int,
@@ -381,6 +397,8 @@ def command(
         moldable=moldable,
         malleable=malleable,
         machine=machine_shape(speeds, nodes, tight, level, comm_base, comm_cost),
+        site=Path(site) if site else None,
+        arrivals=arrivals,
         rule=_rule(
             window_jobs,
             windows,
@@ -443,6 +461,8 @@ def gap_suite(
     moldable: SpeedupModel | None = None,
     malleable: bool = False,
     machine: MachineShape | None = None,
+    site: Path | None = None,
+    arrivals: str = "recorded",
 ) -> Suite:
     """The in-memory suite of one ``optsched gap`` call."""
     from optsched.errors import InputError
@@ -481,6 +501,7 @@ def gap_suite(
         input_format, processors, allocation,
         None if moldable is None else moldable.spec, malleable,
         None if machine is None else machine.spec,
+        **_site_fields(site, arrivals),
     )  # fmt: skip
     extra = [SolverSpec("shelf", solver.time_limit, solver.workers)] if shelves else []
     if solver.backend != "preemptive" and any(map(preempts, canonical)):
@@ -495,6 +516,21 @@ def gap_suite(
         objectives=tuple(labels),
         solvers=(solver, *extra),
     )
+
+
+def _site_fields(site: Path | None, arrivals: str) -> dict[str, str]:
+    """The ``TraceRef`` fields of ``--site`` (read here: a bad site file
+    stops the command in one line) and ``--arrivals``."""
+    from optsched.errors import InputError
+    from optsched.site import read_site
+
+    fields = {"arrivals": arrivals} if arrivals != "recorded" else {}
+    if site is None:
+        return fields
+    if not site.is_file():
+        raise InputError("no such file", site)
+    read_site(site)
+    return fields | {"site": str(site.resolve()), "site_sha256": sha256_of(site)}
 
 
 def _finish(found: object) -> None:

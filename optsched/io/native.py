@@ -48,6 +48,13 @@ Keys (all times are integer seconds, intervals half-open ``[start, end)``):
     ``switch_cost_per_processor`` (integers >= 0, default 0): the seconds a
     preempted job pays each time it resumes, ``switch_cost +
     switch_cost_per_processor * size`` (written only when not 0).
+    Optional ``calendar``: a site calendar
+    (:class:`~optsched.calendar.Calendar`): ``periods`` (each ``days``,
+    day numbers 0-6 from Monday and 7 for holidays, ``start`` and ``end``
+    in seconds of the day, ``capacity`` and ``max_size``, ``null`` for
+    none), ``holidays`` (day numbers), ``monday_offset``,
+    ``sequential_queues``, ``anytime_queues`` and ``user_limit``
+    (processor-seconds).
     Optional ``speeds`` (one number > 0 per processor; a job's ``runtime``
     and ``estimate`` are then its work at speed 1) and ``nodes`` (an SMP
     cluster: ``count`` nodes of ``cpus`` processors, optional ``tight``
@@ -87,6 +94,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from optsched.calendar import Calendar, Period
 from optsched.errors import InputError, shown
 from optsched.instance import (
     ALLOCATIONS,
@@ -122,7 +130,17 @@ MACHINE_KEYS = (
     "switch_cost_per_processor",
     "speeds",
     "nodes",
+    "calendar",
 )
+CALENDAR_KEYS = (
+    "periods",
+    "holidays",
+    "monday_offset",
+    "sequential_queues",
+    "anytime_queues",
+    "user_limit",
+)
+PERIOD_KEYS = ("days", "start", "end", "capacity", "max_size")
 NODES_KEYS = ("count", "cpus", "tight", "level", "base", "cost")
 SWITCH_KEYS = ("switch_cost", "switch_cost_per_processor")
 WINDOW_KEYS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Window))
@@ -188,17 +206,76 @@ def _topology_to_dict(machine: Machine) -> dict[str, Any]:
         out["speeds"] = list(machine.speeds)
     if machine.nodes is not None:
         out["nodes"] = dataclasses.asdict(machine.nodes)
+    if machine.calendar is not None:
+        out["calendar"] = _calendar_to_dict(machine.calendar)
     return out
+
+
+def _calendar_to_dict(calendar: Calendar) -> dict[str, Any]:
+    """A site calendar in the form :func:`_parse_calendar` reads."""
+    out: dict[str, Any] = {
+        "periods": [
+            {
+                "days": list(p.days),
+                "start": p.start,
+                "end": p.end,
+                "capacity": p.capacity,
+                "max_size": p.max_size,
+            }
+            for p in calendar.periods
+        ],
+        "holidays": sorted(calendar.holidays),
+        "monday_offset": calendar.monday_offset,
+        "sequential_queues": sorted(calendar.sequential_queues),
+        "anytime_queues": sorted(calendar.anytime_queues),
+    }
+    if calendar.user_limit is not None:
+        out["user_limit"] = calendar.user_limit
+    return out
+
+
+def _parse_period(item: object, k: int) -> Period:
+    entry = _Object(item, ("machine", "calendar", "periods", k), PERIOD_KEYS)
+    days = entry.array("days")
+    if not all(isinstance(d, int) and not isinstance(d, bool) for d in days):
+        raise _Problem(
+            (*entry.path, "days"), "days: expected day numbers 0-7", entry.label
+        )
+    start, end = entry.integer("start"), entry.integer("end")
+    capacity = entry.integer("capacity", required=False, nullable=True)
+    largest = entry.integer("max_size", required=False, nullable=True)
+    period: Period = entry.validated(
+        lambda: Period(tuple(days), start, end, capacity, largest)  # type: ignore[arg-type]
+    )
+    return period
+
+
+def _parse_calendar(value: object) -> Calendar:
+    obj = _Object(value, ("machine", "calendar"), CALENDAR_KEYS)
+    periods = [_parse_period(item, k) for k, item in enumerate(obj.array("periods"))]
+    lists = {}
+    for key in ("holidays", "sequential_queues", "anytime_queues"):
+        items = obj.array(key, required=False)
+        if not all(isinstance(x, int) and not isinstance(x, bool) for x in items):
+            raise _Problem((*obj.path, key), f"{key}: expected integers", obj.label)
+        lists[key] = frozenset(items)
+    offset = obj.integer("monday_offset", required=False) or 0
+    limit = obj.integer("user_limit", required=False, nullable=True)
+    calendar: Calendar = obj.validated(
+        lambda: Calendar(
+            tuple(periods),
+            lists["holidays"],
+            offset,
+            lists["sequential_queues"],
+            lists["anytime_queues"],
+            limit,
+        )
+    )
+    return calendar
 
 
 def instance_to_dict(instance: Instance) -> dict[str, Any]:
     """The instance as a JSON-ready dictionary (see the module docstring)."""
-    if instance.machine.calendar is not None:
-        # Written without it, the calendar would be lost without a word.
-        raise ValueError(
-            "the native JSON format holds no site calendar: keep the site file "
-            "and pass --site again when reading the instance"
-        )
     source = instance.source
     window = source.window
     return {
@@ -256,7 +333,7 @@ def instance_to_json(instance: Instance) -> str:
         f'"allocation": {_dump(machine["allocation"])}, '
         + "".join(
             f'"{k}": {_dump(machine[k])}, '
-            for k in (*SWITCH_KEYS, "speeds", "nodes")
+            for k in (*SWITCH_KEYS, "speeds", "nodes", "calendar")
             if k in machine
         )
         + (
@@ -465,6 +542,9 @@ def _parse_machine(value: object) -> Machine:
         machine = obj.validated(
             lambda: machine.replace(speeds=speeds, nodes=nodes), "machine: "
         )
+    if obj.has("calendar"):
+        calendar = _parse_calendar(obj.data["calendar"])
+        machine = obj.validated(lambda: machine.replace(calendar=calendar), "machine: ")
     blocks = tuple(
         _parse_block(
             item, ("machine", "unavailable", i), machine.processors, allocation
