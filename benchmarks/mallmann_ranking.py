@@ -31,6 +31,7 @@ import csv
 import datetime
 import time
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from optsched.check import check_schedule
@@ -39,6 +40,7 @@ from optsched.io.swf import read_swf
 from optsched.models.bounds import lower_bounds
 from optsched.site import apply_site, read_site
 from optsched.site_metrics import utilisation
+from optsched.trace import Trace
 from optsched.window import cut_window
 
 HERE = Path(__file__).parent
@@ -75,19 +77,33 @@ def months(header: dict[str, str], first: int, last: int) -> list[tuple[str, int
         at = nxt
 
 
+def trace_months(count: int) -> tuple[Trace, list[tuple[str, int, int]]]:
+    """KTH and its first ``count`` calendar months."""
+    trace = read_swf(TRACE)
+    releases = [j.release for j in trace.instance.jobs]
+    return trace, months(trace.header, min(releases), max(releases))[:count]
+
+
+def write_rows(path: Path, rows: list[dict[str, Any]]) -> None:
+    """``rows`` as a CSV file with a header (nothing when empty)."""
+    if not rows:
+        return
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--months", type=int, default=11)
     parser.add_argument("--out", type=Path, default=HERE / "results" / "mallmann")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    trace = read_swf(TRACE)
+    trace, chosen = trace_months(args.months)
     site = read_site(SITE)
-    releases = [j.release for j in trace.instance.jobs]
-    rows = []
-    for label, start, end in months(trace.header, min(releases), max(releases))[
-        : args.months
-    ]:
+    rows: list[dict[str, Any]] = []
+    for label, start, end in chosen:
         window = cut_window(trace, start=start, end=end)
         window = window.replace(machine=window.machine.with_allocation("contiguous"))
         window, _ = apply_site(window, site, trace.header)
@@ -136,10 +152,7 @@ def main() -> None:
                             }
                         )
             print(label, mode, len(instance.jobs), flush=True)
-    with open(args.out / "ranking.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_rows(args.out / "ranking.csv", rows)
 
 
 if __name__ == "__main__":

@@ -28,19 +28,19 @@ the machine it really ran on.
 
 Writes ``benchmarks/results/mallmann/study.csv`` and
 ``benchmarks/results/mallmann/quantiles.csv`` (waiting-time quantiles of
-May 1997 with migration, the study's Tables 4.8-4.10).
+May 1997 with migration, the study's Tables 4.8-4.10; ``--quantiles-only``
+writes just those).
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from mallmann_ranking import SITE, TRACE, months
+from mallmann_ranking import SITE, TRACE, trace_months, write_rows
 
 from optsched.check import check_schedule
 from optsched.heuristics import simulate
@@ -88,16 +88,41 @@ VARIANTS: dict[str, tuple[str, str]] = {
     "bp": ("BP", "best-package"),
 }
 QUANTILE_MONTH = "1997-05"
-QUANTILE_VARIANTS = ("fcfs bc", "sjsf", "ljsf bs0f", "bp")
+QUANTILE_VARIANTS = (
+    "fcfs bc",
+    "sjsf",
+    "ljsf",
+    "ljsf bs0f",
+    "ljsf bs1",
+    "ljsf ws0",
+    "bp",
+)
+
+
+def quantile_table(task: tuple[str, int, int]) -> list[dict[str, Any]]:
+    """The study's Tables 4.8-4.10 for one month: the waiting-time
+    quantiles of orig and of :data:`QUANTILE_VARIANTS` with migration."""
+    label, start, end = task
+    trace = read_swf(TRACE)
+    window = cut_window(trace, start=start, end=end)
+    orig = simulate(window, "orig:repair").schedule
+    out = _quantile_rows(label, "orig", window, orig)
+    window = window.replace(machine=window.machine.with_allocation("contiguous"))
+    window, _ = apply_site(window, read_site(SITE), trace.header)
+    for name in QUANTILE_VARIANTS:
+        result = simulate(
+            window, VARIANTS[name][1], allocation_rule="best-fit", migration=True
+        )
+        assert check_schedule(window, result.schedule) == []
+        out += _quantile_rows(label, name, window, result.schedule)
+    return out
 
 
 def _clairvoyant_preview(spec: str) -> bool:
     return "fairness=1" in spec or "fairness=2" in spec
 
 
-def _month(
-    task: tuple[str, int, int],
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _month(task: tuple[str, int, int]) -> list[dict[str, Any]]:
     label, start, end = task
     trace = read_swf(TRACE)
     site = read_site(SITE)
@@ -107,7 +132,7 @@ def _month(
     window, _ = apply_site(window, site, trace.header)
     batch = window.replace(jobs=tuple(j.replace(release=0) for j in window.jobs))
     bound = max(b.value for b in lower_bounds(batch, "cmax"))
-    rows, quantiles = [orig], []
+    rows = [orig]
     for mode, instance in (("recorded", window), ("window-start", batch)):
         for name, (strategy, spec) in VARIANTS.items():
             if mode == "window-start" and _clairvoyant_preview(spec):
@@ -132,15 +157,8 @@ def _month(
                     seconds=round(time.perf_counter() - began, 2),
                 )
                 rows.append(row)
-                if (
-                    label == QUANTILE_MONTH
-                    and mode == "recorded"
-                    and migration
-                    and name in QUANTILE_VARIANTS
-                ):
-                    quantiles += _quantile_rows(label, name, instance, result.schedule)
     print(label, len(window.jobs), flush=True)
-    return rows, quantiles
+    return rows
 
 
 def _measures(instance: Any, schedule: Any) -> dict[str, Any]:
@@ -205,25 +223,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--months", type=int, default=12)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--quantiles-only", action="store_true", help="only quantiles.csv"
+    )
     parser.add_argument("--out", type=Path, default=HERE / "results" / "mallmann")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    trace = read_swf(TRACE)
-    releases = [j.release for j in trace.instance.jobs]
-    tasks = months(trace.header, min(releases), max(releases))[: args.months]
+    _, tasks = trace_months(args.months)
+    (month,) = [t for t in trace_months(12)[1] if t[0] == QUANTILE_MONTH]
+    write_rows(args.out / "quantiles.csv", quantile_table(month))
+    if args.quantiles_only:
+        return
     rows: list[dict[str, Any]] = []
-    quantiles: list[dict[str, Any]] = []
     with ProcessPoolExecutor(args.workers) as pool:
-        for month_rows, month_quantiles in pool.map(_month, tasks):
+        for month_rows in pool.map(_month, tasks):
             rows += month_rows
-            quantiles += month_quantiles
-    for name, table in (("study.csv", rows), ("quantiles.csv", quantiles)):
-        if not table:
-            continue
-        with open(args.out / name, "w", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(table[0]))
-            writer.writeheader()
-            writer.writerows(table)
+    write_rows(args.out / "study.csv", rows)
 
 
 if __name__ == "__main__":
