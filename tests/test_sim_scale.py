@@ -199,8 +199,13 @@ class ScanConservative(Conservative):
             compress = _scan_start_due(sim, state)
             if not compress:
                 break
-        if reserved:
+        # A due job a site rule or fragmentation held: wake for the next
+        # reservation instead (the rule of Conservative.decide).
+        later = [t for t in reserved.values() if t > now]
+        if reserved and min(reserved.values()) > now:
             sim.wake_at(min(reserved.values()))
+        elif later:
+            sim.wake_at(min(later))
 
 
 def _scan_reserve_arrivals(sim: Simulator, state: _Reservations) -> None:
