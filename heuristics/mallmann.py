@@ -179,7 +179,9 @@ class Mallmann(Policy):
     t
         Maximum backfilling phase, seconds.
 
-    See the module docstring for the rules.
+    Notes
+    -----
+    The module docstring gives the rules.
     """
 
     variant: str = "ff"
