@@ -205,12 +205,21 @@ def solve(
         raise ValueError(f"time limit {time_limit} must not be negative")
     if workers < 1:
         raise ValueError(f"workers {workers} must be at least 1")
+    given = (*incumbents, *([Incumbent("hint", hint)] if hint else []))
+    calendar = instance.machine.calendar
+    if calendar is not None and calendar.user_limit is not None:
+        from optsched.models.user_limit import solve_relaxed
+
+        return solve_relaxed(
+            run, instance, Objective.parse(objective), given,
+            time_limit=time_limit, workers=workers, **options,
+        )  # fmt: skip
     return run(
         instance,
         Objective.parse(objective),
         time_limit=time_limit,
         workers=workers,
-        incumbents=(*incumbents, *([Incumbent("hint", hint)] if hint else [])),
+        incumbents=given,
         **options,
     )
 

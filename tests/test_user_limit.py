@@ -143,3 +143,70 @@ def test_random_limits_pass_the_checker(
         assert "can never start" in str(error)
         return
     assert check_schedule(instance, result.schedule) == []
+
+
+def test_offline_models_relax_the_limit_and_keep_only_valid_upper_bounds() -> None:
+    from optsched.models import Incumbent, Result, SolveStatus, solve
+    from optsched.models.user_limit import solve_relaxed
+    from optsched.objective import Objective
+
+    instance = _limited(50, JOBS)
+    breaking = Schedule(
+        {1: Placement(0, 10), 2: Placement(10, 20), 3: Placement(20, 30)}
+    )
+    valid = simulate(instance, "fcfs").schedule
+    assert check_schedule(instance, breaking) and not check_schedule(instance, valid)
+
+    def fake_run(relaxed: Instance, objective: Objective, **_: object) -> Result:
+        # A back-end whose optimum of the relaxed problem breaks the limit;
+        # the relaxed instance has no limit left.
+        assert relaxed.machine.calendar is not None
+        assert relaxed.machine.calendar.user_limit is None
+        return Result(SolveStatus.OPTIMAL, 30, 30, breaking, 0.0, "fake")
+
+    objective = Objective.parse("wct")
+    result = solve_relaxed(
+        fake_run, instance, objective, [Incumbent("policy:fcfs", valid)]
+    )
+    # The incumbent, within the limit, is the upper bound: sum of
+    # completions 10 + 20 + 30 = 60 against the fake bound 30.
+    assert result.schedule == valid and result.upper_bound_source == "policy:fcfs"
+    assert result.objective == 60 and result.status == SolveStatus.FEASIBLE
+    assert "the solver's schedule breaks the user limit" in result.rejected
+    # Without a valid incumbent only the bound is left.
+    bare = solve_relaxed(fake_run, instance, objective, [])
+    assert bare.status == SolveStatus.BOUNDED and bare.schedule is None
+    # The real back-ends: every returned schedule respects the limit.
+    for backend in ("cpsat", "bounds-only"):
+        real = solve(
+            instance, "wct", backend=backend, time_limit=5, workers=1,
+            incumbents=[Incumbent("policy:fcfs", valid)],
+        )  # fmt: skip
+        assert real.schedule is not None
+        assert check_schedule(instance, real.schedule) == []
+        assert real.lower_bound is not None and real.objective is not None
+        assert real.lower_bound <= real.objective
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10**6), limit=st.sampled_from([0, 30, 80, 400]))
+def test_offline_results_under_a_limit_are_valid(seed: int, limit: int) -> None:
+    from optsched.models import Incumbent, solve
+
+    rng = random.Random(seed)
+    jobs = tuple(
+        Job(k + 1, rng.randrange(0, 10), rng.randrange(1, 5), rng.randrange(1, 10),
+            user=rng.choice([1, 2, 3]))
+        for k in range(5)
+    )  # fmt: skip
+    instance = _limited(limit, jobs)
+    policies = [simulate(instance, p).schedule for p in ("fcfs", "easy", "spt")]
+    result = solve(
+        instance, "cmax", time_limit=3, workers=1,
+        incumbents=[Incumbent(f"policy:{k}", s) for k, s in enumerate(policies)],
+    )  # fmt: skip
+    assert result.schedule is not None
+    assert check_schedule(instance, result.schedule) == []
+    best_policy = min(max(p.end for p in s.placements.values()) for s in policies)
+    assert result.lower_bound is not None and result.objective is not None
+    assert result.lower_bound <= result.objective <= best_policy
