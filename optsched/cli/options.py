@@ -310,9 +310,10 @@ def _trace_options() -> list[Decorator]:
             default=None,
             metavar="FILE",
             help="A site file (TOML): batch capacity and the largest job that "
-            "may start by time of week, holidays (instances/sites/t3e.toml, "
-            "paragon.toml). Only starts are checked. A site of another size "
-            "is scaled to the machine.",
+            "may start by time of week, holidays, NQS queue rules and user "
+            "limit, machine outages (instances/sites/t3e.toml, paragon.toml). "
+            "Only starts are checked. A site of another size is scaled to the "
+            "machine.",
         ),
         click.option(
             "--arrivals",
