@@ -866,6 +866,13 @@ class Simulator:
         return self._ranks
 
     @property
+    def reorders_queue(self) -> bool:
+        """Whether jobs may change places in the queue during the run (the
+        user limit's demotions): an index built on the initial queue order
+        would then go stale."""
+        return self._accounts is not None
+
+    @property
     def blocks_pending(self) -> bool:
         """Whether some busy block has not ended (holds processors now or later)."""
         return self.now < self._last_block_end

@@ -541,7 +541,10 @@ class _Candidates:
     kept: bool = False
 
     def use(self, sim: Simulator) -> WaitingIndex | None:
-        """The index for this pass, or ``None`` to scan (short queue)."""
+        """The index for this pass, or ``None`` to scan (short queue, or a
+        queue whose order changes during the run)."""
+        if sim.reorders_queue:
+            return None
         waiting = len(sim.queue)
         if not self.kept and waiting >= INDEX_FROM:
             sim.track(self.index, True)
