@@ -29,7 +29,12 @@ name NQS queue rules by SWF queue number (field 15): ``sequential_queues``
 (one running job at a time) and ``anytime_queues`` (jobs that may start
 outside the calendar, like the Paragon's test queue), and NQS's per-user
 limit ``user_limit_hours`` in processor-hours (1,088 on the Paragon, 4,096
-on the T3E; :class:`~optsched.calendar.Calendar`).
+on the T3E; :class:`~optsched.calendar.Calendar`). ``interactive_queues``
+names the queues of interactive jobs, which the study filters out of its
+simulations (they ran outside the batch system): :func:`apply_site` leaves
+them out of every window; with ``detect_holidays = true`` it first marks as
+holidays the weekdays on which none of them started
+(:func:`detect_holidays`).
 
 ``[[outage]]`` entries are machine outages (:attr:`Machine.outages
 <optsched.instance.Machine.outages>`): unannounced downtimes that kill and
@@ -61,6 +66,8 @@ SITE_KEYS = (
     "sequential_queues",
     "anytime_queues",
     "user_limit_hours",
+    "interactive_queues",
+    "detect_holidays",
 )
 BATCH_KEYS = ("days", "from", "to", "processors", "max_size")
 OUTAGE_KEYS = ("start", "end", "from", "to", "duration", "processors", "offset")
@@ -74,6 +81,8 @@ class Site:
     calendar: Calendar
     processors: int | None = None
     outages: tuple[SiteOutage, ...] = ()
+    interactive_queues: frozenset[int] = frozenset()
+    detect_holidays: bool = False
 
 
 @dataclass(frozen=True)
@@ -192,7 +201,17 @@ def _site(data: dict[str, Any]) -> Site:
     outages = tuple(
         _outage(entry, k, start, offset, processors) for k, entry in enumerate(entries)
     )
-    return Site(str(name), calendar, processors, outages)
+    detect = site.get("detect_holidays", False)
+    if not isinstance(detect, bool):
+        raise _Bad("[site] detect_holidays: expected true or false", "detect_holidays")
+    interactive = _queues(site, "interactive_queues")
+    if detect and not interactive:
+        raise _Bad(
+            "[site] detect_holidays needs interactive_queues (holidays are the "
+            "weekdays without interactive work)",
+            "detect_holidays",
+        )
+    return Site(str(name), calendar, processors, outages, interactive, detect)
 
 
 def _outage(
@@ -407,6 +426,9 @@ def apply_site(
     instant's time of week (the calendar is shifted by the window's shift).
     A site of another size is scaled to the machine
     (:meth:`~optsched.calendar.Calendar.scaled`), which the note says.
+    Jobs of the site's ``interactive_queues`` are left out (holidays first
+    detected from their recorded starts when ``detect_holidays``), which the
+    note says too: apply the site before rewriting releases.
     """
     calendar = site.calendar
     from_header = header_monday_offset(header or {})
@@ -425,8 +447,24 @@ def apply_site(
         )
     shift = window.shift if window is not None else 0
     outages = site_outages(site, machine, shift)
+    jobs = instance.jobs
+    if site.interactive_queues:
+        interactive = [j for j in jobs if j.queue in site.interactive_queues]
+        if site.detect_holidays:
+            found = detect_holidays(
+                jobs,
+                lambda j: j.queue in site.interactive_queues,
+                calendar.monday_offset,
+            )
+            calendar = dataclasses.replace(calendar, holidays=calendar.holidays | found)
+        jobs = tuple(j for j in jobs if j.queue not in site.interactive_queues)
+        left_out = (
+            f"site {site.name or 'file'}: {len(interactive)} interactive jobs "
+            f"(queues {', '.join(map(str, sorted(site.interactive_queues)))}) left out"
+        )
+        note = left_out if note is None else f"{note}; {left_out}"
     machine = machine.replace(calendar=calendar, outages=machine.outages + outages)
-    return instance.replace(machine=machine), note
+    return instance.replace(machine=machine, jobs=jobs), note
 
 
 def site_outages(site: Site, machine: Machine, shift: int = 0) -> tuple[BusyBlock, ...]:

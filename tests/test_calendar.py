@@ -473,3 +473,41 @@ def test_bounds_under_calendars_and_chains_are_valid(seed: int, objective: str) 
         schedule = simulate(instance, policy).schedule
         value = Objective.parse(objective).value(instance, schedule)
         assert all(b.value <= value + 1e-6 for b in bounds), (policy, bounds, value)
+
+
+def test_site_leaves_interactive_jobs_out_and_detects_holidays(tmp_path: Path) -> None:
+    # Time 0 is Monday 00:00. Interactive jobs (queue 0) start on Monday,
+    # Tuesday and Thursday (recorded start = submit + wait); Wednesday has
+    # none: a holiday (day 2), whose pattern (whole machine, no limit)
+    # replaces the weekday's batch limit of 1 processor. Batch jobs are in
+    # queue 1.
+    site = tmp_path / "site.toml"
+    site.write_text(
+        '[site]\nname = "p"\nprocessors = 4\ninteractive_queues = [0]\n'
+        "detect_holidays = true\n"
+        '[[batch]]\ndays = ["mon", "tue", "wed", "thu", "fri"]\n'
+        'from = "08:00"\nto = "20:00"\nprocessors = 1\nmax_size = 1\n'
+        '[[batch]]\ndays = ["holiday"]\nfrom = "00:00"\nto = "24:00"\n'
+    )
+    jobs = (
+        Job(1, 10 * 3600, 1, 60, wait=0, queue=0),  # Monday
+        Job(2, DAY + 9 * 3600, 1, 60, wait=0, queue=0),  # Tuesday
+        Job(3, 3 * DAY + 9 * 3600, 1, 60, wait=0, queue=0),  # Thursday
+        Job(4, 2 * DAY + 9 * 3600, 4, 600, wait=0, queue=1),  # Wednesday 09:00
+    )
+    placed, note = apply_site(Instance(Machine(4), jobs), read_site(site))
+    assert [j.id for j in placed.jobs] == [4]
+    assert note is not None and "3 interactive jobs (queues 0) left out" in note
+    calendar = placed.machine.calendar
+    assert calendar is not None and calendar.holidays == frozenset({2})
+    # Job 4 (4 processors) may start on the holiday morning, not on a
+    # weekday morning.
+    assert calendar.capacity_at(2 * DAY + 9 * 3600, 4) == 4
+    assert calendar.capacity_at(DAY + 9 * 3600, 4) == 1
+    schedule = simulate(placed, "fcfs").schedule
+    assert schedule.placements[4].start == 2 * DAY + 9 * 3600
+    assert check_schedule(placed, schedule) == []
+    # detect_holidays without interactive queues is refused, with its line.
+    site.write_text('[site]\nname = "p"\ndetect_holidays = true\n')
+    with pytest.raises(InputError, match=r"site.toml:3: .*needs interactive_queues"):
+        read_site(site)

@@ -167,15 +167,15 @@ class TraceRef:
         """A window of this trace with the suite's arrival mode, site rules
         (``header``: the trace's SWF header, for the time of week), speed-up
         model and machine shape (speeds, SMP nodes) applied."""
+        if self.site is not None:  # first: it reads the recorded starts
+            from optsched.site import apply_site, read_site
+
+            instance, _ = apply_site(instance, read_site(self.site), header)
         if self.arrivals == "window-start" and instance.jobs:
             first = min(job.release for job in instance.jobs)
             instance = instance.with_jobs(
                 job.replace(release=first) for job in instance.jobs
             )
-        if self.site is not None:
-            from optsched.site import apply_site, read_site
-
-            instance, _ = apply_site(instance, read_site(self.site), header)
         if self.moldable is not None:
             from optsched.speedup import parse_model
 

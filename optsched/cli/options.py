@@ -422,9 +422,10 @@ def load_trace_and_instance(
     makes the window's jobs moldable (and ``malleable``) under a speed-up
     model, after the window is cut (the trace stays as read). ``machine``
     holds the options of :func:`machine_shape` (speeds, SMP nodes), applied
-    to the window last, and ``arrivals`` (``window-start``: every job
-    released at the window's first submit), ``no_chains`` (drop SWF fields
-    17/18) and ``site`` (a site file, :func:`optsched.site.apply_site`),
+    to the window last, and ``site`` (a site file,
+    :func:`optsched.site.apply_site`: it reads the recorded starts, so it
+    comes first), ``arrivals`` (``window-start``: every job released at the
+    window's first submit) and ``no_chains`` (drop SWF fields 17/18),
     applied before them in that order.
     """
     from optsched.trace import keep_statuses, note_skips
@@ -454,6 +455,13 @@ def load_trace_and_instance(
         raise click.UsageError("--malleable needs --moldable MODEL")
     if moldable is not None:
         instance = moldable.apply(instance, malleable=malleable)
+    site_file = machine.pop("site", None)
+    if site_file is not None:
+        from optsched.site import apply_site, read_site
+
+        instance, note = apply_site(instance, read_site(site_file), trace.header)
+        if note is not None:
+            click.echo(f"optsched: note: {note}", err=True)
     if machine.pop("arrivals", None) == "window-start" and instance.jobs:
         first = min(job.release for job in instance.jobs)
         instance = instance.replace(
@@ -463,13 +471,6 @@ def load_trace_and_instance(
         from optsched.chains import without_chains
 
         instance = instance.replace(jobs=without_chains(instance.jobs))
-    site_file = machine.pop("site", None)
-    if site_file is not None:
-        from optsched.site import apply_site, read_site
-
-        instance, note = apply_site(instance, read_site(site_file), trace.header)
-        if note is not None:
-            click.echo(f"optsched: note: {note}", err=True)
     shape = machine_shape(**machine)
     if shape is not None:
         try:
