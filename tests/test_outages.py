@@ -202,16 +202,48 @@ def _messages(schedule: Schedule) -> list[tuple[str, str]]:
 # -- formats and models ---------------------------------------------------------
 
 
-def test_json_round_trip_keeps_lost_attempts_and_csv_refuses_them() -> None:
-    from optsched.io.schedules import write_schedule
+def test_json_and_csv_keep_lost_attempts_and_batsim_refuses_them(
+    tmp_path: Path,
+) -> None:
+    from optsched.io.schedules import read_schedule, write_schedule
 
     schedule = simulate(_instance(), "fcfs").schedule
     text = json.dumps(schedule_to_dict(schedule))
     again = schedule_from_json(text)
     assert again == schedule
     assert _lost(again) == {2: [(0, 5)]}
+    # CSV: one row per run, the killed one with lost = 1.
+    path = tmp_path / "s.csv"
+    write_schedule(schedule, path, "csv", instance=_instance())
+    rows = [line for line in path.read_text().splitlines() if not line.startswith("#")]
+    assert rows[0] == "job_id,start,end,size,processors,lost"
+    assert "2,0,5,2,2-3,1" in rows and "2,8,18,2,2-3,0" in rows
+    assert read_schedule(path) == schedule
+    # Two killed runs of one job, contiguous machine with migration: both
+    # attempts come back in order.
+    twice = Instance(
+        Machine(2, outages=(BusyBlock(3, 4, 2), BusyBlock(9, 10, 2))),
+        (Job(1, 0, 2, 6),),
+    )
+    killed_twice = simulate(twice, "easy").schedule
+    write_schedule(killed_twice, path, "csv", instance=twice)
+    assert _lost(read_schedule(path)) == {1: [(0, 3), (4, 9)]}
     with pytest.raises(ValueError, match="killed by outages"):
-        write_schedule(schedule, "/dev/null", "csv", instance=_instance())
+        write_schedule(
+            schedule, tmp_path / "b_jobs.csv", "batsim", instance=_instance()
+        )
+
+
+def test_csv_lost_attempts_with_gaps_are_refused(tmp_path: Path) -> None:
+    from optsched.errors import InputError
+    from optsched.io.schedules import read_schedule
+
+    path = tmp_path / "s.csv"
+    path.write_text(
+        "job_id,start,end,size,processors,lost\n1,0,3,2,0-1,2\n1,4,10,2,0-1,0\n"
+    )
+    with pytest.raises(InputError, match=r"s.csv:2: job 1: lost attempts are numbered"):
+        read_schedule(path)
 
 
 def test_native_instance_keeps_outages(tmp_path: Path) -> None:

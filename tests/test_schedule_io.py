@@ -357,7 +357,7 @@ def test_malformed_csv_rows(tmp_path: Path, body: str, expected: str) -> None:
     [
         ("job_id,start,end,wait\n1,0,1,0\n",
          ":1: header: unknown column 'wait' (expected job_id, start, end, size, "
-         "processors, killed, moves, piece, switch)"),
+         "processors, killed, moves, piece, switch, lost)"),
         ("job_id,start,end,start\n", ":1: header: column 'start' appears twice"),
         ("# c\njob_id,start,end,killed\n1,0,1,maybe\n",
          ":3: killed: expected 1 or 0, got 'maybe'"),

@@ -56,14 +56,19 @@
     ``end`` and ``processors`` are then those of the span and of the first
     piece. A job that machine outages killed before its complete run adds
     ``"lost": [{"start": 0, "end": 50, "processors": "0-3"}, ...]``, its
-    lost attempts (:attr:`Schedule.lost`; ``moves`` allowed); only this
-    format records them, the others refuse such schedules.
+    lost attempts (:attr:`Schedule.lost`; ``moves`` allowed). ``csv``
+    records them too (the ``lost`` column below); ``batsim`` and ``swf``
+    refuse such schedules.
 
 Preempted jobs in ``csv``: the columns ``piece`` (0, 1, ... in the job's
 time order) and ``switch`` (context-switch seconds at the piece's start)
 appear when some job runs in pieces, and such a job has one row per piece,
 with the piece's ``start``, ``end`` and ``processors``; rows come in time
 order. The ``batsim`` format cannot record pieces and refuses them.
+
+Runs killed by outages in ``csv``: the column ``lost`` appears when some job
+has them; its complete run has ``lost = 0`` and its ``k``-th killed run a row
+of its own with ``lost = k`` (start, end, size and processors of that run).
 
 Times are integer seconds (``"12.0"`` is read as 12, ``"12.5"`` is an
 error) within ``2**53`` in absolute value, as are job ids and processor
@@ -126,7 +131,7 @@ JSON_FORMAT_NAME = "optsched-schedule"
 JSON_VERSION = 1
 
 CSV_COLUMNS = ("job_id", "start", "end", "size", "processors")
-CSV_OPTIONAL = ("size", "processors", "killed", "moves", "piece", "switch")
+CSV_OPTIONAL = ("size", "processors", "killed", "moves", "piece", "switch", "lost")
 BATSIM_COLUMNS = (
     "job_id",
     "workload_name",
@@ -184,18 +189,37 @@ def _ordered(schedule: Schedule) -> list[tuple[int, Placement]]:
 
 
 def _csv_rows(schedule: Schedule, instance: Instance | None) -> Iterator[list[str]]:
-    schedule.refuse_lost("csv")
     sizes = instance.jobs_by_id() if instance is not None else {}
     with_killed = bool(schedule.killed)
-    with_moves = any(p.moves for p in schedule.placements.values())
+    attempts = [run for runs in schedule.lost.values() for run in runs]
+    every = [*schedule.placements.values(), *attempts]
+    with_moves = any(p.moves for p in every)
     with_pieces = any(p.pieces for p in schedule.placements.values())
+    with_lost = bool(attempts)
     yield (
         list(CSV_COLUMNS)
         + (["killed"] if with_killed else [])
         + (["moves"] if with_moves else [])
         + (["piece", "switch"] if with_pieces else [])
+        + (["lost"] if with_lost else [])
     )
     rows = []
+    for job_id, runs in schedule.lost.items():
+        for k, run in enumerate(runs, start=1):
+            row = [
+                str(job_id),
+                str(run.start),
+                str(run.end),
+                str(len(run.processors)) if run.processors is not None else "",
+                format_resources(run.processors),
+            ]
+            if with_killed:
+                row.append("1" if job_id in schedule.killed else "0")
+            if with_moves:
+                row.append(format_moves(run.moves))
+            if with_pieces:
+                row += ["0", "0"]
+            rows.append((run.start, job_id, -k, [*row, str(k)]))
     for job_id, placement in _ordered(schedule):
         if job_id in sizes and not sizes[job_id].modes:
             size = str(sizes[job_id].size)
@@ -220,6 +244,8 @@ def _csv_rows(schedule: Schedule, instance: Instance | None) -> Iterator[list[st
                 row.append(format_moves(placement.moves))
             if with_pieces:
                 row += [str(k), str(piece.switch)]
+            if with_lost:
+                row.append("0")
             rows.append((piece.start, job_id, k, row))
     # Pieces in time order: the file reads as a log of what ran when.
     for *_, row in sorted(rows, key=lambda r: r[:3]):
@@ -872,6 +898,7 @@ def _read_csv(text: str, path: Path, batsim: bool) -> Schedule:
     parse_row = _batsim_row if batsim else _csv_row
     collected = _Collector()
     pieced = _PieceRows(path) if "piece" in columns else None
+    lost = _LostRows(path) if "lost" in columns else None
     for line, values in rows:
         if len(values) != len(header):
             raise InputError(
@@ -884,6 +911,8 @@ def _read_csv(text: str, path: Path, batsim: bool) -> Schedule:
         job_id = _job_id(row["job_id"], path, line)
         parsed = parse_row(row)
         if parsed is None:
+            continue
+        if lost is not None and lost.take(job_id, row, parsed[0]):
             continue
         if pieced is not None:
             pieced.add(job_id, row, parsed[0], parsed[1])
@@ -900,7 +929,51 @@ def _read_csv(text: str, path: Path, batsim: bool) -> Schedule:
     if not batsim:
         recorded = read_provenance(path, text)
         producer = recorded if recorded is not None else producer
-    return collected.schedule(producer)
+    schedule = collected.schedule(producer)
+    if lost is not None and lost.rows:
+        schedule = Schedule(
+            schedule.placements, producer, schedule.killed, lost.attempts()
+        )
+    return schedule
+
+
+class _LostRows:
+    """Rows of a CSV with a ``lost`` column: ``0`` (or empty) for a job's
+    complete run, ``k >= 1`` for its ``k``-th run killed by an outage."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.rows: dict[int, dict[int, tuple[Placement, int]]] = {}
+
+    def take(self, job_id: int, row: _Row, placement: Placement) -> bool:
+        """Keep the row if it is a lost attempt; whether it was one."""
+        index = _bounded_index(row["lost"] or "0", "lost", row.path, row.line)
+        if index == 0:
+            return False
+        mine = self.rows.setdefault(job_id, {})
+        if index in mine:
+            raise InputError(
+                f"job {job_id} lost attempt {index} appears twice (first at line "
+                f"{mine[index][1]})",
+                row.path,
+                row.line,
+            )
+        mine[index] = (placement, row.line)
+        return True
+
+    def attempts(self) -> dict[int, tuple[Placement, ...]]:
+        """``{job: attempts}`` in attempt order (numbered 1, 2, ... without gaps)."""
+        out = {}
+        for job_id, mine in self.rows.items():
+            if sorted(mine) != list(range(1, len(mine) + 1)):
+                first = min(line for _, line in mine.values())
+                raise InputError(
+                    f"job {job_id}: lost attempts are numbered 1, 2, ... without gaps",
+                    self.path,
+                    first,
+                )
+            out[job_id] = tuple(mine[k][0] for k in range(1, len(mine) + 1))
+        return out
 
 
 class _PieceRows:
