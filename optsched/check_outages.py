@@ -85,7 +85,13 @@ def _with_attempts_as_jobs(
         if job is None:
             continue  # reported by _attempt_problems
         for k, attempt in enumerate(attempts):
-            size = len(attempt.processors) if attempt.processors else job.size
+            # A rigid job's attempt holds its size (rule 5 then flags other
+            # processor counts); a moldable one's, the mode it ran in.
+            size = (
+                len(attempt.processors)
+                if job.moldable and attempt.processors
+                else job.size
+            )
             extra_jobs.append(
                 job.replace(
                     id=next_id,

@@ -480,3 +480,14 @@ def test_gantt_draws_outages_and_lost_attempts() -> None:
     import matplotlib.pyplot as plt
 
     plt.close(ax.figure)
+
+
+def test_an_attempt_on_too_few_processors_is_caught() -> None:
+    # Job 2 (2 processors) claims a lost attempt on one processor.
+    short = Schedule(
+        {1: Placement(0, 10, (0, 1)), 2: Placement(8, 18, (2, 3)),
+         3: Placement(10, 13, (0, 1))},
+        lost={2: (Placement(0, 5, (2,)),)},
+    )  # fmt: skip
+    messages = [v.message for v in check_schedule(_instance(), short)]
+    assert any("job 2 (lost attempt 1)" in m for m in messages), messages
