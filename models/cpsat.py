@@ -861,6 +861,42 @@ def run_search(
     return SearchOutcome(solver.status_name(status), bound, read(solver.value), notes)
 
 
+def search_collect(
+    model: cp_model.CpModel,
+    read: Callable[[Callable[[Any], int]], Found],
+    solver_bound: Callable[[float], float],
+    decode: Callable[[Found], tuple[Candidate | None, str | None]],
+    lists: tuple[dict[str, Any], list[Bound], list[Candidate]],
+    deadline: float,
+    *,
+    infeasible: str,
+    stats: Mapping[str, Any],
+    **settings: Any,
+) -> None:
+    """Run CP-SAT on ``model`` until ``deadline`` and collect what it gives.
+
+    ``lists`` are the caller's ``(params, bounds, candidates)``: ``params``
+    gets the status, ``stats`` (the model's sizes) and the search notes,
+    ``bounds`` the solver's bound, ``candidates`` the solution ``decode``
+    turns into a checked candidate (or ``params["rejected"]`` its reason).
+    ``read``, ``solver_bound`` and ``infeasible`` are as in
+    :func:`run_search`; ``settings`` go to the solver's configuration.
+    """
+    params, bounds, candidates = lists
+    solver = cp_model.CpSolver()
+    _configure(solver, time_limit=max(0.0, deadline - time.monotonic()), **settings)
+    outcome = run_search(solver, model, read, solver_bound, infeasible)
+    params.update(cpsat_status=outcome.status_name, **stats, **outcome.notes)
+    if outcome.bound is not None:
+        bounds.append(outcome.bound)
+    if outcome.found is not None:
+        candidate, reason = decode(outcome.found)
+        if candidate is not None:
+            candidates.append(candidate)
+        else:
+            params.setdefault("rejected", []).append(str(reason))
+
+
 class _Tracker(cp_model.CpSolverSolutionCallback, Generic[Found]):
     """Keeps the last solution, for a Ctrl-C that escapes CP-SAT."""
 

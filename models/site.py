@@ -118,13 +118,12 @@ from optsched.models.cpsat import (
     BACKEND,
     BOUND_SUBSOLVERS,
     LogSink,
-    _configure,
     _relabel,
     add_completion_objective,
     objective_bound,
     overflow_note,
     read_starts,
-    run_search,
+    search_collect,
 )
 from optsched.models.result import Bound, Incumbent, Result
 from optsched.models.solution import (
@@ -765,45 +764,19 @@ def solve(
         model.hint(hint.schedule)
         params["admission_pairs"] = model.pairs
         params["segment_cumulatives"] = model.segment_cumulatives
-        _search(model, params, bounds, candidates, deadline, workers=workers,
-                log=log, subsolvers=bound_subsolvers, seed=seed,
-                parameters=parameters or {})  # fmt: skip
+        search_collect(
+            model.model, model.read, model.solver_bound,
+            lambda found: checked_candidate(
+                instance, objective, BACKEND, model.decode(found)
+            ),
+            (params, bounds, candidates), deadline, infeasible=INFEASIBLE,
+            stats={"weight_scale": model.scale, "symmetry_groups": len(model.groups)},
+            workers=workers, log=log, subsolvers=bound_subsolvers, seed=seed,
+            parameters=parameters or {},
+        )  # fmt: skip
     if skipped:
         params["skipped"] = skipped
     return finish(
         instance, objective, backend=BACKEND, candidates=candidates,
         bounds=bounds, started=started, params=params,
     )  # fmt: skip
-
-
-def _search(
-    model: SiteModel,
-    params: dict[str, Any],
-    bounds: list[Bound],
-    candidates: list[Candidate],
-    deadline: float,
-    **settings: Any,
-) -> None:
-    """Run CP-SAT until ``deadline``; add its bound and checked schedule."""
-    solver = cp_model.CpSolver()
-    _configure(solver, time_limit=max(0.0, deadline - time.monotonic()), **settings)
-    outcome = run_search(
-        solver, model.model, model.read, model.solver_bound, INFEASIBLE
-    )
-    params.update(
-        cpsat_status=outcome.status_name,
-        weight_scale=model.scale,
-        symmetry_groups=len(model.groups),
-        **outcome.notes,
-    )
-    if outcome.bound is not None:
-        bounds.append(outcome.bound)
-    if outcome.found is not None:
-        schedule = model.decode(outcome.found)
-        candidate, reason = checked_candidate(
-            model.instance, model.objective, BACKEND, schedule
-        )
-        if candidate is not None:
-            candidates.append(candidate)
-        else:
-            params.setdefault("rejected", []).append(str(reason))

@@ -90,14 +90,13 @@ from optsched.models.cpsat import (
     BACKEND,
     BOUND_SUBSOLVERS,
     LogSink,
-    _configure,
     _disjunctive_cliques,
     _identical_groups,
     _relabel,
     add_completion_objective,
     objective_bound,
     overflow_note,
-    run_search,
+    search_collect,
 )
 from optsched.models.result import Bound, Incumbent, Result
 from optsched.models.solution import (
@@ -445,41 +444,6 @@ class OptionModel:
         raise NotImplementedError
 
 
-def search(
-    model: OptionModel,
-    read: Callable[[Callable[[Any], int]], Any],
-    decode: Callable[[Any], tuple[Candidate | None, str | None]],
-    params: dict[str, Any],
-    bounds: list[Bound],
-    candidates: list[Candidate],
-    deadline: float,
-    **settings: Any,
-) -> None:
-    """Run CP-SAT on ``model`` until ``deadline``; add its bound and its
-    decoded, checked schedule to the lists."""
-    solver = cp_model.CpSolver()
-    _configure(solver, time_limit=max(0.0, deadline - time.monotonic()), **settings)
-    outcome = run_search(
-        solver, model.model, read, model.solver_bound,
-        "CP-SAT proved the model infeasible (a model bug: the hint is feasible)",
-    )  # fmt: skip
-    params.update(
-        cpsat_status=outcome.status_name,
-        weight_scale=model.scale,
-        symmetry_groups=len(model.groups),
-        cliques=len(model.cliques),
-        **outcome.notes,
-    )
-    if outcome.bound is not None:
-        bounds.append(outcome.bound)
-    if outcome.found is not None:
-        candidate, reason = decode(outcome.found)
-        if candidate is not None:
-            candidates.append(candidate)
-        else:
-            params.setdefault("rejected", []).append(str(reason))
-
-
 @dataclass
 class OptionProblem:
     """What :func:`solve_options` needs of one option model.
@@ -567,8 +531,18 @@ def solve_options(
                 return None, f"{BACKEND}: {error}"
             return checked_candidate(instance, objective, BACKEND, schedule)
 
-        search(model, model.read, decode, params, bounds, candidates, deadline,
-               **settings)  # fmt: skip
+        search_collect(
+            model.model, model.read, model.solver_bound, decode,
+            (params, bounds, candidates), deadline,
+            infeasible="CP-SAT proved the model infeasible (a model bug: the "
+            "hint is feasible)",
+            stats={
+                "weight_scale": model.scale,
+                "symmetry_groups": len(model.groups),
+                "cliques": len(model.cliques),
+            },
+            **settings,
+        )  # fmt: skip
     if skipped:
         params["skipped"] = skipped
     return finish(
