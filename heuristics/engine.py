@@ -570,18 +570,8 @@ class Simulator:
         except RuntimeError:
             self._profile.add(block.start, block.end, block.size)
             raise
-        k = len(self.blocks)
-        self.blocks.append(block)
-        position = bisect_right(self._block_starts, block.start)
-        # The events carry a block's index, so the list is only appended
-        # to; the starts (and offsets) stay sorted for can_start's bisections.
-        self._block_starts.insert(position, block.start)
-        self._offset_ranges.insert(position, None)
-        self._any_block_without_offset = True
-        self._last_block_end = max(self._last_block_end, block.end)
-        self.simple = False
+        k = self._register_block(block)
         self._online_blocks = True
-        self.added_blocks.append(block)
         self._push(block.start, BLOCK_START, k)
         self._push(block.end, BLOCK_END, k)
         for end, j in cut:
@@ -723,27 +713,34 @@ class Simulator:
             # before its own submit (the ARRIVAL event is an instance event).
             self._push(max(self.release[successor], now + think), ARRIVAL, successor)
 
+    def _register_block(self, block: BusyBlock) -> int:
+        """Add a block that appears during the run (a reservation granted,
+        an outage that started) to the blocks and to ``added_blocks``; its
+        index (its events' payload; the caller adds it to the profile)."""
+        k = len(self.blocks)
+        self.blocks.append(block)
+        position = bisect_right(self._block_starts, block.start)
+        # The events carry a block's index, so the list is only appended
+        # to; the starts (and offsets) stay sorted for can_start's bisections.
+        self._block_starts.insert(position, block.start)
+        self._offset_ranges.insert(
+            position,
+            None if block.offset is None else (block.offset, block.offset + block.size),
+        )
+        self._any_block_without_offset |= block.offset is None
+        self._last_block_end = max(self._last_block_end, block.end)
+        self.simple = False
+        self.added_blocks.append(block)
+        return k
+
     def _outage(self, k: int, now: int) -> None:
         """An outage starts: kill the runs on its processors, requeue them,
         and hold its processors as a busy block until it ends."""
         outage = self.outages[k]
         for j in self._outage_victims(outage):
             self._kill_for_outage(j, now)
-        b = len(self.blocks)
-        self.blocks.append(outage)
-        position = bisect_right(self._block_starts, outage.start)
-        self._block_starts.insert(position, outage.start)
-        ranges = (
-            (outage.offset, outage.offset + outage.size)
-            if outage.offset is not None
-            else None
-        )
-        self._offset_ranges.insert(position, ranges)
-        self._any_block_without_offset |= outage.offset is None
-        self._last_block_end = max(self._last_block_end, outage.end)
-        self.simple = False
         self._profile.add(outage.start, outage.end, -outage.size)
-        self.added_blocks.append(outage)  # policies that plan learn of it now
+        b = self._register_block(outage)  # policies that plan learn of it now
         self._block_start(b)
         self._push(outage.end, BLOCK_END, b)
 
