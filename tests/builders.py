@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import random
+from collections.abc import Sequence
+
 from hypothesis import strategies as st
 
 from optsched.instance import BusyBlock, Instance, Job, Machine
@@ -47,3 +50,38 @@ def small_instances(draw: st.DrawFn, max_jobs: int = 6, max_m: int = 6) -> Insta
         for k in range(1, draw(st.integers(0, max_jobs)) + 1)
     ]
     return Instance(Machine(m, allocation, tuple(blocks)), tuple(jobs))
+
+
+def random_site_jobs(
+    rng: random.Random,
+    m: int,
+    span: int,
+    *,
+    queues: Sequence[int | None] = (None,),
+    users: Sequence[int | None] = (None,),
+    chained: float = 0.0,
+    count: int = 25,
+) -> tuple[Job, ...]:
+    """``count`` jobs released over ``[0, span)`` on ``m`` processors for the
+    site-rule properties: run times up to 20,000 s, estimates at least the
+    run time, queues and users drawn from the given choices, and a share
+    ``chained`` of jobs following an earlier job (think time up to 600 s)."""
+    jobs = []
+    for k in range(count):
+        runtime = rng.randrange(0, 20_000)
+        jobs.append(
+            Job(
+                k + 1,
+                rng.randrange(0, span),
+                rng.randrange(1, m + 1),
+                runtime,
+                max(runtime, rng.randrange(1, 30_000)),
+                queue=rng.choice(list(queues)),
+                user=rng.choice(list(users)),
+                preceding_job=(
+                    rng.randrange(1, k + 1) if k and rng.random() < chained else None
+                ),
+                think_time=rng.randrange(0, 600),
+            )
+        )
+    return tuple(jobs)

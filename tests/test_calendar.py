@@ -7,6 +7,7 @@ import random
 from pathlib import Path
 
 import pytest
+from builders import random_site_jobs
 from conftest import swf_job, write_swf
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -269,15 +270,7 @@ def test_every_engine_policy_respects_random_calendars(
     rng = random.Random(seed)
     m = 16
     calendar = _random_calendar(rng, m)
-    jobs = []
-    for k in range(25):
-        release = rng.randrange(0, 3 * DAY)
-        runtime = rng.randrange(0, 20_000)
-        estimate = max(runtime, rng.randrange(1, 30_000))
-        queue = rng.choice([None, 1, 2])
-        jobs.append(
-            Job(k + 1, release, rng.randrange(1, m + 1), runtime, estimate, queue=queue)
-        )
+    jobs = random_site_jobs(rng, m, 3 * DAY, queues=(None, 1, 2))
     # Queue 1 sequential and queue 2 a test queue, each in some draws.
     calendar = dataclasses.replace(
         calendar,

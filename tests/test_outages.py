@@ -9,6 +9,7 @@ import random
 from pathlib import Path
 
 import pytest
+from builders import random_site_jobs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_calendar import _random_calendar
@@ -363,23 +364,7 @@ def test_outages_with_calendars_queues_and_chains(
         sequential_queues=frozenset({1} if rng.random() < 0.5 else ()),
         anytime_queues=frozenset({2} if rng.random() < 0.5 else ()),
     )
-    jobs = []
-    for k in range(25):
-        runtime = rng.randrange(0, 20_000)
-        jobs.append(
-            Job(
-                k + 1,
-                rng.randrange(0, 3 * day),
-                rng.randrange(1, m + 1),
-                runtime,
-                max(runtime, rng.randrange(1, 30_000)),
-                queue=rng.choice([None, 1, 2]),
-                preceding_job=rng.randrange(1, k + 1)
-                if k and rng.random() < 0.3
-                else None,
-                think_time=rng.randrange(0, 600),
-            )
-        )
+    jobs = random_site_jobs(rng, m, 3 * day, queues=(None, 1, 2), chained=0.3)
     outages, t = [], 0
     for _ in range(rng.randrange(0, 5)):
         t += rng.randrange(0, day)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import random
 
+from builders import random_site_jobs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_calendar import _random_calendar
@@ -106,22 +107,7 @@ def test_random_limits_pass_the_checker(
     m, day = 16, 86_400
     base = _random_calendar(rng, m) if calendar else ALWAYS
     limit = rng.choice([0, 20_000, 200_000, 1_000_000])
-    jobs = []
-    for k in range(25):
-        runtime = rng.randrange(0, 20_000)
-        jobs.append(
-            Job(
-                k + 1,
-                rng.randrange(0, 2 * day),
-                rng.randrange(1, m + 1),
-                runtime,
-                max(runtime, rng.randrange(1, 30_000)),
-                user=rng.choice([None, 1, 2, 3]),
-                preceding_job=rng.randrange(1, k + 1)
-                if k and rng.random() < 0.2
-                else None,
-            )
-        )
+    jobs = random_site_jobs(rng, m, 2 * day, users=(None, 1, 2, 3), chained=0.2)
     down = ()
     if outages:
         start = rng.randrange(0, day)
