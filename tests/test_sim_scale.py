@@ -511,3 +511,26 @@ def test_pooled_processor_ids_equal_the_plain_ones() -> None:
     wide = _pooled_flat(10_000)
     assert wide([range(0, 5000)]) == _flat([range(0, 5000)])
     assert type(wide([range(0, 5000)])) is type(_flat([range(0, 5000)]))
+
+
+def test_equal_processor_sets_share_one_tuple() -> None:
+    # Equal sets of at least SHARED_MIN_IDS ids are one tuple object (the
+    # memory of a saturated 450k-job run); smaller ones are fresh tuples;
+    # the values are those of the plain construction either way.
+    from optsched.heuristics.engine import SHARED_MIN_IDS, _flat, _pooled_flat
+
+    flat = _pooled_flat(300)
+    wide = [range(0, 10), range(20, 20 + SHARED_MIN_IDS)]
+    first, again = flat(wide), flat([range(0, 10), range(20, 20 + SHARED_MIN_IDS)])
+    assert first is again and first == _flat(wide)
+    assert flat([range(0, 10), range(20, 21 + SHARED_MIN_IDS)]) != first
+    narrow = [range(5, 5 + SHARED_MIN_IDS - 1)]
+    assert flat(narrow) == _flat(narrow) and flat(narrow) is not flat(narrow)
+    # In a run: the same 20-processor set comes back for every job of a
+    # chain of equal jobs (each ends before the next starts).
+    instance = Instance(Machine(64), tuple(Job(k, 0, 20, 5) for k in range(1, 5)))
+    schedule = simulate(instance, "fcfs").schedule
+    check_schedule(instance, schedule)
+    sets = [schedule.placements[k].processors for k in range(1, 5)]
+    assert sets[:3] == [tuple(range(0, 20)), tuple(range(20, 40)), tuple(range(40, 60))]
+    assert schedule.placements[4].start == 5 and sets[3] is sets[0]
