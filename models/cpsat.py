@@ -73,6 +73,7 @@ from typing import Any, Generic, TypeVar
 from ortools.sat.python import cp_model
 
 from optsched.instance import Instance, Job
+from optsched.models import wct_decompose
 from optsched.models.bounds import lower_bounds_within
 from optsched.models.result import Bound, Incumbent, Result
 from optsched.models.solution import (
@@ -86,6 +87,7 @@ from optsched.models.solution import (
     round_up_bound,
     upper_bound_candidates,
 )
+from optsched.models.tiling import strengthen as tiling_strengthen
 from optsched.objective import Objective
 from optsched.packing import contiguous_placement
 from optsched.schedule import Schedule
@@ -119,6 +121,7 @@ def solve(
     bound_subsolvers: Sequence[str] = BOUND_SUBSOLVERS,
     seed: int = 0,
     parameters: Mapping[str, Any] | None = None,
+    decompose: bool = True,
 ) -> Result:
     """Solve ``instance`` with CP-SAT; always return a checked schedule.
 
@@ -157,13 +160,21 @@ def solve(
     parameters
         Further ``SatParameters`` fields, e.g. ``{"use_objective_shaving_search":
         True}``.
+    decompose
+        ``wct``: solve the window block by block first
+        (:mod:`optsched.models.wct_decompose`); ``False`` for one search.
 
     Returns
     -------
     Result
         ``lower_bound`` is the maximum of the closed-form bounds and the
-        solver's bound; ``upper_bound_source`` is ``"cpsat"`` when the solver
-        improved on every heuristic.
+        solver's bound (and, for ``wct``, the ``decomposition`` bound: the
+        sum of the release blocks' bounds, with ``params["decomposition"]``
+        giving the block sizes, how many were proven and whether their
+        union was feasible; for strip packing, the ``tiling`` bound of the
+        heights refuted, with ``params["tiling"]`` listing each decision);
+        ``upper_bound_source`` is ``"cpsat"`` when the solver improved on
+        every heuristic.
 
     Notes
     -----
@@ -211,6 +222,13 @@ def solve(
             bound_domain=bound_domain, bound_subsolvers=bound_subsolvers,
             seed=seed, parameters=parameters,
         )  # fmt: skip
+    if decompose and wct_decompose.applies(instance, Objective.parse(objective)):
+        return wct_decompose.solve(
+            instance, Objective.parse(objective), time_limit=time_limit,
+            incumbents=incumbents, workers=workers, log=log, symmetry=symmetry,
+            cliques=cliques, bound_domain=bound_domain,
+            bound_subsolvers=bound_subsolvers, seed=seed, parameters=parameters,
+        )  # fmt: skip
     started = time.perf_counter()
     deadline = time.monotonic() + time_limit
     objective = Objective.parse(objective)
@@ -222,6 +240,7 @@ def solve(
     bounds, skipped = lower_bounds_within(
         instance, objective, bounds_deadline(deadline)
     )
+    tiled = tiling_strengthen(instance, objective, bounds, candidates, deadline)
     params: dict[str, Any] = {
         "time_limit": time_limit,
         "workers": workers,
@@ -232,6 +251,8 @@ def solve(
     }
     if rejected:
         params["rejected"] = rejected
+    if tiled.notes:
+        params["tiling"] = tiled.notes
     refusal = search_refusal(BACKEND, instance, objective, candidates[0], deadline)
     if refusal is not None:
         skipped.append(refusal)

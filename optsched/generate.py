@@ -31,9 +31,15 @@ __all__ = [
     "is_guillotine",
     "perfect_packing",
     "perfect_packing_layout",
+    "reduced_packing",
 ]
 
 _MAX_ATTEMPTS = 100
+
+_DRAWS = 20
+_SHARE_TOLERANCE = 0.2
+""":func:`reduced_packing`: draws per cut, and how far (relative) the
+removed area may be from the share asked."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,11 +76,14 @@ def _validate(width: int, height: int, items: int, guillotine: bool) -> None:
         )
 
 
-def _guillotine_cut(piece: Piece, rng: random.Random) -> tuple[Piece, Piece]:
-    # Cut across the longer side more often, which keeps pieces squarish.
-    vertical = piece.height < 2 or (
-        piece.width >= 2 and rng.random() < piece.width / (piece.width + piece.height)
-    )
+def _guillotine_cut(
+    piece: Piece, rng: random.Random, mixed: bool = False
+) -> tuple[Piece, Piece]:
+    # Cut across the longer side more often, which keeps pieces squarish;
+    # mixed: either direction with probability 1/2, which leaves long thin
+    # pieces beside squarish ones (BKW's mixed aspect ratios).
+    share = 0.5 if mixed else piece.width / (piece.width + piece.height)
+    vertical = piece.height < 2 or (piece.width >= 2 and rng.random() < share)
     if vertical:
         c = rng.randint(1, piece.width - 1)
         return (
@@ -115,7 +124,12 @@ def _pick(pieces: list[Piece], ok: list[int], rng: random.Random) -> int:
 
 
 def _cut_once(
-    width: int, height: int, items: int, guillotine: bool, rng: random.Random
+    width: int,
+    height: int,
+    items: int,
+    guillotine: bool,
+    rng: random.Random,
+    mixed: bool = False,
 ) -> list[Piece]:
     pieces = [Piece(0, 0, width, height)]
     if not guillotine:
@@ -133,7 +147,7 @@ def _cut_once(
             continue
         cuttable = [i for i, p in enumerate(pieces) if p.area >= 2]
         i = _pick(pieces, cuttable, rng)
-        pieces[i : i + 1] = _guillotine_cut(pieces[i], rng)
+        pieces[i : i + 1] = _guillotine_cut(pieces[i], rng, mixed)
     return pieces
 
 
@@ -162,7 +176,13 @@ def is_guillotine(pieces: list[Piece]) -> bool:
 
 
 def cut_rectangle(
-    width: int, height: int, items: int, *, seed: int, guillotine: bool = True
+    width: int,
+    height: int,
+    items: int,
+    *,
+    seed: int,
+    guillotine: bool = True,
+    mixed: bool = False,
 ) -> list[Piece]:
     """Cut ``width x height`` into exactly ``items`` integer pieces.
 
@@ -172,14 +192,17 @@ def cut_rectangle(
     least 3 x 3 are pinwheeled with probability 0.3 while at least four more
     pieces are wanted, the rest are guillotine cuts; a result that happens to
     be guillotine (later cuts can line up) is redrawn. Deterministic for a
-    given seed.
+    given seed. ``mixed``: each guillotine cut is vertical or horizontal
+    with probability 1/2 (instead of across the longer side more often),
+    which gives the mixed aspect ratios of the BKW instances (see
+    :func:`perfect_packing`); ``False`` keeps the historical outputs.
 
     Raises ``ValueError`` on impossible parameters.
     """
     _validate(width, height, items, guillotine)
     rng = random.Random(seed)
     for _ in range(_MAX_ATTEMPTS):
-        pieces = _cut_once(width, height, items, guillotine, rng)
+        pieces = _cut_once(width, height, items, guillotine, rng, mixed)
         if guillotine or not is_guillotine(pieces):
             rng.shuffle(pieces)  # job numbers should not reveal the cut
             return pieces
@@ -190,13 +213,23 @@ def cut_rectangle(
     )
 
 
-def _name(width: int, height: int, items: int, seed: int, guillotine: bool) -> str:
+def _name(
+    width: int, height: int, items: int, seed: int, guillotine: bool, mixed: bool
+) -> str:
     kind = "guillotine" if guillotine else "non-guillotine"
+    if mixed:
+        kind += " mixed"
     return f"perfect-packing W={width} H={height} n={items} seed={seed} {kind}"
 
 
 def perfect_packing_layout(
-    width: int, height: int, items: int, *, seed: int, guillotine: bool = True
+    width: int,
+    height: int,
+    items: int,
+    *,
+    seed: int,
+    guillotine: bool = True,
+    mixed: bool = False,
 ) -> tuple[Instance, Schedule]:
     """The instance of :func:`perfect_packing` and its optimal schedule (the cut).
 
@@ -204,7 +237,20 @@ def perfect_packing_layout(
     piece height, release 0; the schedule places it at start ``y``, on
     processors ``[x, x + width)``. Its makespan is ``height``.
     """
-    pieces = cut_rectangle(width, height, items, seed=seed, guillotine=guillotine)
+    pieces = cut_rectangle(
+        width, height, items, seed=seed, guillotine=guillotine, mixed=mixed
+    )
+    return _as_instance(
+        width, pieces, _name(width, height, items, seed, guillotine, mixed),
+        "perfect-packing",
+    )  # fmt: skip
+
+
+def _as_instance(
+    width: int, pieces: list[Piece], name: str, kind: str
+) -> tuple[Instance, Schedule]:
+    """Piece ``k`` (from 1) as job ``k``: size = width, run time = height,
+    released at 0; the schedule places it where the cut put it."""
     jobs = [
         Job(id=k, release=0, size=p.width, runtime=p.height)
         for k, p in enumerate(pieces, start=1)
@@ -212,21 +258,27 @@ def perfect_packing_layout(
     instance = Instance(
         machine=Machine(processors=width, allocation="contiguous"),
         jobs=tuple(jobs),
-        name=_name(width, height, items, seed, guillotine),
-        source=Source(format="perfect-packing"),
+        name=name,
+        source=Source(format=kind),
     )
     schedule = Schedule(
         {
             k: Placement.contiguous(p.y, p.y + p.height, p.x, p.width)
             for k, p in enumerate(pieces, start=1)
         },
-        producer="perfect-packing",
+        producer=kind,
     )
     return instance, schedule
 
 
 def perfect_packing(
-    width: int, height: int, items: int, *, seed: int, guillotine: bool = True
+    width: int,
+    height: int,
+    items: int,
+    *,
+    seed: int,
+    guillotine: bool = True,
+    mixed: bool = False,
 ) -> Instance:
     """A contiguous instance whose optimal makespan is ``height`` by construction.
 
@@ -243,6 +295,14 @@ def perfect_packing(
         Random seed; the same parameters give the same instance.
     guillotine
         Cut by guillotine cuts only, or make a non-guillotine tiling.
+    mixed
+        Cut vertically or horizontally with probability 1/2 each (see
+        :func:`cut_rectangle`), which gives long thin pieces beside squarish
+        ones, like the perfect-packing instances of E. K. Burke, G. Kendall,
+        G. Whitwell, "A new placement heuristic for the orthogonal
+        stock-cutting problem", Operations Research 52(4), 2004 (guillotine
+        cuts, 10 to 3,152 items, strip widths 40 to 640). ``False`` (the
+        default) keeps the historical instances unchanged.
 
     Returns
     -------
@@ -252,5 +312,84 @@ def perfect_packing(
         guillotine"``), ``source.format`` is ``"perfect-packing"``.
     """
     return perfect_packing_layout(
-        width, height, items, seed=seed, guillotine=guillotine
+        width, height, items, seed=seed, guillotine=guillotine, mixed=mixed
     )[0]
+
+
+def reduced_packing(
+    width: int,
+    height: int,
+    items: int,
+    *,
+    share: float,
+    seed: int,
+    mixed: bool = False,
+) -> tuple[Instance, Schedule]:
+    """A perfect packing with a random share of its area removed.
+
+    Parameters
+    ----------
+    width, height
+        The strip ``W`` and the height ``H`` of the perfect packing cut.
+    items
+        Jobs wanted after the removal.
+    share
+        Share of the area ``W H`` to remove, ``0 <= share < 1``.
+    seed
+        Random seed; the same parameters give the same instance.
+    mixed
+        Mixed aspect ratios (see :func:`perfect_packing`).
+
+    Returns
+    -------
+    instance, schedule
+        Jobs ``1..items`` (contiguous machine of ``W`` processors, released
+        at 0) and the remaining pieces of the cut as a schedule of makespan
+        at most ``H`` (an upper bound; the optimum may be lower).
+
+    Notes
+    -----
+    For ``k = items + 1, items + 2, ..., 4 items``: cut ``W x H`` into ``k``
+    guillotine pieces (:func:`cut_rectangle`, seed ``seed``) and, in up to
+    20 draws (``random.Random(f"reduce:{seed}:{k}:{draw}")``), remove
+    ``k - items`` pieces drawn at random; the first draw whose removed
+    area is within 20 % of ``share W H`` is used. Such
+    instances are the non-perfect strip-packing instances of issue 16: the
+    area bound ``ceil((1 - share) H)`` is no longer tight, as in the
+    literature's non-perfect families (e.g. Martello, Monaci, Vigo 2003).
+    """
+    if not 0 <= share < 1:
+        raise ValueError(f"reduced packing: share must be in [0, 1), got {share!r}")
+    target = share * width * height
+    for extra in range(0 if share == 0 else 1, 3 * items + 1):
+        k = items + extra
+        if k > width * height:
+            break
+        pieces = cut_rectangle(width, height, k, seed=seed, mixed=mixed)
+        for draw in range(_DRAWS):
+            rng = random.Random(f"reduce:{seed}:{k}:{draw}")
+            dropped = set(rng.sample(range(k), extra))
+            removed = sum(pieces[i].area for i in dropped)
+            if abs(removed - target) <= _SHARE_TOLERANCE * target:
+                kept = [p for i, p in enumerate(pieces) if i not in dropped]
+                return _reduced(width, height, kept, seed, share, mixed)
+    raise ValueError(
+        f"reduced packing: no cut of {width} x {height} leaves {items} pieces "
+        f"after removing {share:.0%} of the area"
+    )
+
+
+def _reduced(
+    width: int,
+    height: int,
+    kept: list[Piece],
+    seed: int,
+    share: float,
+    mixed: bool,
+) -> tuple[Instance, Schedule]:
+    kind = " mixed" if mixed else ""
+    name = (
+        f"reduced-packing W={width} H={height} n={len(kept)} "
+        f"share={share} seed={seed}{kind}"
+    )
+    return _as_instance(width, kept, name, "reduced-packing")
