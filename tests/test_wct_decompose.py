@@ -261,3 +261,20 @@ def test_an_interrupted_block_stops_the_decomposition(
     assert result.interrupted
     assert "decomposition" not in [b.method for b in result.bounds]
     assert check_schedule(instance, result.schedule) == []
+
+
+def test_lopsided_windows_are_searched_whole() -> None:
+    # Eleven jobs: one released at 0 and done by 5, ten released at 10 and
+    # later. The cut gives blocks of 1 and 10 jobs: 10/11 > LOPSIDED, so one
+    # whole search runs (no decomposition note), with the true optimum.
+    jobs = [(0, 2, 5)] + [(10 + k, 1 + k % 2, 2 + k % 3) for k in range(10)]
+    instance = make(2, jobs)
+    blocks = wct_decompose.release_blocks(
+        instance, cpsat.solve(instance, "wct", time_limit=5, workers=1).schedule
+    )
+    assert [len(b) for b in blocks] == [1, 10]
+    assert wct_decompose.LOPSIDED * len(jobs) < 10
+    result = cpsat.solve(instance, "wct", time_limit=10, workers=1)
+    assert "decomposition" not in result.params
+    assert result.status is SolveStatus.OPTIMAL
+    assert check_schedule(instance, result.schedule) == []
