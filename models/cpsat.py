@@ -453,11 +453,7 @@ class _Model:
             )
             for j in jobs
         ]
-        block_proc = [
-            self.model.new_fixed_size_interval_var(int(b.offset or 0), b.size, "busyP")
-            for b in blocks
-        ]
-        self.model.add_no_overlap_2d(time_iv + block_iv, proc_iv + block_proc)
+        add_processor_boxes(self.model, time_iv, proc_iv, block_iv, blocks)
 
     def _order_group(self, group: Sequence[Job]) -> None:
         for first, second in itertools.pairwise(group):
@@ -494,6 +490,27 @@ class _Model:
         return objective_bound(
             self.objective, self.instance, raw, self.scale, self.exact
         )
+
+
+def add_processor_boxes(
+    model: cp_model.CpModel,
+    time_iv: Sequence[Any],
+    proc_iv: Sequence[Any],
+    block_iv: Sequence[Any],
+    blocks: Sequence[Any],
+) -> None:
+    """Contiguous allocation: no two (time x processor range) boxes overlap.
+
+    ``time_iv[k] x proc_iv[k]`` is job ``k``'s box (its processor interval
+    ``[O, O + q)``, optional for a mode); busy block ``b`` is the fixed box
+    ``block_iv[b] x [o_b, o_b + q_b)`` (``o_b = 0`` when it has no offset).
+    One ``NoOverlap2D`` over all of them (Beldiceanu and Carlsson 2001).
+    """
+    block_proc = [
+        model.new_fixed_size_interval_var(int(b.offset or 0), b.size, "busyP")
+        for b in blocks
+    ]
+    model.add_no_overlap_2d([*time_iv, *block_iv], [*proc_iv, *block_proc])
 
 
 def add_completion_objective(

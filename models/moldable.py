@@ -95,6 +95,7 @@ from optsched.models.cpsat import (
     _identical_groups,
     _relabel,
     add_completion_objective,
+    add_processor_boxes,
     objective_bound,
     overflow_note,
     run_search,
@@ -494,11 +495,7 @@ class _Model:
             )
             for job, mode, x in items
         ]
-        block_proc = [
-            self.model.new_fixed_size_interval_var(int(b.offset or 0), b.size, "busyP")
-            for b in blocks
-        ]
-        self.model.add_no_overlap_2d(time_iv + block_iv, proc_iv + block_proc)
+        add_processor_boxes(self.model, time_iv, proc_iv, block_iv, blocks)
 
     def _add_objective(self, bounds: Sequence[Bound]) -> None:
         self.makespan, self.scale, self.exact = add_completion_objective(

@@ -167,6 +167,7 @@ from optsched.models.cpsat import (
     LogSink,
     _identical_groups,
     _relabel,
+    add_processor_boxes,
     integer_weights,
     objective_bound,
     read_starts,
@@ -993,11 +994,7 @@ class _ChainModel(_ShelfModel):
             model.new_fixed_size_interval_var(self.offsets[j.id], j.size, f"P{j.id}")
             for j in running
         ]
-        block_proc = [
-            model.new_fixed_size_interval_var(int(b.offset or 0), b.size, "busyP")
-            for b in self.blocks
-        ]
-        model.add_no_overlap_2d(time_iv + block_iv, proc_iv + block_proc)
+        add_processor_boxes(model, time_iv, proc_iv, block_iv, self.blocks)
 
     def shelf_index(self, job: Job) -> cp_model.LinearExprT:
         return sum(k * self.assign[job.id, k] for k in range(1, self.shelves))
@@ -1169,11 +1166,7 @@ class _RepresentativeModel(_ShelfModel):
             model.new_fixed_size_interval_var(self.offsets[j.id], j.size, f"P{j.id}")
             for j in self.order
         ]
-        block_proc = [
-            model.new_fixed_size_interval_var(int(b.offset or 0), b.size, "busyP")
-            for b in self.blocks
-        ]
-        model.add_no_overlap_2d(time_iv + block_iv, proc_iv + block_proc)
+        add_processor_boxes(model, time_iv, proc_iv, block_iv, self.blocks)
 
     def slot(self, job: Job) -> cp_model.LinearExprT:
         """Position (in ``order``) of the tallest job of ``job``'s shelf."""

@@ -120,6 +120,7 @@ from optsched.models.cpsat import (
     LogSink,
     _relabel,
     add_completion_objective,
+    add_processor_boxes,
     objective_bound,
     overflow_note,
     read_starts,
@@ -465,12 +466,8 @@ class SiteModel:
             )
             for j in jobs
         ]
-        block_boxes = [
-            self.model.new_fixed_size_interval_var(int(b.offset or 0), b.size, "busyP")
-            for b in blocks
-        ]
-        self.model.add_no_overlap_2d(
-            [self.intervals[j.id] for j in jobs] + block_iv, boxes + block_boxes
+        add_processor_boxes(
+            self.model, [self.intervals[j.id] for j in jobs], boxes, block_iv, blocks
         )
 
     def _add_queues(self) -> None:
