@@ -116,6 +116,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from optsched.heuristics.standalone import Scheduler, policy_scheduler
 from optsched.instance import Instance, Job, Mode
 from optsched.objective import Objective
 from optsched.schedule import Schedule
@@ -169,8 +170,6 @@ POPULATION = 50
 """Population of the thesis's GA."""
 
 CostFunction = Callable[[tuple[int, ...]], float]
-Scheduler = Callable[[Instance], Schedule]
-
 
 # --------------------------------------------------------------------------
 # Engines on a cost function
@@ -436,8 +435,6 @@ def inner_scheduler(spec: str) -> Scheduler:
         Unknown offline name or policy spec.
     """
     from optsched.heuristics import offline
-    from optsched.heuristics.runner import simulate
-    from optsched.heuristics.spec import parse_policy
     from optsched.packing import list_schedule
 
     name, _, rest = spec.strip().partition(":")
@@ -455,8 +452,7 @@ def inner_scheduler(spec: str) -> Scheduler:
             return listed
         valid = ", ".join([*offline.SHELVES, *offline.ORDERS])
         raise ValueError(f"unknown offline algorithm {rest.strip()!r}; valid: {valid}")
-    policy = parse_policy(spec)
-    return lambda instance: simulate(instance, policy).schedule
+    return policy_scheduler(spec)
 
 
 class _Evaluator:

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from optsched.families import simulation_refusal
 from optsched.heuristics.combinators import Combinator
 from optsched.heuristics.engine import (
     SimulationResult,
@@ -18,7 +19,7 @@ from optsched.heuristics.engine import (
 from optsched.heuristics.orders import order_ranks
 from optsched.heuristics.policies import Backfill, FirstFit, Policy, Strict
 from optsched.heuristics.spec import parse_policy
-from optsched.heuristics.standalone import Standalone
+from optsched.heuristics.standalone import Standalone, register_policy_scheduler
 from optsched.instance import Instance
 from optsched.schedule import Schedule
 
@@ -86,28 +87,12 @@ def simulate(
     option is refused.
     """
     chosen = parse_policy(policy)
-    chained = any(job.preceding_job is not None for job in instance.jobs)
-    if chained and (isinstance(chosen, Standalone) or not instance.machine.flat):
-        raise ValueError(
-            f"policy {chosen.spec!r} does not follow job chains (SWF fields "
-            "17/18) on this machine; the engine's policies do, and --no-chains "
-            "drops them"
-        )
+    refused = simulation_refusal(instance, chosen.spec, simulator_of(instance, chosen))
+    if refused is not None:
+        raise ValueError(refused)
     if not instance.machine.flat:
         return _on_topology(
             instance, chosen, kill_at_estimate, allocation_rule, migration
-        )
-    if instance.machine.calendar is not None and isinstance(chosen, Standalone):
-        raise ValueError(
-            f"policy {chosen.spec!r} builds its own schedule and ignores site "
-            "calendars; the engine's policies (fcfs, easy, conservative, ...) "
-            "follow them"
-        )
-    if instance.machine.outages and isinstance(chosen, Standalone):
-        raise ValueError(
-            f"policy {chosen.spec!r} builds its own schedule and does not follow "
-            "machine outages; the engine's policies (fcfs, easy, conservative, "
-            "...) kill and requeue the jobs an outage hits"
         )
     if isinstance(chosen, Standalone):
         if kill_at_estimate or migration or allocation_rule != "first-fit":
@@ -136,6 +121,22 @@ def simulate(
         stats=stats_of(sim, time.perf_counter() - began),
         reservations=reservations_by_id(sim),
     )
+
+
+def _policy_scheduler(spec: str) -> Callable[[Instance], Schedule]:
+    policy = parse_policy(spec)  # refuses an unknown spec at once
+    return lambda instance: simulate(instance, policy).schedule
+
+
+register_policy_scheduler(_policy_scheduler)
+
+
+def simulator_of(instance: Instance, policy: Policy) -> str:
+    """The simulator that runs ``policy`` on ``instance``, by its name in the
+    family table (:attr:`optsched.families.Feature.simulators`)."""
+    if not instance.machine.flat or isinstance(policy, Combinator):
+        return "nodes"
+    return "standalone" if isinstance(policy, Standalone) else "engine"
 
 
 TOPOLOGY_POLICIES = (

@@ -11,6 +11,7 @@ each is named, parsed and simulated like every other policy.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -62,3 +63,31 @@ class Standalone(Policy):
         schedule = Schedule(schedule.placements, self.spec, schedule.killed)
         stats = SimulationStats(wall_time=time.perf_counter() - began)
         return SimulationResult(schedule=schedule, stats=stats)
+
+
+Scheduler = Callable[[Instance], Schedule]
+"""A function ``instance -> schedule``."""
+
+_POLICY_SCHEDULERS: list[Callable[[str], Scheduler]] = []
+
+
+def register_policy_scheduler(make: Callable[[str], Scheduler]) -> None:
+    """Register how a policy spec becomes a :data:`Scheduler`.
+
+    :mod:`optsched.heuristics.runner` registers its ``simulate`` when it is
+    imported (as :mod:`optsched.heuristics` does), so that the algorithms
+    built on inner policies (rescaling, PSRS's inner schedules) run them
+    without importing the runner, which imports them.
+    """
+    _POLICY_SCHEDULERS[:] = [make]
+
+
+def policy_scheduler(spec: str) -> Scheduler:
+    """The :data:`Scheduler` of a policy spec, as ``simulate`` runs it
+    (``ValueError`` on an unknown spec).
+
+    Importing any module of :mod:`optsched.heuristics` runs the package's
+    ``__init__`` first, which imports the runner: the registration is always
+    there when a policy runs.
+    """
+    return _POLICY_SCHEDULERS[0](spec)

@@ -43,7 +43,9 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from optsched.families import feature, offline_view, refusal
 from optsched.instance import Instance
+from optsched.models.relaxation import solve_relaxed
 from optsched.models.result import Bound, Incumbent, Result, SolveStatus
 from optsched.objective import Objective
 from optsched.schedule import Schedule
@@ -52,8 +54,6 @@ __all__ = [
     "BACKENDS",
     "RELAXATIONS",
     "RESTRICTIONS",
-    "SITE_BACKENDS",
-    "TOPOLOGY_BACKENDS",
     "Bound",
     "Incumbent",
     "Objective",
@@ -81,9 +81,6 @@ relaxation's name: ``preemptive`` solves the problem with preemption (and
 migration) allowed. Their lower bounds bound the unrelaxed optimum too
 (``OPT_relaxed <= OPT``); their schedules are not schedules of the
 unrelaxed problem and bound only the relaxed one."""
-
-TOPOLOGY_BACKENDS: tuple[str, ...] = ("cpsat", "bounds-only")
-"""Back-ends that handle machines with node speeds or SMP nodes."""
 
 _COMMON = ("time_limit", "workers", "incumbents")
 
@@ -113,25 +110,6 @@ def backend_options(backend: str) -> tuple[str, ...]:
         for name, p in signature.parameters.items()
         if p.kind is inspect.Parameter.KEYWORD_ONLY and name not in _COMMON
     )
-
-
-SITE_BACKENDS: tuple[str, ...] = ("cpsat", "bounds-only")
-"""Back-ends that handle site calendars and job chains (``cpsat`` through
-:mod:`optsched.models.site`, ``bounds-only`` through
-:func:`optsched.models.bounds.site_released`)."""
-
-CALENDAR_REFUSAL = (
-    "back-end {backend} ignores site calendars (a job may start only where "
-    "the calendar admits it): use " + " or ".join(SITE_BACKENDS)
-)
-"""Why the other back-ends refuse a machine with a site calendar."""
-
-CHAIN_REFUSAL = (
-    "back-end {backend} ignores job chains (SWF fields 17/18): use "
-    + " or ".join(SITE_BACKENDS)
-    + ", or --no-chains to drop them"
-)
-"""Why the other back-ends refuse jobs with predecessors."""
 
 
 def solve(
@@ -176,25 +154,9 @@ def solve(
         back-end does not take.
     """
     run = BACKENDS[_checked_name(backend)]
-    if instance.machine.outages:
-        # Offline, outages are known: busy blocks. A schedule's lost
-        # attempts then drop out (its complete runs avoid the outages).
-        instance = instance.replace(machine=instance.machine.offline())
-        incumbents = [
-            dataclasses.replace(i, schedule=i.schedule.without_lost())
-            for i in incumbents
-        ]
-        hint = hint.without_lost() if hint is not None else None
-    if backend not in SITE_BACKENDS:
-        if instance.machine.calendar is not None:
-            raise ValueError(CALENDAR_REFUSAL.format(backend=backend))
-        if any(job.preceding_job is not None for job in instance.jobs):
-            raise ValueError(CHAIN_REFUSAL.format(backend=backend))
-    if not instance.machine.flat and backend not in TOPOLOGY_BACKENDS:
-        raise ValueError(
-            f"back-end {backend} schedules on identical processors; the machine "
-            f"has speeds or SMP nodes: use {' or '.join(TOPOLOGY_BACKENDS)}"
-        )
+    refused = refusal(instance, backend)
+    if refused is not None:
+        raise ValueError(refused)
     unknown = sorted(set(options) - set(backend_options(backend)))
     if unknown:
         raise ValueError(
@@ -205,14 +167,21 @@ def solve(
         raise ValueError(f"time limit {time_limit} must not be negative")
     if workers < 1:
         raise ValueError(f"workers {workers} must be at least 1")
+    offline = offline_view(instance)
     given = (*incumbents, *([Incumbent("hint", hint)] if hint else []))
-    calendar = instance.machine.calendar
-    if calendar is not None and calendar.user_limit is not None:
-        from optsched.models.user_limit import solve_relaxed
-
+    if offline is not instance:
+        # Offline, outages are known: busy blocks. A schedule's lost
+        # attempts then drop out (its complete runs avoid the outages).
+        instance = offline
+        given = tuple(
+            dataclasses.replace(i, schedule=i.schedule.without_lost()) for i in given
+        )
+    if feature("user-limit").present(instance):
+        # An online rule no back-end models: relaxed for the lower bound.
         return solve_relaxed(
             run, instance, Objective.parse(objective), given,
-            time_limit=time_limit, workers=workers, **options,
+            relax=("user-limit",), time_limit=time_limit, workers=workers,
+            **options,
         )  # fmt: skip
     return run(
         instance,

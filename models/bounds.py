@@ -86,6 +86,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from optsched.families import first_with, load
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.models.result import Bound
 from optsched.objective import Objective
@@ -1657,45 +1658,6 @@ def lower_bounds(
     return lower_bounds_within(instance, objective, deadline)[0]
 
 
-def site_released(instance: Instance) -> Instance:
-    r"""The instance without its calendar and chains, each job released at
-    the earliest start they allow.
-
-    In topological order of the chains, ``r''_j`` is the first instant at or
-    after :math:`\max(r_j, \max_{i \to j} r''_i + p_i + \theta_{ij})` at
-    which the calendar admits a job of ``q_j`` processors on an otherwise
-    idle machine (:meth:`~optsched.calendar.Calendar.earliest_start`;
-    :func:`optsched.chains.chain_release` with that ``adjust``). Every
-    schedule that respects the calendar and the chains starts each job at
-    or after ``r''_j`` and is a schedule of the released instance, so every
-    lower bound of that instance is one of the original for ``cmax`` and
-    ``wct``; for ``relative`` objectives too, since ``C_j - r''_j <= C_j -
-    r_j`` (weaker by ``sum w_j (r''_j - r_j)``, which is not added back).
-    """
-    from optsched.chains import chain_graph, chain_release, without_chains
-
-    machine = instance.machine
-    calendar = machine.calendar
-    m = machine.processors
-
-    def admitted(job: Job, t: int) -> int:
-        if calendar is None or job.queue in calendar.anytime_queues:
-            return t
-        found = calendar.earliest_start(job.size, t, m)
-        if found is None:
-            raise ValueError(
-                f"job {job.id} of {job.size} processors can never start under "
-                "the site calendar"
-            )
-        return found
-
-    releases = chain_release(instance.jobs, chain_graph(instance.jobs), adjust=admitted)
-    jobs = tuple(
-        job.replace(release=releases[job.id]) for job in without_chains(instance.jobs)
-    )
-    return instance.replace(machine=machine.replace(calendar=None), jobs=jobs)
-
-
 def lower_bounds_within(
     instance: Instance, objective: Objective | str, deadline: float | None
 ) -> tuple[list[Bound], list[str]]:
@@ -1711,11 +1673,14 @@ def lower_bounds_within(
     Returns
     -------
     bounds, notes
-        Instances with moldable or malleable jobs get the bounds of
-        :func:`optsched.models.moldable_bounds.moldable_lower_bounds`
-        instead (the ones here read each job's requested mode), and
-        machines with speeds or SMP nodes those of
-        :func:`optsched.models.topology_bounds.topology_lower_bounds`.
+        An instance with a feature whose row of the family table
+        (:data:`optsched.families.FEATURES`) names bounds of its own gets
+        those of the first such feature: site calendars and chains
+        :func:`optsched.models.site_bounds.bounds_within`, speeds and SMP
+        nodes :func:`optsched.models.topology_bounds.topology_lower_bounds`,
+        moldable and malleable jobs
+        :func:`optsched.models.moldable_bounds.moldable_lower_bounds` (the
+        ones here read each job's requested mode).
         The first (cheapest) bound is always computed, so that a result has
         a bound; a later one is skipped when the deadline has passed, and
         the long ones stop at the deadline with the best value of the cases
@@ -1723,28 +1688,11 @@ def lower_bounds_within(
         skipped or cut short.
     """
     objective = Objective.parse(objective)
-    if instance.machine.calendar is not None or any(
-        job.preceding_job is not None for job in instance.jobs
-    ):
-        # Bounds of the instance released at its earliest admissible starts,
-        # and those that read the calendar and queues themselves.
-        from optsched.models.site_bounds import site_lower_bounds
-
-        released = site_released(instance)
-        bounds, notes = lower_bounds_within(released, objective, deadline)
-        more, more_notes = site_lower_bounds(instance, released, objective, deadline)
-        return bounds + more, notes + more_notes
-    if not instance.machine.flat:
-        # Run times depend on the processors: bound the flat relaxation.
-        from optsched.models.topology_bounds import topology_lower_bounds
-
-        return topology_lower_bounds(instance, objective, deadline)
-    if instance.moldable:
-        # The bounds here read each job's requested mode; another mode may
-        # finish it sooner. Imported here: moldable_bounds uses this module.
-        from optsched.models.moldable_bounds import moldable_lower_bounds
-
-        return moldable_lower_bounds(instance, objective, deadline)
+    row = first_with("bounds", instance)
+    if row is not None:
+        # The first feature with bounds of its own (the family table).
+        assert row.bounds is not None
+        return load(row.bounds)(instance, objective, deadline)
     if objective.kind == "cmax":
         table: Sequence[Callable[..., Bound]] = MAKESPAN_BOUNDS
         args: tuple[object, ...] = (instance,)

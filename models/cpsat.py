@@ -72,9 +72,11 @@ from typing import Any, Generic, TypeVar
 
 from ortools.sat.python import cp_model
 
+from optsched.families import exact_plan
 from optsched.instance import Instance, Job
 from optsched.models import wct_decompose
 from optsched.models.bounds import lower_bounds_within
+from optsched.models.relaxation import solve_planned
 from optsched.models.result import Bound, Incumbent, Result
 from optsched.models.solution import (
     Candidate,
@@ -186,46 +188,23 @@ def solve(
     default, ``cliques`` is not forwarded). A site calendar or job chains go
     to :func:`optsched.models.site.solve` (``cliques`` not forwarded).
     """
-    if instance.machine.calendar is not None or any(
-        job.preceding_job is not None for job in instance.jobs
-    ):
-        # Site calendar or chains: the site model (imported here: it uses
-        # this module).
-        from optsched.models import site
-
-        return site.solve(
-            instance, objective, time_limit=time_limit, workers=workers,
-            incumbents=incumbents, log=log, symmetry=symmetry,
-            bound_domain=bound_domain, bound_subsolvers=bound_subsolvers,
-            seed=seed, parameters=parameters,
-        )  # fmt: skip
-    if not instance.machine.flat:
-        # Run times depend on the processors (imported here: both use this
-        # module).
-        from optsched.models import smp, speeds
-
-        backend = speeds if instance.machine.speeds is not None else smp
-        return backend.solve(
-            instance, objective, time_limit=time_limit, workers=workers,
-            incumbents=incumbents, log=log, symmetry=symmetry,
-            bound_domain=bound_domain, bound_subsolvers=bound_subsolvers,
-            seed=seed, parameters=parameters,
-        )  # fmt: skip
-    if instance.moldable:
-        # Jobs with modes: the moldable model (imported here, it uses this
-        # module). Redundant cliques are a rigid-model option.
-        from optsched.models import moldable
-
-        return moldable.solve(
-            instance, objective, time_limit=time_limit, workers=workers,
-            incumbents=incumbents, log=log, symmetry=symmetry,
-            bound_domain=bound_domain, bound_subsolvers=bound_subsolvers,
-            seed=seed, parameters=parameters,
-        )  # fmt: skip
+    plan = exact_plan(instance)
+    if plan.model is not None or plan.relaxed or plan.blocking is not None:
+        # A feature with an exact model of its own (the family table), or
+        # features relaxed for the bound. Redundant cliques and the release
+        # decomposition are rigid-model options.
+        common: dict[str, Any] = {
+            "time_limit": time_limit, "workers": workers, "log": log,
+            "symmetry": symmetry, "bound_domain": bound_domain,
+            "bound_subsolvers": bound_subsolvers, "seed": seed,
+            "parameters": parameters,
+        }  # fmt: skip
+        return solve_planned(plan, instance, objective, incumbents, common, solve)
     if decompose and wct_decompose.applies(instance, Objective.parse(objective)):
         return wct_decompose.solve(
             instance, Objective.parse(objective), time_limit=time_limit,
-            incumbents=incumbents, workers=workers, log=log, symmetry=symmetry,
+            search=solve, incumbents=incumbents, workers=workers, log=log,
+            symmetry=symmetry,
             cliques=cliques, bound_domain=bound_domain,
             bound_subsolvers=bound_subsolvers, seed=seed, parameters=parameters,
         )  # fmt: skip

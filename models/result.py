@@ -95,7 +95,12 @@ class Result:
     ``error`` holds the back-end's words when ``status`` is ``ERROR``;
     ``interrupted`` says that the solve was stopped (Ctrl-C) before its time
     limit, so its bounds are weaker than the limit allows; ``rejected`` lists
-    the incumbents that could not be used, one line each. ``params`` keeps
+    the incumbents that could not be used, one line each; ``relaxed`` names
+    the features of the family table (:data:`optsched.families.FEATURES`)
+    relaxed for the lower bound because the back-end does not model them
+    together (:mod:`optsched.models.relaxation`): the bounds hold for the
+    instance, and the schedule, when there is one, passed the checker on
+    it. ``params`` keeps
     the back-end's own settings and model facts (``hint_source``,
     ``weight_scale``, ...); ``params["skipped"]``, when present, lists one
     line per step left out for the time limit (a bound, an incumbent's
@@ -115,11 +120,13 @@ class Result:
     error: str | None = None
     interrupted: bool = False
     rejected: tuple[str, ...] = ()
+    relaxed: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
         object.__setattr__(self, "bounds", tuple(self.bounds))
         object.__setattr__(self, "rejected", tuple(self.rejected))
+        object.__setattr__(self, "relaxed", tuple(self.relaxed))
         if (self.status is SolveStatus.ERROR) != (self.error is not None):
             raise ValueError(
                 f"result of {self.backend}: status {self.status} with error "

@@ -9,7 +9,7 @@ the calendar's anytime queues, ``N`` the others; ``B`` the busy blocks
 horizon ``\bar D_j`` (below).
 
 Start pieces. Every start lies in ``[r''_j, L_j]`` (:func:`start_windows`:
-the site release of :func:`~optsched.models.bounds.site_released`, and
+the site release of :func:`~optsched.models.site_bounds.site_released`, and
 ``L_j`` lowered backwards along the chains). For ``j \in N`` that window
 is cut at every change of the calendar and every busy-block boundary into
 pieces ``k = [a_k, b_k)`` on which the batch capacity ``c_k``, the largest
@@ -80,7 +80,7 @@ every ``wct`` form).
 Horizon :math:`\bar D_j` (:func:`site_deadlines`). ``cmax``: the best
 incumbent's makespan ``UB``. ``wct``: ``\max(C_j^{UB}, \lfloor (UB -
 \sum_{i \ne j} w_i (r''_i + p_i)) / w_j \rfloor)`` with ``r''`` the site
-releases of :func:`optsched.models.bounds.site_released` (every schedule
+releases of :func:`optsched.models.site_bounds.site_released` (every schedule
 has ``C_i \ge r''_i + p_i``, so an optimal one has ``w_j C_j \le UB -
 \sum_{i \ne j} w_i C_i``). The calendar-free horizon ``T_0 + \sum p`` of
 :func:`~optsched.models.solution.completion_deadlines` does not hold here:
@@ -113,7 +113,7 @@ from ortools.sat.python import cp_model
 
 from optsched.calendar import DAY, WEEK
 from optsched.instance import Instance, Job
-from optsched.models.bounds import lower_bounds_within, site_released
+from optsched.models.bounds import lower_bounds_within
 from optsched.models.cpsat import (
     BACKEND,
     BOUND_SUBSOLVERS,
@@ -127,6 +127,7 @@ from optsched.models.cpsat import (
     search_collect,
 )
 from optsched.models.result import Bound, Incumbent, Result
+from optsched.models.site_bounds import site_released
 from optsched.models.solution import (
     Candidate,
     assign_processors,
@@ -634,14 +635,13 @@ def start_windows(
     rules that meets the horizons ``deadlines``.
 
     ``first = r''_j``, the site release of
-    :func:`~optsched.models.bounds.site_released` (no schedule of the rules
+    :func:`~optsched.models.site_bounds.site_released` (no schedule of the rules
     starts a job earlier). ``last``: ``\bar D_j - p_j``, lowered backwards
     along the chains, ``last_p \le last_s - 	heta_{ps} - p_p`` (the
     successor must start by ``last_s``). Both are implied by the
     constraints, so every schedule the model admits, the hint included,
     keeps them.
     """
-    from optsched.models.bounds import site_released
 
     released = {j.id: j.release for j in site_released(instance).jobs}
     by_id = instance.jobs_by_id()

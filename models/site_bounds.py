@@ -30,15 +30,26 @@ Scheduling-Strategien für Parallelrechner* (Jülich, 1997), §3.1.2, §3.1.5.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import functools
 import itertools
 import time
 from collections import defaultdict, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+import networkx as nx
+
 from optsched.calendar import DAY, HOLIDAY, WEEK
+from optsched.chains import (
+    ChainGraph,
+    chain_graph,
+    chain_release,
+    shortest_duration,
+    without_chains,
+)
 from optsched.instance import Instance, Job
+from optsched.models.bounds import earliest_start_alone, lower_bounds_within
 from optsched.models.result import Bound
 from optsched.objective import Objective
 
@@ -489,3 +500,144 @@ def site_lower_bounds(
     kept = [b for b in bounds if b is not None]
     notes = [f"{b.method}: cut short by the time limit" for b in kept if b.partial]
     return kept, notes
+
+
+# --------------------------------------------------------------------------
+# Releases and chains
+# --------------------------------------------------------------------------
+
+
+def site_released(instance: Instance) -> Instance:
+    r"""The instance without its calendar and chains, each job released at
+    the earliest start they allow.
+
+    In topological order of the chains, ``r''_j`` is the first instant at or
+    after :math:`\max(r_j, \max_{i \to j} r''_i + p_i + \theta_{ij})` at
+    which the calendar admits a job of ``q_j`` processors on an otherwise
+    idle machine (:meth:`~optsched.calendar.Calendar.earliest_start`;
+    :func:`optsched.chains.chain_release` with that ``adjust``). Every
+    schedule that respects the calendar and the chains starts each job at
+    or after ``r''_j`` and is a schedule of the released instance, so every
+    lower bound of that instance is one of the original for ``cmax`` and
+    ``wct``; for ``relative`` objectives too, since ``C_j - r''_j <= C_j -
+    r_j`` (weaker by ``sum w_j (r''_j - r_j)``, which is not added back).
+    """
+    machine = instance.machine
+    calendar = machine.calendar
+    m = machine.processors
+
+    def admitted(job: Job, t: int) -> int:
+        if calendar is None or job.queue in calendar.anytime_queues:
+            return t
+        found = calendar.earliest_start(job.size, t, m)
+        if found is None:
+            raise ValueError(
+                f"job {job.id} of {job.size} processors can never start under "
+                "the site calendar"
+            )
+        return found
+
+    releases = chain_release(instance.jobs, chain_graph(instance.jobs), adjust=admitted)
+    jobs = tuple(
+        job.replace(release=releases[job.id]) for job in without_chains(instance.jobs)
+    )
+    return instance.replace(machine=machine.replace(calendar=None), jobs=jobs)
+
+
+def chain_lower_bound_cmax(
+    jobs: Iterable[Job],
+    graph: nx.DiGraph | ChainGraph,
+    *,
+    rule: str = "max",
+    releases: Mapping[int, int] | None = None,
+    durations: Mapping[int, int] | None = None,
+) -> int:
+    r"""Chain-aware release bound on the makespan: ``max_j (r'_j + p_j)``.
+
+    ``r'_j`` from :func:`~optsched.chains.chain_release` (same ``rule``,
+    ``releases`` and ``durations``). Every schedule that respects the chains
+    starts job ``j`` at or after ``r'_j`` and runs it ``p_j`` seconds, so
+    its makespan ``max_j C_j`` is at least ``r'_j + p_j`` for every ``j``.
+    Mallmann states the chain-free case, "the last job can start at the
+    earliest directly after its submission" (seed 000 §4.1 fn 1); with self-
+    submission the chain's first release plus the run times (and think
+    times) along the chain replaces it (seed 000 §10.2). Equal to the
+    optimum on a machine wide enough for all jobs at once. 0 without jobs.
+    """
+    jobs = list(jobs)
+    start = chain_release(
+        jobs, graph, rule=rule, releases=releases, durations=durations
+    )
+    return max(
+        (
+            start[job.id]
+            + (durations[job.id] if durations is not None else shortest_duration(job))
+            for job in jobs
+        ),
+        default=0,
+    )
+
+
+def chain_release_bound(
+    instance: Instance,
+    graph: nx.DiGraph | ChainGraph | None = None,
+    *,
+    rule: str = "max",
+) -> Bound:
+    """The chain-aware release bound of an instance, method ``chain-release``.
+
+    :func:`chain_lower_bound_cmax` with the machine taken into account:
+    on a flat machine each ``r'_j`` of a rigid job is raised to its earliest
+    start alone beside the busy blocks at or after it
+    (:func:`optsched.models.bounds.earliest_start_alone`, valid for the same
+    reason as :func:`optsched.models.bounds.release_bound`: a start feasible
+    among other jobs is feasible alone); on a machine with speeds ``p_j`` is
+    the shortest run time on any ``q_j`` processors
+    (:meth:`optsched.instance.Machine.shortest_run_time`). ``graph``
+    defaults to :func:`~optsched.chains.chain_graph` of the jobs. Never below
+    :func:`~optsched.models.bounds.release_bound` under rule ``"max"``.
+    """
+    began = time.perf_counter()
+    machine = instance.machine
+    if graph is None:
+        graph = chain_graph(instance.jobs)
+
+    def alone(job: Job, t: int) -> int:
+        if job.modes:
+            return t  # the blocks' fit depends on the mode: keep the plain time
+        moved = job if t == job.release else dataclasses.replace(job, release=t)
+        return earliest_start_alone(moved, machine)
+
+    if machine.flat:
+        durations = {job.id: shortest_duration(job) for job in instance.jobs}
+    else:
+        durations = {
+            job.id: machine.shortest_run_time(job.runtime, job.size)
+            for job in instance.jobs
+        }
+    blocked = machine.flat and bool(machine.unavailable)
+    start = chain_release(
+        instance.jobs,
+        graph,
+        rule=rule,
+        durations=durations,
+        adjust=alone if blocked else None,
+    )
+    value = max((start[j.id] + durations[j.id] for j in instance.jobs), default=0)
+    return Bound(value, "chain-release", time.perf_counter() - began)
+
+
+def bounds_within(
+    instance: Instance, objective: Objective, deadline: float | None
+) -> tuple[list[Bound], list[str]]:
+    """The bounds of a site calendar or chains (the family table's entry).
+
+    Those of :func:`~optsched.models.bounds.lower_bounds_within` on
+    :func:`site_released` (the instance without its calendar and chains,
+    each job released at its earliest admissible start), and those of
+    :func:`site_lower_bounds`, which read the calendar and queues.
+    """
+    released = site_released(instance)
+    bounds, notes = lower_bounds_within(released, objective, deadline)
+    more, more_notes = site_lower_bounds(instance, released, objective, deadline)
+    return bounds + more, notes + more_notes

@@ -39,6 +39,7 @@ from typing import Any
 
 from optsched import packing
 from optsched.check import check_schedule
+from optsched.families import first_with, load
 from optsched.instance import Instance
 from optsched.models.result import Bound, Incumbent, Result, SolveStatus
 from optsched.objective import Objective
@@ -210,14 +211,12 @@ def upper_bound_candidates(
     from optsched.machines import append_schedule
     from optsched.packing import list_schedule
 
-    if instance.machine.calendar is not None or any(
-        job.preceding_job is not None for job in instance.jobs
-    ):
-        # A list schedule ignores the site rules: the engine's FCFS follows
-        # them (imported here, the site model uses this module).
-        from optsched.models.site import site_candidates
-
-        return site_candidates(instance, objective, incumbents, deadline)
+    row = first_with("candidates", instance)
+    if row is not None:
+        # A list schedule ignores the feature (site rules): the family
+        # table names the candidates that follow it.
+        assert row.candidates is not None
+        return load(row.candidates)(instance, objective, incumbents, deadline)
     submit_order = [j.id for j in instance.jobs]
     fallback = (
         list_schedule(instance, submit_order)

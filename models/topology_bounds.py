@@ -24,6 +24,7 @@ from typing import Any
 
 from optsched.instance import Instance
 from optsched.machines import flat_relaxation
+from optsched.models.bounds import lower_bounds_within
 from optsched.models.result import Bound
 from optsched.nodes import ceiling
 from optsched.objective import Objective
@@ -163,9 +164,6 @@ def topology_lower_bounds(
     could exceed the optimum), and without the jobs that weigh nothing
     (they add 0 to every objective; removing jobs only lowers an optimum).
     """
-    # Imported here: bounds dispatches to this module.
-    from optsched.models.bounds import lower_bounds_within
-
     fixed, rule = instance, objective
     if objective.kind == "wct":
         kept = [j for j in instance.jobs if objective.exact_weight(j) != 0]

@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from optsched.instance import Instance, Job
@@ -267,6 +267,7 @@ def solve(
     objective: Objective,
     *,
     time_limit: float,
+    search: Callable[..., Result],
     incumbents: Sequence[Incumbent] = (),
     **options: Any,
 ) -> Result:
@@ -280,6 +281,9 @@ def solve(
         A ``wct`` objective (any weight rule, absolute or ``relative``).
     time_limit
         Seconds for the whole call.
+    search
+        The search of one window, :func:`optsched.models.cpsat.solve`
+        (given by the caller, which calls this module).
     incumbents
         Starting schedules, as for :func:`optsched.models.cpsat.solve`.
     **options
@@ -304,8 +308,6 @@ def solve(
     :func:`~optsched.models.solution.finish`. See the module notes for the
     references.
     """
-    from optsched.models import cpsat  # imported here: cpsat calls this module
-
     started = time.perf_counter()
     deadline = time.monotonic() + time_limit
     candidates, rejected = upper_bound_candidates(
@@ -318,7 +320,7 @@ def solve(
         # One block, or one block holding nearly every job: its search would
         # be the whole search with half of the time (a 99-job block of a
         # 100-job window lost a proof that way).
-        return cpsat.solve(
+        return search(
             instance, objective, time_limit=max(0.0, deadline - time.monotonic()),
             incumbents=incumbents, decompose=False, **options,
         )  # fmt: skip
@@ -326,7 +328,7 @@ def solve(
         0.0, deadline - time.monotonic()
     )
     results = _solve_blocks(
-        instance, objective, blocks, candidates[0], parts_deadline, options
+        instance, objective, blocks, candidates[0], parts_deadline, search, options
     )
     note = _note(blocks, results)
     bound = _bound(results, started)
@@ -354,7 +356,7 @@ def solve(
             bounds=bounds, started=started, params=params,
         )  # fmt: skip
     hints = [Incumbent(c.source, c.schedule) for c in candidates]
-    whole = cpsat.solve(
+    whole = search(
         instance, objective, time_limit=max(0.0, deadline - time.monotonic()),
         incumbents=hints, decompose=False, **options,
     )  # fmt: skip
@@ -383,13 +385,12 @@ def _solve_blocks(
     blocks: Sequence[Sequence[Job]],
     incumbent: Candidate,
     deadline: float,
+    search: Callable[..., Result],
     options: Mapping[str, Any],
 ) -> list[Result | None]:
     """Each block by CP-SAT, smallest first, with a share of the time left
     proportional to its job count; results in the order of ``blocks``,
     ``None`` for the blocks left after an interrupted search."""
-    from optsched.models import cpsat
-
     order = sorted(range(len(blocks)), key=lambda k: (len(blocks[k]), k))
     left = sum(len(b) for b in blocks)
     results: dict[int, Result] = {}
@@ -398,7 +399,7 @@ def _solve_blocks(
         share = max(0.0, deadline - time.monotonic()) * len(jobs) / left
         left -= len(jobs)
         hint = Incumbent("incumbent", restricted(incumbent.schedule, jobs, "hint"))
-        results[k] = cpsat.solve(
+        results[k] = search(
             instance.with_jobs(jobs), objective, time_limit=share,
             incumbents=[hint], decompose=False, **options,
         )  # fmt: skip

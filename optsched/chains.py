@@ -15,9 +15,9 @@ bounds and the checker:
 * :func:`infer_chains` is our stated matching rule for self-submitting
   queues, whose predecessors the traces do not record (the study gives no
   rule, seed 000 §11 item 10);
-* :func:`chain_release`, :func:`chain_lower_bound_cmax` and
-  :func:`chain_release_bound` are the chain-aware release bound (seed 000
-  §10.2);
+* :func:`chain_release` gives the chain-aware releases behind the
+  chain-aware release bound (seed 000 §10.2), whose bound functions live
+  with the site bounds (:mod:`optsched.models.site_bounds`);
 * :func:`chain_violations` is the checker's rule: a successor never starts
   before its predecessor ends plus the think time;
 * :func:`chain_counts` is what ``optsched info`` reports.
@@ -37,14 +37,12 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
-import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import networkx as nx
 
 from optsched.instance import Instance, Job
-from optsched.models.result import Bound
 
 __all__ = [
     "DEFAULT_MAX_GAP",
@@ -54,9 +52,7 @@ __all__ = [
     "ChainViolation",
     "chain_counts",
     "chain_graph",
-    "chain_lower_bound_cmax",
     "chain_release",
-    "chain_release_bound",
     "chain_violations",
     "infer_chains",
     "recorded_end",
@@ -379,7 +375,7 @@ def infer_chains(
 # --------------------------------------------------------------------------
 
 
-def _shortest(job: Job) -> int:
+def shortest_duration(job: Job) -> int:
     """``p_j``, or the shortest run time over a moldable job's modes."""
     return min(mode.runtime for mode in job.modes) if job.modes else job.runtime
 
@@ -457,7 +453,7 @@ def chain_release(
         for i, job in by_id.items()
     }
     length = {
-        i: (durations[i] if durations is not None else _shortest(job))
+        i: (durations[i] if durations is not None else shortest_duration(job))
         for i, job in by_id.items()
     }
     unknown = [node for node in graph if node not in by_id]
@@ -474,92 +470,6 @@ def chain_release(
             ready = base[node]
         out[node] = adjust(by_id[node], ready) if adjust is not None else ready
     return out
-
-
-def chain_lower_bound_cmax(
-    jobs: Iterable[Job],
-    graph: nx.DiGraph | ChainGraph,
-    *,
-    rule: str = "max",
-    releases: Mapping[int, int] | None = None,
-    durations: Mapping[int, int] | None = None,
-) -> int:
-    r"""Chain-aware release bound on the makespan: ``max_j (r'_j + p_j)``.
-
-    ``r'_j`` from :func:`chain_release` (same ``rule``, ``releases`` and
-    ``durations``). Every schedule that respects the chains starts job ``j``
-    at or after ``r'_j`` and runs it ``p_j`` seconds, so its makespan
-    ``max_j C_j`` is at least ``r'_j + p_j`` for every ``j``. Mallmann
-    states the chain-free case, "the last job can start at the earliest
-    directly after its submission" (seed 000 §4.1 fn 1); with
-    self-submission the chain's first release plus the run times (and think
-    times) along the chain replaces it (seed 000 §10.2). Equal to the
-    optimum on a machine wide enough for all jobs at once. 0 without jobs.
-    """
-    jobs = list(jobs)
-    start = chain_release(
-        jobs, graph, rule=rule, releases=releases, durations=durations
-    )
-    return max(
-        (
-            start[job.id]
-            + (durations[job.id] if durations is not None else _shortest(job))
-            for job in jobs
-        ),
-        default=0,
-    )
-
-
-def chain_release_bound(
-    instance: Instance,
-    graph: nx.DiGraph | ChainGraph | None = None,
-    *,
-    rule: str = "max",
-) -> Bound:
-    """The chain-aware release bound of an instance, method ``chain-release``.
-
-    :func:`chain_lower_bound_cmax` with the machine taken into account:
-    on a flat machine each ``r'_j`` of a rigid job is raised to its earliest
-    start alone beside the busy blocks at or after it
-    (:func:`optsched.models.bounds.earliest_start_alone`, valid for the same
-    reason as :func:`optsched.models.bounds.release_bound`: a start feasible
-    among other jobs is feasible alone); on a machine with speeds ``p_j`` is
-    the shortest run time on any ``q_j`` processors
-    (:meth:`optsched.instance.Machine.shortest_run_time`). ``graph``
-    defaults to :func:`chain_graph` of the jobs. Never below
-    :func:`~optsched.models.bounds.release_bound` under rule ``"max"``.
-    """
-    # Imported here so that optsched.models.bounds may import this module.
-    from optsched.models.bounds import earliest_start_alone
-
-    began = time.perf_counter()
-    machine = instance.machine
-    if graph is None:
-        graph = chain_graph(instance.jobs)
-
-    def alone(job: Job, t: int) -> int:
-        if job.modes:
-            return t  # the blocks' fit depends on the mode: keep the plain time
-        moved = job if t == job.release else dataclasses.replace(job, release=t)
-        return earliest_start_alone(moved, machine)
-
-    if machine.flat:
-        durations = {job.id: _shortest(job) for job in instance.jobs}
-    else:
-        durations = {
-            job.id: machine.shortest_run_time(job.runtime, job.size)
-            for job in instance.jobs
-        }
-    blocked = machine.flat and bool(machine.unavailable)
-    start = chain_release(
-        instance.jobs,
-        graph,
-        rule=rule,
-        durations=durations,
-        adjust=alone if blocked else None,
-    )
-    value = max((start[j.id] + durations[j.id] for j in instance.jobs), default=0)
-    return Bound(value, "chain-release", time.perf_counter() - began)
 
 
 # --------------------------------------------------------------------------

@@ -11,6 +11,10 @@ from types import MappingProxyType
 from optsched.errors import one_line
 from optsched.instance import Instance
 
+SKIP_STATUS = "status not selected (--status)"
+"""Skip reason of the jobs whose status was not selected (readers and
+:func:`keep_statuses` count them under it)."""
+
 
 @dataclass(frozen=True, slots=True)
 class SkipReport:
@@ -180,8 +184,6 @@ def keep_statuses(trace: Trace, statuses: Collection[int]) -> Trace:
     job's SWF status, ``None`` counting as -1, unknown). The jobs left out
     are added to the skip report (without line numbers).
     """
-    from optsched.io.swf import SKIP_STATUS
-
     wanted = frozenset(statuses)
     kept = [j for j in trace.instance.jobs if _code(j.status) in wanted]
     dropped = len(trace.instance.jobs) - len(kept)

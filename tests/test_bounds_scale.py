@@ -24,6 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optsched import check
+from optsched.check import plain as plain_rules
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.models.bounds import (
     _energy_makespan,
@@ -585,11 +586,11 @@ def test_fast_check_agrees_with_the_rules(
 ) -> None:
     schedule = list_schedule(instance, [j.id for j in instance.jobs])
     # The common case is decided (an empty instance is left to the rules).
-    assert check._plainly_valid(instance, schedule) == bool(instance.jobs)
+    assert plain_rules.plainly_valid(instance, schedule) == bool(instance.jobs)
     assert check.check_schedule(instance, schedule) == []
     changed, _ = _mutated(instance, schedule, data.draw)
-    slow = check._violations(instance, changed)
-    fast = check._plainly_valid(instance, changed)
+    slow = plain_rules.violations(instance, changed)
+    fast = plain_rules.plainly_valid(instance, changed)
     assert check.check_schedule(instance, changed) == slow
     assert not (fast and slow)  # never vouches for an invalid schedule
     plain = all(
@@ -605,9 +606,9 @@ def test_fast_check_sees_an_overlap_on_one_processor() -> None:
     jobs = (Job(1, 0, 2, 5), Job(2, 0, 2, 5))
     instance = Instance(machine, jobs)
     clash = Schedule({1: Placement(0, 5, (0, 1)), 2: Placement(3, 8, (1, 2))})
-    assert not check._plainly_valid(instance, clash)
+    assert not plain_rules.plainly_valid(instance, clash)
     assert [v.kind for v in check.check_schedule(instance, clash)] == [
         "processor-overlap"
     ]
     fine = Schedule({1: Placement(0, 5, (0, 1)), 2: Placement(5, 10, (0, 1))})
-    assert check._plainly_valid(instance, fine)
+    assert plain_rules.plainly_valid(instance, fine)

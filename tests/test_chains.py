@@ -15,9 +15,7 @@ from optsched.chains import (
     ChainViolation,
     chain_counts,
     chain_graph,
-    chain_lower_bound_cmax,
     chain_release,
-    chain_release_bound,
     chain_violations,
     infer_chains,
     recorded_end,
@@ -26,6 +24,7 @@ from optsched.chains import (
 from optsched.instance import BusyBlock, Instance, Job, Machine, Mode
 from optsched.io.swf import read_swf
 from optsched.models.bounds import release_bound
+from optsched.models.site_bounds import chain_lower_bound_cmax, chain_release_bound
 
 
 def edges(graph: nx.DiGraph) -> set[tuple[int, int, int]]:

@@ -20,12 +20,13 @@ from optsched.calendar import HOLIDAY, Calendar, Period
 from optsched.check import check_schedule
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.models import solve
-from optsched.models.bounds import lower_bounds_within, site_released
+from optsched.models.bounds import lower_bounds_within
 from optsched.models.result import Incumbent, Result, SolveStatus
 from optsched.models.site_bounds import (
     batch_area_bound,
     sequential_queue_bound,
     site_lower_bounds,
+    site_released,
     wide_jobs_window_bound,
 )
 from optsched.models.solution import assign_processors

@@ -133,7 +133,7 @@ def test_random_limits_pass_the_checker(
 
 def test_offline_models_relax_the_limit_and_keep_only_valid_upper_bounds() -> None:
     from optsched.models import Incumbent, Result, SolveStatus, solve
-    from optsched.models.user_limit import solve_relaxed
+    from optsched.models.relaxation import solve_relaxed
     from optsched.objective import Objective
 
     instance = _limited(50, JOBS)
@@ -152,7 +152,11 @@ def test_offline_models_relax_the_limit_and_keep_only_valid_upper_bounds() -> No
 
     objective = Objective.parse("wct")
     result = solve_relaxed(
-        fake_run, instance, objective, [Incumbent("policy:fcfs", valid)]
+        fake_run,
+        instance,
+        objective,
+        [Incumbent("policy:fcfs", valid)],
+        relax=("user-limit",),
     )
     # The incumbent, within the limit, is the upper bound: sum of
     # completions 10 + 20 + 30 = 60 against the fake bound 30.
@@ -160,7 +164,7 @@ def test_offline_models_relax_the_limit_and_keep_only_valid_upper_bounds() -> No
     assert result.objective == 60 and result.status == SolveStatus.FEASIBLE
     assert "the solver's schedule breaks the user limit" in result.rejected
     # Without a valid incumbent only the bound is left.
-    bare = solve_relaxed(fake_run, instance, objective, [])
+    bare = solve_relaxed(fake_run, instance, objective, [], relax=("user-limit",))
     assert bare.status == SolveStatus.BOUNDED and bare.schedule is None
     # The real back-ends: every returned schedule respects the limit.
     for backend in ("cpsat", "bounds-only"):

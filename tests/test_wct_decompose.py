@@ -239,9 +239,7 @@ def test_brute_force_with_small_chunks(
         assert bound.value <= exact * (1 + 1e-12), bound
 
 
-def test_an_interrupted_block_stops_the_decomposition(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_an_interrupted_block_stops_the_decomposition() -> None:
     # The first block's search reports an interruption: no further search
     # runs, the result says so and still holds a checked schedule.
     calls: list[int] = []
@@ -252,10 +250,9 @@ def test_an_interrupted_block_stops_the_decomposition(
         result = real(instance, objective, **kw)  # type: ignore[arg-type]
         return dataclasses.replace(result, interrupted=True)
 
-    monkeypatch.setattr(cpsat, "solve", interrupted)
     instance = two_blocks()
     result = wct_decompose.solve(
-        instance, Objective.parse("wct"), time_limit=10, workers=1
+        instance, Objective.parse("wct"), time_limit=10, search=interrupted, workers=1
     )
     assert calls == [3]
     assert result.interrupted

@@ -93,7 +93,7 @@ from optsched.instance import (
     Source,
 )
 from optsched.io.text import decompress, read_bytes, refuse_utf16, strip_bom
-from optsched.trace import FoldReport, SkipCollector, Trace
+from optsched.trace import SKIP_STATUS, FoldReport, SkipCollector, Trace
 
 FIELDS: tuple[str, ...] = (
     "job number",
@@ -123,7 +123,6 @@ N_FIELDS = len(FIELDS)
 # value there is rounded to the nearest integer.
 _ROUNDED = frozenset({1, 2, 3, 5, 6, 8, 9, 17})
 
-SKIP_STATUS = "status not selected (--status)"
 SKIP_SIZE = "size <= 0 (processors missing)"
 SKIP_RUNTIME = "runtime < 0 (missing)"
 SKIP_SUBMIT = "submit time < 0 (missing)"

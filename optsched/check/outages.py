@@ -34,22 +34,18 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from optsched.check.violation import Violation
 from optsched.instance import Instance, Job
 from optsched.schedule import Placement, Schedule
 
 
-def check_outages(
+def rule(
     instance: Instance,
     schedule: Schedule,
-    check: Callable[[Instance, Schedule], list],
-) -> list:
-    """Rule 13, then ``check`` (the checker) on the offline view.
-
-    ``check`` is :func:`optsched.check.check_schedule`, passed in to keep
-    the import one way.
-    """
-    from optsched.check import Violation
-
+    check: Callable[[Instance, Schedule], list[Violation]],
+) -> list[Violation]:
+    """Rule 13, then ``check`` (the checker's walk) on the offline view,
+    each lost attempt a job of its own."""
     out: list[Violation] = [
         Violation("outage", message, job=job, time=time)
         for job, time, message in _attempt_problems(instance, schedule)

@@ -25,15 +25,16 @@ another, meets it: :mod:`optsched.heuristics.user_limit`). Like
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 
+from optsched.check.violation import Violation
+from optsched.families import feature
 from optsched.instance import Instance, Job
 from optsched.schedule import Schedule
 
 
-def check_user_limit(instance: Instance, schedule: Schedule) -> list:
+def _check_user_limit(instance: Instance, schedule: Schedule) -> list[Violation]:
     """Rule 14's violations (:class:`optsched.check.Violation`)."""
-    from optsched.check import Violation
-
     calendar = instance.machine.calendar
     assert calendar is not None and calendar.user_limit is not None
     limit = calendar.user_limit
@@ -135,3 +136,11 @@ def _startable_waiter(
         if any(a <= t < b for a, b in spans):
             return jid
     return None
+
+
+def rule(
+    instance: Instance, schedule: Schedule, rest: Callable[..., list[Violation]]
+) -> list[Violation]:
+    """Rule 14, then ``rest`` on the calendar without its user limit."""
+    bare = feature("user-limit").relax(instance)  # type: ignore[misc]
+    return _check_user_limit(instance, schedule) + rest(bare, schedule)
