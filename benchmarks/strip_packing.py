@@ -152,7 +152,7 @@ def main() -> None:
     parser.add_argument(
         "--no-tiling",
         action="store_true",
-        help="CP-SAT alone: the tiling step of models/cpsat.py does nothing",
+        help="CP-SAT alone: the tiling step of models/rigid/cpsat.py does nothing",
     )
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--summary", type=Path, default=None)
@@ -162,7 +162,7 @@ def main() -> None:
         print(summary(rows))
         return
     if args.no_tiling:
-        from optsched.models import cpsat, tiling
+        from optsched.models.rigid import cpsat, tiling
 
         cpsat.tiling_strengthen = lambda *a, **k: tiling.Strengthening()  # type: ignore[attr-defined]
     out = args.out or Path("benchmarks/results/strip_packing") / (

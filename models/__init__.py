@@ -5,27 +5,27 @@ One module per back-end, all with the same signature
 -> Result``:
 
 ============== ============================================================
-``cpsat``      OR-Tools CP-SAT, exact (:mod:`optsched.models.cpsat`);
+``cpsat``      OR-Tools CP-SAT, exact (:mod:`optsched.models.rigid.cpsat`);
                instances with modes: the moldable optimum
-               (:mod:`optsched.models.moldable`); site calendars and
-               job chains: :mod:`optsched.models.site`
+               (:mod:`optsched.models.moldable.model`); site calendars and
+               job chains: :mod:`optsched.models.site.model`
 ``milp``       time-indexed MILP through PuLP, HiGHS or CBC
-               (:mod:`optsched.models.milp`); rigid jobs only
+               (:mod:`optsched.models.rigid.milp`); rigid jobs only
 ``bounds-only`` closed-form bounds and the best heuristic
-               (:mod:`optsched.models.bounds_only`); moldable bounds
-               (:mod:`optsched.models.moldable_bounds`) for jobs with modes
+               (:mod:`optsched.models.common.bounds_only`); moldable bounds
+               (:mod:`optsched.models.moldable.bounds`) for jobs with modes
 ``shelf``      CP-SAT, optimum of the *shelf-restricted* problem
-               (:mod:`optsched.models.shelf`; see :data:`RESTRICTIONS`);
+               (:mod:`optsched.models.shelf.model`; see :data:`RESTRICTIONS`);
                rigid jobs only
 ``preemptive`` optimum of the *preemptive* relaxation: configuration LP
                (cmax), time-indexed model (wct)
-               (:mod:`optsched.models.preemptive`; see :data:`RELAXATIONS`);
+               (:mod:`optsched.models.preempt.model`; see :data:`RELAXATIONS`);
                rigid jobs only
 ============== ============================================================
 
 Moldable and malleable jobs (:attr:`optsched.instance.Job.modes`): ``cpsat``
 chooses each job's mode (malleable jobs are scheduled as moldable ones, a
-restriction: see :mod:`optsched.models.moldable`), ``bounds-only`` gives the
+restriction: see :mod:`optsched.models.moldable.model`), ``bounds-only`` gives the
 moldable bounds and the best of the heuristics (on the requested modes, and
 greedy moldable list schedules), and the rigid-only back-ends refuse such
 instances with a ``ValueError``.
@@ -45,9 +45,9 @@ from typing import Any
 
 from optsched.families import feature, offline_view, refusal
 from optsched.instance import Instance
-from optsched.models.relaxation import solve_relaxed
-from optsched.models.result import Bound, Incumbent, Result, SolveStatus
+from optsched.models.common.relaxation import solve_relaxed
 from optsched.objective import Objective
+from optsched.result import Bound, Incumbent, Result, SolveStatus
 from optsched.schedule import Schedule
 
 __all__ = [
@@ -63,11 +63,11 @@ __all__ = [
 ]
 
 _MODULES = {
-    "cpsat": "optsched.models.cpsat",
-    "milp": "optsched.models.milp",
-    "bounds-only": "optsched.models.bounds_only",
-    "shelf": "optsched.models.shelf",
-    "preemptive": "optsched.models.preemptive",
+    "cpsat": "optsched.models.rigid.cpsat",
+    "milp": "optsched.models.rigid.milp",
+    "bounds-only": "optsched.models.common.bounds_only",
+    "shelf": "optsched.models.shelf.model",
+    "preemptive": "optsched.models.preempt.model",
 }
 
 RESTRICTIONS: dict[str, str] = {"shelf": "shelves"}

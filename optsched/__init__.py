@@ -50,8 +50,8 @@ if TYPE_CHECKING:
     from optsched.io import read, read_trace
     from optsched.io.schedules import read_schedule, write_schedule
     from optsched.models import solve
-    from optsched.models.result import Result
     from optsched.objective import Objective
+    from optsched.result import Result
     from optsched.window import cut_window
 
 __version__ = "0.1.0"

@@ -17,7 +17,7 @@ bounds and the checker:
   rule, seed 000 §11 item 10);
 * :func:`chain_release` gives the chain-aware releases behind the
   chain-aware release bound (seed 000 §10.2), whose bound functions live
-  with the site bounds (:mod:`optsched.models.site_bounds`);
+  with the site bounds (:mod:`optsched.models.site.bounds`);
 * :func:`chain_violations` is the checker's rule: a successor never starts
   before its predecessor ends plus the think time;
 * :func:`chain_counts` is what ``optsched info`` reports.

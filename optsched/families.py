@@ -49,9 +49,9 @@ policy or checker code, and each consumer loads only its own column.
 
 The order of :data:`FEATURES` is the precedence of the features: each
 dispatcher (:func:`optsched.check.check_schedule`,
-:func:`optsched.models.solve`, :func:`optsched.models.cpsat.solve`,
-:func:`optsched.models.bounds.lower_bounds_within`,
-:func:`optsched.models.solution.upper_bound_candidates`,
+:func:`optsched.models.solve`, :func:`optsched.models.rigid.cpsat.solve`,
+:func:`optsched.models.rigid.bounds.lower_bounds_within`,
+:func:`optsched.models.common.solution.upper_bound_candidates`,
 :func:`optsched.heuristics.simulate`) walks it in this order and takes the
 first present feature that has an entry in its column.
 """
@@ -296,9 +296,9 @@ def _unfollowed_contiguity(spec: str, simulator: str) -> str:
     return "the node simulator needs allocation 'any'"
 
 
-_SITE_BOUNDS = "optsched.models.site_bounds:bounds_within"
-_SITE_CANDIDATES = "optsched.models.site:site_candidates"
-_SITE_MODEL = "optsched.models.site:solve"
+_SITE_BOUNDS = "optsched.models.site.bounds:bounds_within"
+_SITE_CANDIDATES = "optsched.models.site.model:site_candidates"
+_SITE_MODEL = "optsched.models.site.model:solve"
 
 FEATURES: tuple[Feature, ...] = (
     Feature(
@@ -360,8 +360,8 @@ FEATURES: tuple[Feature, ...] = (
         _has_speeds,
         relax=_flat,
         check="optsched.check.topology:rule",
-        bounds="optsched.models.topology_bounds:topology_lower_bounds",
-        exact="optsched.models.speeds:solve",
+        bounds="optsched.models.topology.bounds:topology_lower_bounds",
+        exact="optsched.models.topology.speeds:solve",
         backends=_CPSAT_AND_BOUNDS,
         unmodelled=_identical_processors,
     ),
@@ -372,8 +372,8 @@ FEATURES: tuple[Feature, ...] = (
         _has_nodes,
         relax=_flat,
         check="optsched.check.topology:rule",
-        bounds="optsched.models.topology_bounds:topology_lower_bounds",
-        exact="optsched.models.smp:solve",
+        bounds="optsched.models.topology.bounds:topology_lower_bounds",
+        exact="optsched.models.topology.smp:solve",
         backends=_CPSAT_AND_BOUNDS,
         unmodelled=_identical_processors,
     ),
@@ -383,8 +383,8 @@ FEATURES: tuple[Feature, ...] = (
         "moldable jobs",
         _has_modes,
         check="optsched.check.modes:rule",
-        bounds="optsched.models.moldable_bounds:moldable_lower_bounds",
-        exact="optsched.models.moldable:solve",
+        bounds="optsched.models.moldable.bounds:moldable_lower_bounds",
+        exact="optsched.models.moldable.model:solve",
         exact_with=frozenset({"malleable", "contiguous", "busy-blocks"}),
         backends=("cpsat", "bounds-only", "preemptive"),
         unmodelled=_rigid_only,
@@ -488,7 +488,7 @@ class ExactPlan:
     """How the exact models meet an instance (:func:`exact_plan`).
 
     ``model`` is the exact model's handler (``None``: the rigid model of
-    :mod:`optsched.models.cpsat`), ``lead`` the feature that chose it,
+    :mod:`optsched.models.rigid.cpsat`), ``lead`` the feature that chose it,
     ``instance`` what the model solves (the original with the features of
     ``relaxed`` relaxed, so its lower bounds hold for the original) and
     ``blocking`` a feature present that no exact model handles and that

@@ -43,8 +43,8 @@ import pandas as pd
 from optsched.check import check_schedule
 from optsched.instance import Instance
 from optsched.metrics import summarize
-from optsched.models.result import Incumbent, SolveStatus
 from optsched.objective import Objective
+from optsched.result import Incumbent, SolveStatus
 from optsched.schedule import Schedule
 
 OPTIMAL_TOLERANCE = 1e-9

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from optsched.instance import BusyBlock, Instance, Job, Machine
-from optsched.models.bounds import (
+from optsched.models.rigid.bounds import (
     DualFeasibleFunction,
     _conflict_cliques,
     _context,
@@ -34,7 +34,7 @@ from optsched.models.bounds import (
     wide_jobs_bound,
     wide_jobs_wct_bound,
 )
-from optsched.models.enumerate import solve_exact
+from optsched.models.rigid.enumerate import solve_exact
 from optsched.objective import Objective
 
 CMAX = Objective("cmax")

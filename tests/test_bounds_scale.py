@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from optsched import check
 from optsched.check import plain as plain_rules
 from optsched.instance import BusyBlock, Instance, Job, Machine
-from optsched.models.bounds import (
+from optsched.models.rigid.bounds import (
     _energy_makespan,
     _fluid_weighted_mean_busy,
     _Profile,

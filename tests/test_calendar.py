@@ -291,7 +291,7 @@ def test_every_engine_policy_respects_random_calendars(
 def test_milp_and_standalone_policies_refuse_calendars() -> None:
     from optsched.io.native import instance_to_dict
     from optsched.models import solve
-    from optsched.models.bounds import lower_bounds
+    from optsched.models.rigid.bounds import lower_bounds
 
     instance = Instance(Machine(8, calendar=_calendar(4, 4, 600)), (Job(1, 0, 4, 10),))
     with pytest.raises(ValueError, match="site calendars"):
@@ -414,7 +414,7 @@ def test_site_file_queue_rules(tmp_path: Path) -> None:
 
 
 def test_bounds_use_the_calendar_and_chains() -> None:
-    from optsched.models.bounds import lower_bounds
+    from optsched.models.rigid.bounds import lower_bounds
     from optsched.objective import Objective
 
     # No batch job may start before 600: the makespan is at least 610, and
@@ -436,7 +436,7 @@ def test_bounds_use_the_calendar_and_chains() -> None:
     objective=st.sampled_from(["cmax", "wct", "wct:area:relative"]),
 )
 def test_bounds_under_calendars_and_chains_are_valid(seed: int, objective: str) -> None:
-    from optsched.models.bounds import lower_bounds
+    from optsched.models.rigid.bounds import lower_bounds
     from optsched.objective import Objective
 
     rng = random.Random(seed)

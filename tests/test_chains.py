@@ -23,8 +23,8 @@ from optsched.chains import (
 )
 from optsched.instance import BusyBlock, Instance, Job, Machine, Mode
 from optsched.io.swf import read_swf
-from optsched.models.bounds import release_bound
-from optsched.models.site_bounds import chain_lower_bound_cmax, chain_release_bound
+from optsched.models.rigid.bounds import release_bound
+from optsched.models.site.bounds import chain_lower_bound_cmax, chain_release_bound
 
 
 def edges(graph: nx.DiGraph) -> set[tuple[int, int, int]]:

@@ -61,7 +61,7 @@ def test_what_does_not_follow_chains_refuses_them() -> None:
     with pytest.raises(ValueError, match="does not follow job chains"):
         simulate(instance, "pbi")
     # Lower bounds stay valid: chains only remove schedules.
-    from optsched.models.bounds import lower_bounds
+    from optsched.models.rigid.bounds import lower_bounds
 
     makespan = max(
         p.end for p in simulate(instance, "easy").schedule.placements.values()

@@ -15,7 +15,7 @@ from optsched.grid.offline_check import check_offline
 from optsched.grid.request import Choice, Request
 from optsched.grid.tariff import HOUR, Tariff
 from optsched.instance import Job
-from optsched.models.coreserve_offline import (
+from optsched.models.coreserve.offline import (
     OfflineCluster,
     OfflineSolution,
     competitive_gap,
@@ -24,7 +24,7 @@ from optsched.models.coreserve_offline import (
     solve_offline,
     weighted_value,
 )
-from optsched.models.result import SolveStatus
+from optsched.result import SolveStatus
 
 FREE = Tariff()
 

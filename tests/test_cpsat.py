@@ -13,10 +13,10 @@ from optsched.check import check_schedule
 from optsched.generate import perfect_packing
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.io import read
-from optsched.models import cpsat
-from optsched.models.enumerate import solve_exact
-from optsched.models.result import Incumbent, SolveStatus
+from optsched.models.rigid import cpsat
+from optsched.models.rigid.enumerate import solve_exact
 from optsched.objective import Objective
+from optsched.result import Incumbent, SolveStatus
 from optsched.schedule import Placement, Schedule
 
 INSTANCES = Path(__file__).resolve().parent.parent / "instances"

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from optsched.check import check_schedule
 from optsched.instance import BusyBlock, Instance, Job, Machine
-from optsched.models.enumerate import normal_patterns, solve_exact
-from optsched.models.result import SolveStatus
+from optsched.models.rigid.enumerate import normal_patterns, solve_exact
 from optsched.objective import Objective
+from optsched.result import SolveStatus
 from optsched.schedule import Placement, Schedule
 
 CMAX = Objective("cmax")

@@ -109,22 +109,22 @@ def _moldable_job(k: int) -> Job:
     ("machine", "jobs", "model", "relaxed", "blocking"),
     [
         # A single feature: its own model, nothing relaxed.
-        (Machine(4, calendar=_calendar()), _jobs(), "site", (), None),
-        (Machine(4, speeds=(1.0,) * 4), _jobs()[:1], "speeds", (), None),
+        (Machine(4, calendar=_calendar()), _jobs(), "site.model", (), None),
+        (Machine(4, speeds=(1.0,) * 4), _jobs()[:1], "topology.speeds", (), None),
         (
             Machine(4, nodes=Nodes(2, 2)),
             _jobs()[:1],
-            "smp",
+            "topology.smp",
             (),
             None,
         ),
-        (Machine(4), (_moldable_job(1),), "moldable", (), None),
+        (Machine(4), (_moldable_job(1),), "moldable.model", (), None),
         (Machine(4, "contiguous"), _jobs()[2:], None, (), None),
         # A calendar with moldable jobs: the moldable model, calendar relaxed.
         (
             Machine(4, calendar=_calendar()),
             (_moldable_job(1), _moldable_job(2)),
-            "moldable",
+            "moldable.model",
             ("calendar",),
             None,
         ),
@@ -140,7 +140,7 @@ def _moldable_job(k: int) -> Job:
         (
             Machine(4, speeds=(1.0,) * 4),
             _jobs()[:2],
-            "site",
+            "site.model",
             ("speeds",),
             None,
         ),
@@ -155,7 +155,7 @@ def test_the_exact_plan_follows_the_table(
 ) -> None:
     plan = exact_plan(Instance(machine, jobs))
     assert plan.blocking == blocking
-    named = None if plan.model is None else plan.model.split(":")[0].split(".")[-1]
+    named = None if plan.model is None else plan.model.split(":")[0].split(".", 2)[2]
     assert named == model
     assert plan.relaxed == relaxed
     assert not set(relaxed) & {row.name for row in features_of(plan.instance)}

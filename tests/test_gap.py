@@ -18,7 +18,7 @@ from optsched.gap import evaluate_policy, rows_frame
 from optsched.instance import Instance, Job, Machine
 from optsched.io.native import write_native
 from optsched.io.swf import read_swf
-from optsched.models.enumerate import solve_exact
+from optsched.models.rigid.enumerate import solve_exact
 from optsched.objective import Objective
 from optsched.selection import WindowRule, select_windows
 

@@ -21,8 +21,8 @@ from optsched.generate import (
 from optsched.io import read
 from optsched.io.schedules import read_schedule
 from optsched.metrics import makespan
-from optsched.models.bounds import area_bound
-from optsched.models.enumerate import solve_exact
+from optsched.models.rigid.bounds import area_bound
+from optsched.models.rigid.enumerate import solve_exact
 
 INSTANCES = Path(__file__).resolve().parent.parent / "instances" / "perfect"
 

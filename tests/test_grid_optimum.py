@@ -26,7 +26,7 @@ from optsched.grid.optimum import (
 )
 from optsched.grid.request import ClusterState, Request
 from optsched.grid.tariff import Tariff
-from optsched.models.coreserve import solve
+from optsched.models.coreserve.request import solve
 
 H = 3600
 MON = 0

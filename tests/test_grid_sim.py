@@ -406,7 +406,7 @@ def test_a4_sorts_by_start_and_a5_with_s_1_is_a4() -> None:
 def test_offline_window_of_a_run_bounds_the_online_acceptance() -> None:
     from optsched.grid.offline_check import check_offline
     from optsched.grid.offline_window import offline_window
-    from optsched.models.coreserve_offline import competitive_gap, solve_offline
+    from optsched.models.coreserve.offline import competitive_gap, solve_offline
 
     clusters = [_synthetic_cluster(f"c{i}", i) for i in range(3)]
     run = simulate_grid(clusters, _requests(7), ServiceConfig("a3"), seed=1)

@@ -13,17 +13,17 @@ from test_solve import golden_instance, random_instance
 from optsched.check import check_schedule
 from optsched.generate import perfect_packing
 from optsched.instance import BusyBlock, Instance, Job, Machine
-from optsched.models import milp
-from optsched.models.enumerate import solve_exact
-from optsched.models.grid import (
+from optsched.models.common.solution import completion_deadlines
+from optsched.models.common.timegrid import (
     busy_profile,
     choose_step,
     feasible_grid,
     relaxation_grid,
 )
-from optsched.models.result import SolveStatus
-from optsched.models.solution import completion_deadlines
+from optsched.models.rigid import milp
+from optsched.models.rigid.enumerate import solve_exact
 from optsched.objective import Objective
+from optsched.result import SolveStatus
 
 
 def test_lp_only_gives_a_bound_and_no_schedule() -> None:
@@ -146,7 +146,7 @@ def test_optimal_schedules_map_into_the_relaxation_grid(
 def test_feasible_grid_list_schedule_is_feasible_in_seconds(
     case: tuple[Instance, int, str],
 ) -> None:
-    from optsched.models.solution import assign_processors
+    from optsched.models.common.solution import assign_processors
 
     instance, step, text = case
     order = [j.id for j in instance.jobs]

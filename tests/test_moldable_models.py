@@ -24,10 +24,11 @@ from optsched.check import check_schedule
 from optsched.cli import main
 from optsched.instance import BusyBlock, Instance, Job, Machine, Mode
 from optsched.io.native import write_native
-from optsched.models import Incumbent, SolveStatus, cpsat, solve
-from optsched.models.bounds import lower_bounds_within
-from optsched.models.moldable import greedy_schedule, undominated
-from optsched.models.moldable_bounds import job_modes, moldable_lower_bounds
+from optsched.models import Incumbent, SolveStatus, solve
+from optsched.models.moldable.bounds import job_modes, moldable_lower_bounds
+from optsched.models.moldable.model import greedy_schedule, undominated
+from optsched.models.rigid import cpsat
+from optsched.models.rigid.bounds import lower_bounds_within
 from optsched.objective import Objective
 from optsched.packing import assign_processors
 from optsched.schedule import Piece, Placement, Schedule

@@ -20,7 +20,7 @@ from optsched.heuristics.offline import (
     order_by,
 )
 from optsched.instance import BusyBlock, Instance, Job
-from optsched.models.enumerate import solve_exact
+from optsched.models.rigid.enumerate import solve_exact
 from optsched.objective import Objective
 from optsched.packing import list_schedule
 from optsched.schedule import Schedule

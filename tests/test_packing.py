@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from optsched.check import check_schedule
 from optsched.instance import BusyBlock, Instance, Job, Machine
-from optsched.models.solution import assign_processors as assign_for_models
+from optsched.models.common.solution import assign_processors as assign_for_models
 from optsched.packing import Profile, assign_processors, list_schedule
 from optsched.schedule import Schedule
 

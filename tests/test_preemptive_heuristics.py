@@ -57,7 +57,7 @@ from optsched.heuristics.preemptive import (
 )
 from optsched.heuristics.shelves import shelf_schedule
 from optsched.instance import BusyBlock, Instance, Job, Machine
-from optsched.models.bounds import (
+from optsched.models.rigid.bounds import (
     fluid_bound,
     height_bound,
     squashed_area_bound,
@@ -378,7 +378,7 @@ def test_batched_takes_non_preemptive_algorithms() -> None:
 
 
 def preemptive_lower_bound(instance: Instance) -> float:
-    """The largest wct bound of optsched.models.bounds that holds for
+    """The largest wct bound of optsched.models.rigid.bounds that holds for
     preemptive schedules on machines without busy blocks.
 
     Each one's proof (see its docstring) only uses that a job of size

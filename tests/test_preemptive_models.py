@@ -26,15 +26,8 @@ from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.io import read, read_schedule
 from optsched.io.native import write_native
 from optsched.models import Incumbent, SolveStatus, solve
-from optsched.models import preemptive_configurations as configurations
-from optsched.models.bounds import lower_bounds
-from optsched.models.preemptive import (
-    configuration_lp_bound,
-    preemptive_makespan,
-    preemptive_wct,
-    schedule_from_segments,
-)
-from optsched.models.preemptive_configurations import (
+from optsched.models.preempt import configurations
+from optsched.models.preempt.configurations import (
     ConfigurationProblem,
     best_configuration,
     certified_bound,
@@ -43,7 +36,14 @@ from optsched.models.preemptive_configurations import (
     lay_out,
     solve_configuration_lp,
 )
-from optsched.models.preemptive_wct_lp import preemptive_wct_lp_bound
+from optsched.models.preempt.model import (
+    configuration_lp_bound,
+    preemptive_makespan,
+    preemptive_wct,
+    schedule_from_segments,
+)
+from optsched.models.preempt.wct_lp import preemptive_wct_lp_bound
+from optsched.models.rigid.bounds import lower_bounds
 from optsched.objective import Objective
 from optsched.schedule import Piece, Placement, Schedule
 
@@ -546,7 +546,7 @@ def test_wct_horizon_limit() -> None:
 @given(instances(max_jobs=5, max_m=4), st.sampled_from(["wct:instance", "wct:size"]))
 def test_wct_lp_bound_is_below_the_optimum(inst: Instance, text: str) -> None:
     # Blocks included: the interval-indexed LP relaxes every preemptive
-    # schedule (module notes of optsched.models.preemptive_wct_lp).
+    # schedule (module notes of optsched.models.preempt.wct_lp).
     objective = Objective.parse(text)
     exact = preemptive_wct(inst, objective)
     assert exact.status is SolveStatus.OPTIMAL and exact.objective is not None

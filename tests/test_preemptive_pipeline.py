@@ -23,7 +23,7 @@ from optsched.heuristics import simulate
 from optsched.heuristics.preemptive_policies import Preemptive, preempts
 from optsched.heuristics.spec import parse_policy
 from optsched.instance import Instance, Job, Machine
-from optsched.models.solution import checked_candidate
+from optsched.models.common.solution import checked_candidate
 from optsched.objective import Objective
 from optsched.schedule import Piece, Placement, Schedule
 

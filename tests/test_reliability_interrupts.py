@@ -200,7 +200,7 @@ def test_library_ctrl_c_returns_the_best_so_far_and_keeps_ctrl_c_working() -> No
         "from optsched.io import read\n"
         "from optsched.models import solve\n"
         f"instance = read({str(KTH_50)!r})\n"
-        "import optsched.models.cpsat as cpsat\n"
+        "import optsched.models.rigid.cpsat as cpsat\n"
         "def ctrl_c():\n"
         # Once CP-SAT runs (its solver registered, then a second for it to
         # install its handler): a signal in the instant between the call and
@@ -294,7 +294,7 @@ def test_starved_rule() -> None:
 def test_a_solve_whose_limit_went_into_building_is_provisional(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from optsched.models import cpsat
+    from optsched.models.rigid import cpsat
 
     class SlowModel(cpsat._Model):
         def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -28,15 +28,15 @@ from optsched.instance import Instance, Job, Machine
 from optsched.io.native import write_native
 from optsched.metrics import summarize
 from optsched.models import solve
-from optsched.models.bounds import dff_bound, lower_bounds_within, wide_jobs_bound
-from optsched.models.result import Bound, Incumbent, SolveStatus
-from optsched.models.solution import (
+from optsched.models.common.solution import (
     best_lower_bound,
     is_optimal,
     upper_bound_candidates,
 )
+from optsched.models.rigid.bounds import dff_bound, lower_bounds_within, wide_jobs_bound
 from optsched.objective import Objective
 from optsched.packing import _FreeRanges, list_schedule
+from optsched.result import Bound, Incumbent, SolveStatus
 from optsched.schedule import Placement, Schedule
 
 BILLION = 10**9

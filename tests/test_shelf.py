@@ -20,9 +20,14 @@ from optsched.cli import main
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.io.native import write_native
 from optsched.models import RESTRICTIONS, backend_options, solve
-from optsched.models.enumerate import solve_exact
-from optsched.models.result import Incumbent, SolveStatus
-from optsched.models.shelf import (
+from optsched.models.rigid.enumerate import solve_exact
+from optsched.models.shelf.enumerate import (
+    rule_applies,
+    set_partitions,
+    smith_order,
+    solve_shelf_exact,
+)
+from optsched.models.shelf.model import (
     FIRST_FIT_ORDERS,
     first_fit_shelves,
     resequenced,
@@ -31,13 +36,8 @@ from optsched.models.shelf import (
     shelf_height_bound,
     shelf_order_bound,
 )
-from optsched.models.shelf_enumerate import (
-    rule_applies,
-    set_partitions,
-    smith_order,
-    solve_shelf_exact,
-)
 from optsched.objective import Objective
+from optsched.result import Incumbent, SolveStatus
 from optsched.schedule import Placement, Schedule
 
 CMAX = Objective("cmax")
@@ -240,7 +240,7 @@ def test_shelf_optimum_at_least_unrestricted(
 def test_shelf_bounds_are_shelf_specific() -> None:
     """On the hand case both bounds are tight and above the unrestricted optimum
     (cmax) or every unrestricted bound (wct)."""
-    from optsched.models.bounds import lower_bounds
+    from optsched.models.rigid.bounds import lower_bounds
 
     instance = make(2, [(0, 1, 10), (0, 1, 1), (0, 1, 1), (0, 1, 1)])
     assert shelf_height_bound(instance).value == 11

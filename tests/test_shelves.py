@@ -24,7 +24,7 @@ from optsched.heuristics.shelves import (
     shelf_schedule,
 )
 from optsched.instance import BusyBlock, Instance, Job, Machine
-from optsched.models.enumerate import solve_exact
+from optsched.models.rigid.enumerate import solve_exact
 from optsched.objective import Objective
 from optsched.schedule import Schedule
 

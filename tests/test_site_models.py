@@ -3,7 +3,7 @@
 Golden optima checked by hand, an independent brute force over all integer
 start times on tiny instances with random calendars, queues and chains, and
 the bounds (those of ``lower_bounds_within`` and of
-:mod:`optsched.models.site_bounds`) against it.
+:mod:`optsched.models.site.bounds`) against it.
 """
 
 from __future__ import annotations
@@ -20,17 +20,17 @@ from optsched.calendar import HOLIDAY, Calendar, Period
 from optsched.check import check_schedule
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.models import solve
-from optsched.models.bounds import lower_bounds_within
-from optsched.models.result import Incumbent, Result, SolveStatus
-from optsched.models.site_bounds import (
+from optsched.models.common.solution import assign_processors
+from optsched.models.rigid.bounds import lower_bounds_within
+from optsched.models.site.bounds import (
     batch_area_bound,
     sequential_queue_bound,
     site_lower_bounds,
     site_released,
     wide_jobs_window_bound,
 )
-from optsched.models.solution import assign_processors
 from optsched.objective import Objective
+from optsched.result import Incumbent, Result, SolveStatus
 from optsched.schedule import Schedule
 
 ALL_DAYS = (*range(7), HOLIDAY)

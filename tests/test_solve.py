@@ -1,7 +1,7 @@
 """The back-end registry and every back-end against the brute-force optimum.
 
 Each back-end, on both allocations and both objectives, is compared with
-:func:`optsched.models.enumerate.solve_exact` on tiny seeded random
+:func:`optsched.models.rigid.enumerate.solve_exact` on tiny seeded random
 instances (releases, zero-length jobs, busy blocks with offsets). Every
 returned schedule goes through the checker; every bound is checked against
 the proven optimum.
@@ -17,15 +17,15 @@ import pytest
 from optsched.check import check_schedule
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.models import BACKENDS, solve
-from optsched.models.enumerate import solve_exact
-from optsched.models.result import Bound, SolveStatus
-from optsched.models.solution import (
+from optsched.models.common.solution import (
     checked_candidate,
     completion_deadlines,
     finish,
     upper_bound_candidates,
 )
+from optsched.models.rigid.enumerate import solve_exact
 from optsched.objective import Objective
+from optsched.result import Bound, SolveStatus
 from optsched.schedule import Placement, Schedule
 
 OBJECTIVES = ("cmax", "wct", "wct:size:relative", "wct:instance")

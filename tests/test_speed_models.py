@@ -20,10 +20,11 @@ from hypothesis import strategies as st
 
 from optsched.check import check_schedule
 from optsched.instance import Instance, Job, Machine
-from optsched.models import smp, speeds, topology_bounds
-from optsched.models.result import Incumbent, SolveStatus
+from optsched.models.topology import bounds as topology_bounds
+from optsched.models.topology import smp, speeds
 from optsched.nodes import Nodes
 from optsched.objective import Objective
+from optsched.result import Incumbent, SolveStatus
 from optsched.schedule import Placement, Schedule
 
 SOLVE: dict[str, Any] = {"time_limit": 20.0, "workers": 1}

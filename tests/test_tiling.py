@@ -1,4 +1,4 @@
-"""The strip-packing decision by bottom-left branching (models/tiling.py)."""
+"""The strip-packing decision by bottom-left branching (models/rigid/tiling.py)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from optsched import models
 from optsched.check import check_schedule
 from optsched.generate import perfect_packing, reduced_packing
 from optsched.instance import Instance, Job, Machine
-from optsched.models import tiling
-from optsched.models.result import Bound, SolveStatus
-from optsched.models.solution import upper_bound_candidates
+from optsched.models.common.solution import upper_bound_candidates
+from optsched.models.rigid import tiling
 from optsched.objective import Objective
+from optsched.result import Bound, SolveStatus
 
 
 def _brute(items: list[tuple[int, int]], width: int, height: int) -> bool:

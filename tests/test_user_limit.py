@@ -133,7 +133,7 @@ def test_random_limits_pass_the_checker(
 
 def test_offline_models_relax_the_limit_and_keep_only_valid_upper_bounds() -> None:
     from optsched.models import Incumbent, Result, SolveStatus, solve
-    from optsched.models.relaxation import solve_relaxed
+    from optsched.models.common.relaxation import solve_relaxed
     from optsched.objective import Objective
 
     instance = _limited(50, JOBS)

@@ -1,4 +1,4 @@
-"""Decomposition of wct windows into release blocks (models/wct_decompose.py)."""
+"""Decomposition of wct windows into release blocks (models/rigid/wct_decompose.py)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from hypothesis import given, settings
 
 from optsched.check import check_schedule
 from optsched.instance import Instance, Job, Machine
-from optsched.models import cpsat, wct_decompose
-from optsched.models.enumerate import solve_exact
-from optsched.models.result import SolveStatus
+from optsched.models.rigid import cpsat, wct_decompose
+from optsched.models.rigid.enumerate import solve_exact
 from optsched.objective import Objective
+from optsched.result import SolveStatus
 from optsched.schedule import Placement, Schedule
 
 

@@ -21,7 +21,7 @@ Signals. While :func:`run_tasks` runs in the main thread, SIGINT (Ctrl-C)
 and SIGTERM stop the run within a second or two and raise
 :class:`Interrupted` (a ``KeyboardInterrupt`` carrying the signal number):
 a thread woken by the signal stops the CP-SAT searches of this process
-(:func:`optsched.models.cpsat.stop_searches`), HiGHS is cancelled by the
+(:func:`optsched.models.rigid.cpsat.stop_searches`), HiGHS is cancelled by the
 ``KeyboardInterrupt``, and pool workers are killed. Every finished row is
 kept; the task in flight is either not stored or stored as provisional
 (``incomplete = "interrupted by SIGINT"``), which the next run computes
@@ -228,7 +228,7 @@ class _Signals:
 
 def _stop_searches() -> None:
     # Only a process that imported CP-SAT can have searches to stop.
-    cpsat = sys.modules.get("optsched.models.cpsat")
+    cpsat = sys.modules.get("optsched.models.rigid.cpsat")
     if cpsat is not None:
         cpsat.stop_searches()
 
@@ -264,7 +264,7 @@ def stop_on_signals() -> Iterator[_Signals]:
         writer.close()  # the watcher reads end-of-file and returns
         watcher.join(timeout=5)
         reader.close()
-        cpsat = sys.modules.get("optsched.models.cpsat")
+        cpsat = sys.modules.get("optsched.models.rigid.cpsat")
         if cpsat is not None:
             cpsat.resume_searches()
 

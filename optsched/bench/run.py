@@ -103,7 +103,7 @@ def run_suite(
         harness-overhead benchmark).
     deterministic
         Run the CP-SAT back-ends in deterministic mode
-        (:func:`optsched.models.cpsat.deterministic`).
+        (:func:`optsched.models.rigid.cpsat.deterministic`).
 
     Returns
     -------

@@ -42,7 +42,7 @@ suite), ``trace_sha256``, ``window`` (:attr:`WindowSpec.key
 <optsched.selection.WindowSpec.key>`), ``window_index`` (INTEGER), ``kind``
 (``policy`` | ``solver``), ``name`` (policy spec or back-end), ``objective``
 (label), ``params`` (JSON), ``status`` (``OK`` for a policy, the
-:class:`~optsched.models.result.SolveStatus` value for a solver, ``ERROR``
+:class:`~optsched.result.SolveStatus` value for a solver, ``ERROR``
 on failure), ``value`` (REAL: policy objective or solver best upper bound),
 ``lower`` (REAL: solver lower bound, NULL for policies), ``lower_method``,
 ``upper`` (REAL), ``upper_source``, ``bounds`` (JSON ``{method: value}``),
@@ -93,7 +93,7 @@ import pandas as pd
 from optsched.errors import InputError
 from optsched.gap import Candidate, LowerBound, Reference
 from optsched.instance import Instance
-from optsched.models.result import Incumbent
+from optsched.result import Incumbent
 
 SCHEMA_VERSION = 3
 """Version of the table layout; version 2 is migrated, others are refused."""

@@ -34,7 +34,7 @@ from typing import Any
 from optsched.bench.suite import Suite, TraceRef
 from optsched.errors import InputError
 from optsched.instance import Instance
-from optsched.models.result import Incumbent
+from optsched.result import Incumbent
 from optsched.selection import WindowSpec, select_windows
 from optsched.trace import Trace, note_skips
 
@@ -194,7 +194,7 @@ def expand(suite: Suite, *, deterministic: bool = False) -> Plan:
 
     Windows drawn by several seeds (random windows) appear once, at their
     first position. ``deterministic`` runs the CP-SAT back-ends in their
-    deterministic mode (:func:`optsched.models.cpsat.deterministic`); it is
+    deterministic mode (:func:`optsched.models.rigid.cpsat.deterministic`); it is
     a parameter of the solver tasks, so their ids differ from the default
     mode's.
     """
@@ -352,13 +352,13 @@ def _cpsat_mode(
 ) -> contextlib.AbstractContextManager[None]:
     if not deterministic:
         return contextlib.nullcontext()
-    from optsched.models.cpsat import deterministic as fixed_work
+    from optsched.models.rigid.cpsat import deterministic as fixed_work
 
     return fixed_work(time_limit)
 
 
 CPSAT_BACKENDS = frozenset({"cpsat", "shelf"})
-"""Back-ends whose search time :func:`optsched.models.cpsat.search_seconds`
+"""Back-ends whose search time :func:`optsched.models.rigid.cpsat.search_seconds`
 counts."""
 
 
@@ -383,7 +383,7 @@ class _Clock:
 
 def _search_seconds() -> float | None:
     # Only the CP-SAT back-ends (cpsat, shelf) load the module.
-    cpsat = sys.modules.get("optsched.models.cpsat")
+    cpsat = sys.modules.get("optsched.models.rigid.cpsat")
     return None if cpsat is None else float(cpsat.search_seconds())
 
 

@@ -16,7 +16,7 @@ with migration instead: for ``cmax`` the configuration LP (its exact value
 is printed beside the integer-time interval ``[ceil(LP), schedule]``), for
 ``wct`` the time-indexed model of small horizons, and beyond its size
 limits the interval between an LP bound and the list schedule
-(:mod:`optsched.models.preemptive`); on a contiguous machine only the lower
+(:mod:`optsched.models.preempt.model`); on a contiguous machine only the lower
 bound. No starting schedules are simulated for it.
 
 ``--schedule-out`` with ``--lp-only`` is refused before anything is computed
@@ -44,8 +44,8 @@ from optsched.cli.options import input_options, load_instance, output_file
 from optsched.instance import Instance
 from optsched.io.atomic import atomic_write
 from optsched.models import BACKENDS, RESTRICTIONS, solve
-from optsched.models.result import Incumbent, Result
 from optsched.objective import OBJECTIVE_KINDS, WEIGHT_RULES, Objective
+from optsched.result import Incumbent, Result
 
 MILP_ONLY = ("lp_only", "grid", "solver")
 
@@ -238,7 +238,7 @@ def _preemptive(
     instance: Instance, objective: Objective, time_limit: float, workers: int
 ) -> Result:
     """The preemptive optimum or interval (the ``preemptive`` back-end)."""
-    from optsched.models.preemptive import solve
+    from optsched.models.preempt.model import solve
 
     return solve(instance, objective, time_limit=time_limit, workers=workers)
 

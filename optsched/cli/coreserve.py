@@ -2,7 +2,7 @@
 
 ``optsched coreserve optimum FILE`` gives the exact optimum of one request
 on given cluster profiles (:mod:`optsched.grid.optimum`, or the CP-SAT model
-:mod:`optsched.models.coreserve` with ``--method cpsat``); the file format
+:mod:`optsched.models.coreserve.request` with ``--method cpsat``); the file format
 is in :mod:`optsched.grid.io`. The JSON result (``start``, ``cost``,
 ``clusters``, with ``--pareto`` the front) goes to ``-o`` (atomically) or
 to standard output, a one-line summary to standard error. A request that
@@ -101,7 +101,7 @@ def optimum_command(
         choice, reason, value = best.choice, best.reason, best.value
         status = "optimal" if choice is not None else "infeasible"
     else:
-        from optsched.models.coreserve import solve
+        from optsched.models.coreserve.request import solve
 
         result = solve(request, clusters, objective, k=k, s=s, time_limit=time_limit)
         choice, reason, value, status = (

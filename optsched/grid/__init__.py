@@ -6,14 +6,14 @@ clusters that run their own batch systems, and the offline optimum.
 Modules: :mod:`~optsched.grid.tariff` (price tables and the cost rules),
 :mod:`~optsched.grid.request` (requests, cluster states, choices),
 :mod:`~optsched.grid.optimum` (the exact per-request optimum by event
-points; :mod:`optsched.models.coreserve` is the CP-SAT model that must
+points; :mod:`optsched.models.coreserve.request` is the CP-SAT model that must
 agree), :mod:`~optsched.grid.cluster` (a cluster's batch system and
 reservation service), :mod:`~optsched.grid.service` (A1-A5),
 :mod:`~optsched.grid.simulate` and :mod:`~optsched.grid.metrics` (a whole
 study run and its measures), :mod:`~optsched.grid.workload` and
 :mod:`~optsched.grid.requests_gen` (cluster workloads cut from traces, R1-R3),
 :mod:`~optsched.grid.scenario` (TOML scenarios),
-:mod:`optsched.models.coreserve_offline` with
+:mod:`optsched.models.coreserve.offline` with
 :mod:`~optsched.grid.offline_check` (the offline optimum and its checker).
 """
 

@@ -1,6 +1,6 @@
 """Independent checker of an offline co-reservation solution.
 
-Written without the model code (``optsched.models.coreserve_offline``), so
+Written without the model code (``optsched.models.coreserve.offline``), so
 that it can prove the model's, the greedy's and the online algorithms'
 solutions valid. A solution is valid when
 

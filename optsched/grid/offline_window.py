@@ -1,7 +1,7 @@
 """Cut an offline problem out of a finished grid run, for competitive gaps.
 
 A window ``[begin, end)`` of a run becomes the offline problem that the
-online service faced there (:mod:`optsched.models.coreserve_offline`):
+online service faced there (:mod:`optsched.models.coreserve.offline`):
 
 * requests: those submitted in the window;
 * local jobs: those released in it, plus those still waiting at ``begin``
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from optsched.grid.request import Choice, Request
 from optsched.grid.simulate import GridRun
 from optsched.instance import Job
-from optsched.models.coreserve_offline import OfflineCluster, OfflineSolution
+from optsched.models.coreserve.offline import OfflineCluster, OfflineSolution
 
 
 @dataclass(frozen=True)

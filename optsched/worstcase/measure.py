@@ -277,7 +277,7 @@ def exact_optimum(
     """The proven optimum of ``cmax`` or ``wct`` on a tiny instance.
 
     Up to ``brute_force_max_jobs`` jobs the brute-force enumerator
-    (:func:`optsched.models.enumerate.solve_exact`) decides; beyond, CP-SAT
+    (:func:`optsched.models.rigid.enumerate.solve_exact`) decides; beyond, CP-SAT
     with one worker (its schedule is then deterministic too), and only a
     result with status ``OPTIMAL`` is accepted. The value is recomputed from
     the checked schedule, never read from the solver.
@@ -288,8 +288,8 @@ def exact_optimum(
         CP-SAT did not prove optimality within ``time_limit`` seconds.
     """
     from optsched.models import solve
-    from optsched.models.enumerate import solve_exact
-    from optsched.models.result import SolveStatus
+    from optsched.models.rigid.enumerate import solve_exact
+    from optsched.result import SolveStatus
 
     if objective not in OPTIMIZABLE:
         raise ValueError(

@@ -1,0 +1,110 @@
+"""The ``bounds-only`` back-end: closed-form bounds and the best heuristic.
+
+No search: the lower bound is the best of
+:func:`optsched.models.rigid.bounds.lower_bounds`, the upper bound the best of the
+offline list heuristic and the simulated online policies (run with exact run
+times). Meant for windows too large for the exact models.
+
+Moldable and malleable jobs: the bounds are those of
+:mod:`optsched.models.moldable.bounds` (:func:`~optsched.models.rigid.bounds.
+lower_bounds_within` dispatches), and the heuristics' schedules, which run
+every job in its requested mode (one of its modes), are moldable schedules;
+the greedy moldable list schedules of
+:func:`optsched.models.moldable.model.add_greedy` join them, and so do checked
+malleable schedules with pieces
+(:func:`optsched.models.moldable.model.malleable_incumbents`).
+
+Cost: the closed-form bounds (``O(n log n)`` each, see
+:mod:`optsched.models.rigid.bounds`), one list schedule in submit order and one
+check of it and of each incumbent (:func:`optsched.check.check_schedule`,
+vectorised for valid schedules). On a 20,000-job KTH window the whole call
+takes about 0.3 s of CPU for ``cmax`` and 0.6 s for ``wct``, roughly linear
+in the number of jobs (benchmarks/README.md, issue 16). The incumbents
+themselves (offline heuristics, simulated policies) are the caller's cost.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from optsched.instance import Instance
+from optsched.models.common.solution import empty_result, finish, upper_bound_candidates
+from optsched.models.rigid.bounds import lower_bounds_within
+from optsched.objective import Objective
+from optsched.result import Incumbent, Result
+
+BACKEND = "bounds-only"
+
+
+def solve(
+    instance: Instance,
+    objective: Objective | str,
+    *,
+    time_limit: float | None = None,
+    workers: int = 1,
+    incumbents: Sequence[Incumbent] = (),
+    log: bool = False,
+) -> Result:
+    """Closed-form lower bounds and the best heuristic schedule.
+
+    Parameters
+    ----------
+    instance, objective
+        The problem.
+    time_limit
+        Seconds for the whole call: the long bounds stop, and the later ones
+        and the checks of further incumbents are skipped, once it is spent
+        (listed in ``params["skipped"]``).
+    workers
+        Accepted for a uniform signature; unused (nothing searches).
+    incumbents
+        Starting schedules (:class:`~optsched.result.Incumbent`): the
+        policies' and heuristics' schedules of the analysis pipeline, or a
+        user hint. Each is checked; the best feasible one is the solver's
+        hint and the fallback upper bound; the others are rejected with a
+        reason (:attr:`Result.rejected`).
+    log
+        Accepted for a uniform signature; there is no solver log.
+
+    Returns
+    -------
+    Result
+        ``OPTIMAL`` when the best heuristic meets the best bound, else
+        ``FEASIBLE``.
+    """
+    del workers, log
+    started = time.perf_counter()
+    deadline = None if time_limit is None else time.monotonic() + time_limit
+    objective = Objective.parse(objective)
+    if not instance.jobs:
+        return empty_result(objective, BACKEND, started)
+    # Schedules first: the long bounds can stop at the deadline, the checks
+    # of the schedules cannot.
+    candidates, rejected = upper_bound_candidates(
+        instance, objective, incumbents=incumbents, deadline=deadline
+    )
+    if instance.moldable:
+        # Greedy mode choice, and malleable incumbents with pieces (DEQ's):
+        # imported here (the module loads OR-Tools).
+        from optsched.models.moldable.model import add_greedy, malleable_incumbents
+
+        add_greedy(instance, objective, candidates, rejected, deadline)
+        if instance.malleable:
+            rejected = malleable_incumbents(
+                instance, objective, incumbents, candidates, rejected
+            )
+    bounds, skipped = lower_bounds_within(instance, objective, deadline)
+    params: dict[str, Any] = {
+        "objective": objective.label,
+        "allocation": instance.machine.allocation,
+    }
+    if rejected:
+        params["rejected"] = rejected
+    if skipped:
+        params["skipped"] = skipped
+    return finish(
+        instance, objective, backend=BACKEND, candidates=candidates,
+        bounds=bounds, started=started, params=params,
+    )  # fmt: skip

@@ -1,0 +1,124 @@
+"""Solving a relaxation: lower bounds from it, upper bounds only when checked.
+
+When no exact model handles every feature of an instance, or a feature is
+an online rule no back-end models (NQS's user limit), the back-end solves
+the instance with those features *relaxed* (:attr:`Feature.relax
+<optsched.families.Feature.relax>`): every schedule of the original is one
+of the relaxation, so ``OPT_relaxed <= OPT`` and every lower bound the
+back-end proves on the relaxation bounds the original. Upper bounds must
+respect the original: the solver's schedule counts only if it passes the
+checker on the original instance; otherwise the best of the incumbents that
+pass (the policies' schedules, which the simulators keep within the rules)
+is the upper bound. The result names the relaxed features
+(:attr:`Result.relaxed <optsched.result.Result.relaxed>`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from optsched.check import check_schedule
+from optsched.families import ExactPlan, feature, features_of, load, relaxed
+from optsched.instance import Instance
+from optsched.objective import Objective
+from optsched.result import Incumbent, Result, SolveStatus
+from optsched.schedule import Schedule
+
+
+def solve_relaxed(
+    run: Callable[..., Result],
+    instance: Instance,
+    objective: Objective,
+    incumbents: Sequence[Incumbent],
+    *,
+    relax: Sequence[str],
+    **options: Any,
+) -> Result:
+    """``run`` (a back-end's ``solve``) on ``instance`` with the features
+    named in ``relax`` relaxed; its upper bound kept only when it passes the
+    checker on ``instance`` (module docstring)."""
+    easier = relaxed(instance, relax)
+    result = run(easier, objective, incumbents=incumbents, **options)
+    dropped = (*result.relaxed, *(n for n in relax if n not in result.relaxed))
+    if result.schedule is not None and not check_schedule(instance, result.schedule):
+        return dataclasses.replace(result, relaxed=dropped)
+    best = _best_valid(instance, objective, incumbents)
+    titles = " and the ".join(feature(name).title for name in relax)
+    rejected = (*result.rejected, f"the solver's schedule breaks the {titles}")
+    if result.schedule is None:
+        rejected = result.rejected
+    if best is None:
+        bounded = result.lower_bound is not None
+        status = SolveStatus.BOUNDED if bounded else SolveStatus.UNKNOWN
+        if result.status is SolveStatus.ERROR:
+            status = SolveStatus.ERROR
+        return dataclasses.replace(
+            result, status=status, objective=None, schedule=None,
+            upper_bound_source=None, relaxed=dropped, rejected=rejected,
+        )  # fmt: skip
+    value, source, schedule = best
+    proven = result.lower_bound is not None and result.lower_bound >= value
+    return dataclasses.replace(
+        result,
+        status=SolveStatus.OPTIMAL if proven else SolveStatus.FEASIBLE,
+        objective=value,
+        schedule=schedule,
+        upper_bound_source=source,
+        relaxed=dropped,
+        rejected=rejected,
+        error=None,
+    )
+
+
+def _best_valid(
+    instance: Instance, objective: Objective, incumbents: Sequence[Incumbent]
+) -> tuple[float, str, Schedule] | None:
+    """The best incumbent that passes the checker on ``instance`` (objective
+    recomputed from it), or ``None``."""
+    best: tuple[float, str, Schedule] | None = None
+    for incumbent in incumbents:
+        schedule = incumbent.schedule
+        if schedule.killed or check_schedule(instance, schedule):
+            continue
+        value = objective.value(instance, schedule)
+        if best is None or value < best[0]:
+            best = (value, incumbent.source, schedule)
+    return best
+
+
+def solve_planned(
+    plan: ExactPlan,
+    instance: Instance,
+    objective: Objective | str,
+    incumbents: Sequence[Incumbent],
+    options: Mapping[str, Any],
+    rigid: Callable[..., Result],
+) -> Result:
+    """Solve ``instance`` as :func:`optsched.families.exact_plan` says.
+
+    The leading feature's exact model (``rigid``, CP-SAT's model of rigid
+    jobs, when the plan names none), on the instance itself or, when the
+    plan relaxes features, on the relaxation (:func:`solve_relaxed`). When
+    no exact model handles the combination (``plan.blocking``), the
+    ``bounds-only`` back-end answers: valid bounds and the best checked
+    schedule, never a refusal.
+    """
+    objective = Objective.parse(objective)
+    if plan.blocking is not None:
+        bounds_only = load("optsched.models.common.bounds_only:solve")
+        result = bounds_only(
+            instance, objective, time_limit=options.get("time_limit"),
+            incumbents=incumbents,
+        )  # fmt: skip
+        why = f"no exact model for {feature(plan.blocking).title} with " + ", ".join(
+            f.title for f in features_of(instance) if f.name != plan.blocking
+        )
+        return dataclasses.replace(result, params={**result.params, "exact": why})
+    run = load(plan.model) if plan.model is not None else rigid
+    if plan.relaxed:
+        return solve_relaxed(
+            run, instance, objective, incumbents, relax=plan.relaxed, **options
+        )
+    return run(instance, objective, incumbents=incumbents, **options)
