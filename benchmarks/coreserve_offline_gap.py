@@ -12,7 +12,7 @@ solve). Writes ``benchmarks/results/coreserve/offline_gap.csv``: per
 algorithm and window the online acceptance, the offline solution and its
 proven upper bound, and the local jobs' total wait online and offline.
 With ``--weighted``, the cost objective of
-:func:`~optsched.models.coreserve_offline.solve_offline` (``k=1, s=0``: each
+:func:`~optsched.models.coreserve.offline.solve_offline` (``k=1, s=0``: each
 accepted request's cost over the most it could cost, 2 per rejection) for
 A4 and A5 k=1 on ``benchmarks/grid/s692.toml`` (cheap weekends), into
 ``offline_gap_weighted.csv`` (online value, offline value and the proven
@@ -29,7 +29,7 @@ from pathlib import Path
 from optsched.grid.offline_window import offline_window
 from optsched.grid.scenario import load_scenario
 from optsched.grid.simulate import simulate_grid
-from optsched.models.coreserve_offline import competitive_gap, solve_offline
+from optsched.models.coreserve.offline import competitive_gap, solve_offline
 
 HERE = Path(__file__).parent
 ALGORITHMS = {

@@ -6,7 +6,7 @@ Usage::
     .venv/bin/python benchmarks/mallmann_optimum.py [--jobs 30] [--time-limit 30]
 
 A KTH month at window start holds 2,000-4,000 jobs, too many for the exact
-model under the calendar (``optsched.models.site``), so the months get an
+model under the calendar (``optsched.models.site.model``), so the months get an
 interval (``mallmann_study.py``: best strategy against the best lower
 bound). Here, from each month, the ``--jobs`` consecutive jobs whose area
 most exceeds their longest job's run time (:func:`densest`: the windows in

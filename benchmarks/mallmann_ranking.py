@@ -37,7 +37,7 @@ from zoneinfo import ZoneInfo
 from optsched.check import check_schedule
 from optsched.heuristics import simulate
 from optsched.io.swf import read_swf
-from optsched.models.bounds import lower_bounds
+from optsched.models.rigid.bounds import lower_bounds
 from optsched.site import apply_site, read_site
 from optsched.site_metrics import utilisation
 from optsched.trace import Trace

@@ -45,7 +45,7 @@ from mallmann_ranking import SITE, TRACE, trace_months, write_rows
 from optsched.check import check_schedule
 from optsched.heuristics import simulate
 from optsched.io.swf import read_swf
-from optsched.models.bounds import lower_bounds
+from optsched.models.rigid.bounds import lower_bounds
 from optsched.site import apply_site, read_site
 from optsched.site_metrics import mode_split, utilisation, waits_by_class
 from optsched.window import cut_window

@@ -46,7 +46,7 @@ from optsched.generate import perfect_packing
 from optsched.instance import Instance
 from optsched.io import read_trace
 from optsched.models import solve
-from optsched.models.result import Result
+from optsched.result import Result
 from optsched.window import cut_window
 
 REPO = Path(__file__).resolve().parent.parent

@@ -8,12 +8,12 @@ Usage::
 For each window size, ``--windows`` windows of consecutive jobs are cut at
 seeded random positions of the trace (KTH by default). For each window,
 allocation (``any``, ``contiguous``) and objective (``cmax``, ``wct``) it
-records the time of every bound of :func:`optsched.models.bounds.lower_bounds`,
+records the time of every bound of :func:`optsched.models.rigid.bounds.lower_bounds`,
 the time of :func:`optsched.heuristics.offline.best_heuristic`, and the
 relative gap ``(UB - LB) / UB`` between them. Prints one Markdown table of
 means (and maxima for times); nothing is asserted.
 
-``--exact`` instead times :func:`optsched.models.enumerate.solve_exact` on
+``--exact`` instead times :func:`optsched.models.rigid.enumerate.solve_exact` on
 seeded random instances of 6, 7 and 8 jobs (releases in ``[0, 10]``, sizes in
 ``[1, 8]``, runtimes in ``[1, 10]``, ``m = 8``), 10 per cell.
 """
@@ -31,7 +31,7 @@ from optsched.check import check_schedule
 from optsched.heuristics.offline import best_heuristic
 from optsched.instance import Instance, Job, Machine
 from optsched.io import read_trace
-from optsched.models import bounds
+from optsched.models.rigid import bounds
 from optsched.objective import Objective
 from optsched.window import cut_window
 
@@ -61,7 +61,7 @@ def measure(instance: Instance, objective: Objective) -> dict[str, float]:
 
 def exact_times(seed: int) -> None:
     """Mean / max CPU seconds of the enumerator on random tiny instances."""
-    from optsched.models.enumerate import solve_exact
+    from optsched.models.rigid.enumerate import solve_exact
 
     rng = random.Random(seed)
     print("| jobs | allocation | objective | mean s | max s | max nodes |")

@@ -18,7 +18,7 @@ keeps at most two jobs in progress per processor.
 
 The reference is the preemptive optimum ``OPT_p`` of ``sum w_j C_j``, known
 here as an interval ``[LB, UB]``: ``LB`` is the largest of the ``wct``
-lower bounds of :mod:`optsched.models.bounds` that hold for preemptive
+lower bounds of :mod:`optsched.models.rigid.bounds` that hold for preemptive
 schedules on machines without busy blocks (height, squashed area, fluid,
 wide jobs; see ``preemptive_lower_bound`` in
 ``tests/test_preemptive_heuristics.py`` for why), ``UB`` the best schedule
@@ -54,7 +54,7 @@ from optsched.heuristics.offline import heuristic_schedules
 from optsched.heuristics.preemptive import parse_preemptive
 from optsched.heuristics.shelves import shelf_schedule
 from optsched.instance import Instance, Job, Machine
-from optsched.models.bounds import (
+from optsched.models.rigid.bounds import (
     fluid_bound,
     height_bound,
     squashed_area_bound,

@@ -11,7 +11,7 @@ Usage::
 processors, ``any`` allocation, run times uniform in 20..400, seed
 ``--seed``; with ``--releases`` submit times uniform in 0..2000). For each,
 the preemptive makespan by the configuration LP
-(:func:`optsched.models.preemptive.preemptive_makespan`: the exact
+(:func:`optsched.models.preempt.model.preemptive_makespan`: the exact
 continuous-time optimum ``LP``, the integer-time interval
 ``[ceil(LP), UB]``) and the non-preemptive optimum or interval by CP-SAT
 (``--np-limit`` seconds); the price of non-preemption is
@@ -40,8 +40,8 @@ from collections.abc import Iterable
 from optsched.check import check_schedule
 from optsched.instance import Instance, Job, Machine
 from optsched.models import SolveStatus, solve
-from optsched.models.preemptive import preemptive_makespan, preemptive_wct
-from optsched.models.result import Result
+from optsched.models.preempt.model import preemptive_makespan, preemptive_wct
+from optsched.result import Result
 
 
 def batch(rng: random.Random, jobs: int, releases: bool) -> Instance:

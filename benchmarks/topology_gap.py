@@ -14,14 +14,14 @@ estimates), ``--jobs`` jobs per instance, seeds 0..N-1, each with the
 release span ``T_c,max`` of ``--timespans`` (0: a batch). The thesis's ten
 schedulers run on each (:data:`SCHEDULERS`) and
 :func:`optsched.competitive_gap` rates them against the CP-SAT optimum of
-:mod:`optsched.models.speeds` (``cmax`` and ``wct``).
+:mod:`optsched.models.topology.speeds` (``cmax`` and ``wct``).
 
 ``smp``: random ``--jobs``-job windows of KTH (seed 1, as the suites) with
 every job released at the window's start (a batch: the recorded releases
 leave 20-job windows nearly idle, see ``suites/topology_smp.toml``), on
 10 x 10 nodes at ``--level`` with the ``excess`` cost: the schedulers'
 gaps at each Tight, and the optimum for each Tight and without a limit
-(:func:`optsched.models.smp.tight_sweep`): what a Tight value costs
+(:func:`optsched.models.topology.smp.tight_sweep`): what a Tight value costs
 against the best placement.
 
 Both write ``FILE.csv`` (one row per instance, scheduler and objective) and
@@ -78,7 +78,7 @@ def speeds(args: argparse.Namespace) -> pd.DataFrame:
 def smp(args: argparse.Namespace) -> pd.DataFrame:
     from optsched.instance import Machine
     from optsched.io.swf import read_swf
-    from optsched.models.smp import tight_sweep
+    from optsched.models.topology.smp import tight_sweep
     from optsched.nodes import Nodes
     from optsched.selection import WindowRule, select_windows
 
