@@ -18,8 +18,8 @@ trace and window included) and the values (lower bound, objective, status,
 and each bound's value and wall seconds).
 
 With ``--pipeline`` it also times what the analysis pipeline adds around the
-back-end (:func:`optsched.gap.evaluate_reference`): the best offline
-heuristic (:func:`optsched.heuristics.offline.best_heuristic`) and one
+back-end (:func:`optsched.analysis.gap.evaluate_reference`): the best offline
+heuristic (:func:`optsched.heuristics.rigid.offline.best_heuristic`) and one
 :func:`optsched.check.check_schedule` of its schedule (each incumbent is
 checked once by the back-end). The simulated policies are not timed here
 (``benchmarks/sim_scale.py`` and ``simulate_speed.py`` do).
@@ -55,7 +55,7 @@ DAY = 86_400
 def window(n: int, first: int) -> Instance:
     """``n`` consecutive KTH jobs from ``first`` (the log repeated if needed)."""
     import optsched
-    from optsched.window import cut_window
+    from optsched.windows.window import cut_window
 
     trace = optsched.read_trace(TRACE)
     instance = trace.instance
@@ -99,7 +99,7 @@ def measure(n: int, objective: str, first: int, pipeline: bool) -> dict[str, obj
     }
     if pipeline:
         from optsched.check import check_schedule
-        from optsched.heuristics.offline import best_heuristic
+        from optsched.heuristics.rigid.offline import best_heuristic
 
         cpu = time.process_time()
         best = best_heuristic(instance, objective)

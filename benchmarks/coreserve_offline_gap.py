@@ -5,7 +5,7 @@ Usage::
     .venv/bin/python benchmarks/coreserve_offline_gap.py [--days 14] [--limit 10]
 
 Runs each algorithm on ``benchmarks/grid/r1_c4.toml`` (seed 0), cuts the
-run into one-day windows (:func:`optsched.grid.offline_window.offline_window`)
+run into one-day windows (:func:`optsched.coreserve.offline_window.offline_window`)
 and solves each window's offline problem (``accepted``: most requests
 accepted, then least local wait; CP-SAT, 1 worker, ``--limit`` seconds per
 solve). Writes ``benchmarks/results/coreserve/offline_gap.csv``: per
@@ -26,9 +26,9 @@ import csv
 import time
 from pathlib import Path
 
-from optsched.grid.offline_window import offline_window
-from optsched.grid.scenario import load_scenario
-from optsched.grid.simulate import simulate_grid
+from optsched.coreserve.offline_window import offline_window
+from optsched.coreserve.scenario import load_scenario
+from optsched.coreserve.simulate import simulate_grid
 from optsched.models.coreserve.offline import competitive_gap, solve_offline
 
 HERE = Path(__file__).parent

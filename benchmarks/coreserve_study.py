@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from optsched.grid.metrics import GridMeasures, measure
-from optsched.grid.scenario import Scenario, load_scenario
-from optsched.grid.simulate import GridRun, simulate_grid
-from optsched.grid.workload import STUDY_MONDAY_OFFSET
+from optsched.coreserve.metrics import GridMeasures, measure
+from optsched.coreserve.scenario import Scenario, load_scenario
+from optsched.coreserve.simulate import GridRun, simulate_grid
+from optsched.coreserve.workload import STUDY_MONDAY_OFFSET
 
 HERE = Path(__file__).parent
 GRID = HERE / "grid"

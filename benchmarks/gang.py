@@ -9,7 +9,7 @@ Usage::
 Protocol: one window of the KTH SP2 trace (``../shared/traces``; default the
 1,000 jobs from position 2800, no initial state, 100 processors, every job
 in the default class ``production`` since the log has no queue numbers),
-simulated by :func:`optsched.heuristics.gang.gang` with the default classes
+simulated by :func:`optsched.heuristics.preempt.gang.gang` with the default classes
 (``gang_classes.toml``) and by EASY and FCFS (the engine) for reference.
 Three context-switch costs: none, and 1 s and 4 s per processor
 (``Machine.switch_cost_per_processor``: the T3D wrote a job's memory to
@@ -35,7 +35,7 @@ from pathlib import Path
 from optsched import metrics
 from optsched.check import check_schedule, max_jobs_per_processor, migrations
 from optsched.heuristics import simulate
-from optsched.heuristics.gang import gang
+from optsched.heuristics.preempt.gang import gang
 from optsched.instance import Instance
 from optsched.schedule import Schedule
 
@@ -48,7 +48,7 @@ COSTS = (0, 1, 4)
 def window(args: argparse.Namespace) -> Instance:
     """The instance of the run: a file, or a window of the KTH trace."""
     from optsched.io import read, read_trace
-    from optsched.window import cut_window
+    from optsched.windows.window import cut_window
 
     if args.instance:
         return read(args.instance)

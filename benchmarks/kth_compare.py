@@ -21,8 +21,8 @@ import sys
 
 import pandas as pd
 
+from optsched.analysis.gap import is_optimal
 from optsched.bench.store import Store, references
-from optsched.gap import is_optimal
 
 
 def _gap(lower: float, upper: float) -> float:

@@ -34,8 +34,8 @@ from optsched.check import check_schedule
 from optsched.heuristics import simulate
 from optsched.instance import Job
 from optsched.models import Incumbent, solve
-from optsched.site import apply_site, read_site
-from optsched.window import cut_window
+from optsched.site.files import apply_site, read_site
+from optsched.windows.window import cut_window
 
 HERE = Path(__file__).parent
 # The fairness-0 variants of the window-start runs, and EASY.

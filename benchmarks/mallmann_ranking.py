@@ -38,10 +38,10 @@ from optsched.check import check_schedule
 from optsched.heuristics import simulate
 from optsched.io.swf import read_swf
 from optsched.models.rigid.bounds import lower_bounds
-from optsched.site import apply_site, read_site
-from optsched.site_metrics import utilisation
+from optsched.site.files import apply_site, read_site
+from optsched.site.metrics import utilisation
 from optsched.trace import Trace
-from optsched.window import cut_window
+from optsched.windows.window import cut_window
 
 HERE = Path(__file__).parent
 TRACE = HERE.parent.parent / "shared" / "traces" / "KTH-SP2-1996-2.1-cln.swf"

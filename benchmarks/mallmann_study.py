@@ -46,9 +46,9 @@ from optsched.check import check_schedule
 from optsched.heuristics import simulate
 from optsched.io.swf import read_swf
 from optsched.models.rigid.bounds import lower_bounds
-from optsched.site import apply_site, read_site
-from optsched.site_metrics import mode_split, utilisation, waits_by_class
-from optsched.window import cut_window
+from optsched.site.files import apply_site, read_site
+from optsched.site.metrics import mode_split, utilisation, waits_by_class
+from optsched.windows.window import cut_window
 
 HERE = Path(__file__).parent
 

@@ -6,7 +6,7 @@ Two instance families:
   consecutive jobs of the KTH-SP2 log, first jobs drawn with a fixed seed,
   empty initial state (no busy blocks); both objectives (``cmax`` and
   ``wct`` with unit weights).
-* Perfect packings (``optsched.generate.perfect_packing``): ``--packings``
+* Perfect packings (``optsched.generate.perfect.perfect_packing``): ``--packings``
   item counts on a 20 x 20 strip, ``--packing-seeds`` seeds each
   (alternately guillotine and non-guillotine), contiguous allocation, cmax;
   the optimum is the strip height 20 by construction.
@@ -42,12 +42,12 @@ from pathlib import Path
 from typing import Any
 
 from optsched.check import check_schedule
-from optsched.generate import perfect_packing
+from optsched.generate.perfect import perfect_packing
 from optsched.instance import Instance
 from optsched.io import read_trace
 from optsched.models import solve
 from optsched.result import Result
-from optsched.window import cut_window
+from optsched.windows.window import cut_window
 
 REPO = Path(__file__).resolve().parent.parent
 KTH = REPO.parent / "shared" / "traces" / "KTH-SP2-1996-2.1-cln.swf"

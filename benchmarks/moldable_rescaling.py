@@ -14,19 +14,19 @@ Usage::
         [--optimum 10] [--time-limit 60]
 
 ``table`` (thesis Ch. 6.5.5, Table 6.5): ``--sets`` random sets of 20
-scalable jobs (:func:`optsched.generate_moldable.table_6_5`: requests
+scalable jobs (:func:`optsched.generate.moldable.table_6_5`: requests
 U{4..128}, run times U{20..400}, all at time 0, weight 1, linear speed-up
 up to the request), set ``s`` drawn from ``default_rng([seed, s])``. Every
 method runs once per set with budget ``--budget`` and records the best cost
 after 0/100/1000/2000/5000/10000 iterations (those up to the budget), with
 the search seed ``default_rng([seed, s, method])``. Cost: the weighted
 response ``sum_j w_j (C_j - r_j)`` with ``w_j = 1`` and ``r_j = 0``, i.e.
-``sum_j C_j`` (:data:`optsched.heuristics.rescaling.DEFAULT_OBJECTIVE`),
+``sum_j C_j`` (:data:`optsched.heuristics.moldable.rescaling.DEFAULT_OBJECTIVE`),
 averaged over the sets. The report puts the thesis's numbers beside ours,
 the relative reductions of the mean and the ranking at every checkpoint.
 
 ``figure`` (Ch. 5.4.4, Fig. 5.10): sets of 12 jobs with the share ``s`` of
-scalable jobs (:func:`optsched.generate_moldable.figure_5_10`, same
+scalable jobs (:func:`optsched.generate.moldable.figure_5_10`, same
 distributions), hill climbing (Fig. 5.9's acceptance rule) with the
 budgets ``--figure-budgets``; the gain is ``1 - mean(best)/mean(initial)``.
 
@@ -59,8 +59,8 @@ from typing import Any
 
 import numpy as np
 
-from optsched.generate_moldable import figure_5_10, moldable_batch, table_6_5
-from optsched.heuristics.rescaling import rescale
+from optsched.generate.moldable import figure_5_10, moldable_batch, table_6_5
+from optsched.heuristics.moldable.rescaling import rescale
 
 THESIS_CHECKPOINTS = (0, 100, 1000, 2000, 5000, 10000)
 THESIS = {
@@ -310,7 +310,7 @@ def figure_markdown(data: dict[str, Any]) -> str:
 
 
 def _units_task(task: tuple[int, int, int, str, int]) -> dict:
-    from optsched.heuristics.rescaling import inner_scheduler
+    from optsched.heuristics.moldable.rescaling import inner_scheduler
 
     seed, s, machine, inner, jobs = task
     rng = np.random.default_rng([seed, s])

@@ -9,7 +9,7 @@ For each window size, ``--windows`` windows of consecutive jobs are cut at
 seeded random positions of the trace (KTH by default). For each window,
 allocation (``any``, ``contiguous``) and objective (``cmax``, ``wct``) it
 records the time of every bound of :func:`optsched.models.rigid.bounds.lower_bounds`,
-the time of :func:`optsched.heuristics.offline.best_heuristic`, and the
+the time of :func:`optsched.heuristics.rigid.offline.best_heuristic`, and the
 relative gap ``(UB - LB) / UB`` between them. Prints one Markdown table of
 means (and maxima for times); nothing is asserted.
 
@@ -28,12 +28,12 @@ from collections import defaultdict
 from pathlib import Path
 
 from optsched.check import check_schedule
-from optsched.heuristics.offline import best_heuristic
+from optsched.heuristics.rigid.offline import best_heuristic
 from optsched.instance import Instance, Job, Machine
 from optsched.io import read_trace
 from optsched.models.rigid import bounds
 from optsched.objective import Objective
-from optsched.window import cut_window
+from optsched.windows.window import cut_window
 
 TRACES = Path(__file__).resolve().parent.parent.parent / "shared" / "traces"
 

@@ -11,8 +11,8 @@ sizes uniform in 4..128 on 128 processors (``any``), run times uniform in
 20..400, all released at 0, seed ``--seed``; weights 1, or uniform in 1..10
 with ``--weighted``. Algorithms: PBI with both readings of its priority rule
 (and the smith order with ``move_back=always``), PSRS
-(:mod:`optsched.heuristics.preemptive`), SMART (``smart:order=smith``) and
-FFDH (:mod:`optsched.heuristics.shelves`, run times known). Every schedule
+(:mod:`optsched.heuristics.preempt.algorithms`), SMART (``smart:order=smith``) and
+FFDH (:mod:`optsched.heuristics.shelf.algorithms`, run times known). Every schedule
 is checked (:func:`optsched.check.check_schedule`) and every PBI schedule
 keeps at most two jobs in progress per processor.
 
@@ -50,9 +50,9 @@ from pathlib import Path
 import pandas as pd
 
 from optsched.check import check_schedule, max_jobs_per_processor
-from optsched.heuristics.offline import heuristic_schedules
-from optsched.heuristics.preemptive import parse_preemptive
-from optsched.heuristics.shelves import shelf_schedule
+from optsched.heuristics.preempt.algorithms import parse_preemptive
+from optsched.heuristics.rigid.offline import heuristic_schedules
+from optsched.heuristics.shelf.algorithms import shelf_schedule
 from optsched.instance import Instance, Job, Machine
 from optsched.models.rigid.bounds import (
     fluid_bound,

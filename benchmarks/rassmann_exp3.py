@@ -4,7 +4,7 @@ Writes benchmarks/results/rassmann/exp3.md, exp3_makespan.csv (mean
 makespan per sequential share and scheduler) and exp3_runs.csv (every run).
 
 Protocol (seed notes Sec. A3.4 row 3, A4.5): 250 jobs on 10 nodes of speed
-100 (:func:`optsched.generate_afkt.afkt_instance`), seqR = 0.20, 0.24, ...,
+100 (:func:`optsched.generate.afkt.afkt_instance`), seqR = 0.20, 0.24, ...,
 1.00, largeR = 0.3, releases U{0..10000}, sequential work U{1000..50000},
 parallel work U{10000..400000}, exact estimates. ``--reps`` instances per
 seqR (seed ``[rep, round(100 seqR)]``), each run by all ten schedulers
@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from optsched.check import check_schedule
-from optsched.generate_afkt import afkt_instance
+from optsched.generate.afkt import afkt_instance
 from optsched.heuristics import simulate
 from optsched.instance import Instance
 from optsched.metrics import makespan

@@ -79,7 +79,7 @@ def main() -> None:
         if KTH.exists():
             from optsched.heuristics import simulate
             from optsched.io import read_trace
-            from optsched.window import cut_window
+            from optsched.windows.window import cut_window
 
             window = cut_window(read_trace(KTH), first_job=5000, jobs=100)
             schedule = simulate(window, "easy").schedule

@@ -7,12 +7,12 @@ Usage::
     python benchmarks/shelves.py kth STORE.sqlite        # KTH windows of a store
 
 ``perfect`` and ``random`` run every offline shelf algorithm
-(:func:`optsched.heuristics.shelves.shelf_schedule`, run times known) on
+(:func:`optsched.heuristics.shelf.algorithms.shelf_schedule`, run times known) on
 each instance, solve the unrestricted problem (CP-SAT) and the
 shelf-restricted one (back-end ``shelf``) for ``cmax`` and ``wct``, and
 print, per algorithm and objective, the mean and max of the ratio interval
 ``[v / UB, v / LB]`` against each optimum, and the price of shelves
-``OPT_shelf / OPT`` (:func:`optsched.gap.price_interval`). Every schedule is
+``OPT_shelf / OPT`` (:func:`optsched.analysis.gap.price_interval`). Every schedule is
 checked. Random batches: 20 jobs, sizes uniform in 4..128 on 128 processors
 (``any`` allocation), run times uniform in 20..400, all released at 0, seed
 ``--seed`` (default 1).
@@ -39,8 +39,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from optsched.check import check_schedule
-from optsched.gap import (
+from optsched.analysis.gap import (
     Candidate,
     LowerBound,
     Reference,
@@ -48,6 +47,7 @@ from optsched.gap import (
     ratio_interval,
     window_reference,
 )
+from optsched.check import check_schedule
 from optsched.instance import Instance, Job, Machine
 from optsched.objective import Objective
 
@@ -62,7 +62,7 @@ OBJECTIVES = ("cmax", "wct")
 def _reference(
     instance: Instance, objective: str, backend: str, limit: float
 ) -> Reference:
-    from optsched.gap import heuristic_incumbents
+    from optsched.analysis.gap import heuristic_incumbents
     from optsched.models import solve
 
     parsed = Objective.parse(objective)
@@ -88,7 +88,7 @@ def rate(
     objectives: tuple[str, ...] = OBJECTIVES,
 ) -> list[dict[str, object]]:
     """Every algorithm on one instance, against both optima."""
-    from optsched.heuristics.shelves import shelf_schedule
+    from optsched.heuristics.shelf.algorithms import shelf_schedule
 
     out = []
     for objective in objectives:
@@ -181,8 +181,8 @@ def summary(rows: pd.DataFrame) -> str:
 
 def kth(store_path: str) -> str:
     """Shelf policies on the stored KTH windows against the stored references."""
+    from optsched.analysis.gap import evaluate_policy
     from optsched.bench.store import Store, references
-    from optsched.gap import evaluate_policy
 
     policies = ("pc2", "batch:inner=ffdh", "smart", "easy")
     with Store(store_path, create=False) as store:

@@ -6,11 +6,11 @@ Usage::
         [--workers 2] [--perfect-seeds 4] [--reduced-seeds 5]
         [--sizes 50,100,200,300,500] [--reduced 20,30,40,50] [--out FILE]
 
-Perfect packings: :func:`optsched.generate.perfect_packing` with ``mixed=True``
+Perfect packings: :func:`optsched.generate.perfect.perfect_packing` with ``mixed=True``
 (guillotine cuts in either direction with probability 1/2: mixed aspect
 ratios), strip dimensions modelled on the BKW family (Burke, Kendall,
 Whitwell 2004; see :data:`PERFECT`), seeds ``0..K-1``; the optimum is ``H``.
-Non-perfect: :func:`optsched.generate.reduced_packing` of a ``W x W`` cut
+Non-perfect: :func:`optsched.generate.perfect.reduced_packing` of a ``W x W`` cut
 (``W`` in :data:`REDUCED`) with share ``0.10, 0.15, 0.20, 0.25, 0.30`` for
 seeds ``0..4``; the optimum is unknown, at most the reduced layout's
 makespan. Each instance is solved by ``optsched.models.solve(inst, "cmax",
@@ -33,7 +33,7 @@ from pathlib import Path
 
 from optsched import models
 from optsched.check import check_schedule
-from optsched.generate import perfect_packing, reduced_packing
+from optsched.generate.perfect import perfect_packing, reduced_packing
 from optsched.instance import Instance
 
 PERFECT: dict[int, tuple[int, int]] = {

@@ -7,7 +7,7 @@ Usage::
     .venv/bin/python benchmarks/topology_gap.py smp [--windows 10] [--jobs 20]
         [--level 2] [--tights 0,1,2] [--time-limit 30] --out FILE
 
-``speeds``: Rassmann's experiment-4 job mix (:func:`optsched.generate_afkt.
+``speeds``: Rassmann's experiment-4 job mix (:func:`optsched.generate.afkt.
 afkt_instance`: 22 nodes, 16 x 275 + 6 x 825, seqR 0.5, largeR 0.3,
 sequential work U[2000, 100000], parallel U[20000, 800000], exact
 estimates), ``--jobs`` jobs per instance, seeds 0..N-1, each with the
@@ -58,7 +58,7 @@ def _gap(instance: Any, args: argparse.Namespace) -> pd.DataFrame:
 
 
 def speeds(args: argparse.Namespace) -> pd.DataFrame:
-    from optsched.generate_afkt import afkt_instance
+    from optsched.generate.afkt import afkt_instance
 
     frames = []
     for timespan in (int(t) for t in args.timespans.split(",")):
@@ -80,7 +80,7 @@ def smp(args: argparse.Namespace) -> pd.DataFrame:
     from optsched.io.swf import read_swf
     from optsched.models.topology.smp import tight_sweep
     from optsched.nodes import Nodes
-    from optsched.selection import WindowRule, select_windows
+    from optsched.windows.selection import WindowRule, select_windows
 
     trace = read_swf(args.trace)
     rule = WindowRule(kind="random", jobs=args.jobs, count=args.windows, seed=1)

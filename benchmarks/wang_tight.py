@@ -13,7 +13,7 @@ Usage::
 every (tight, level) of the grid and each policy:
 
 - ``easy``: topology-aware EASY, ``optimistic:f=fifo`` of
-  :mod:`optsched.heuristics.combinators` (fits-now and the shadow time
+  :mod:`optsched.heuristics.topology.combinators` (fits-now and the shadow time
   respect the span limit, SMP-aware placement: the fullest nodes first);
 - ``fcfs``: topology-aware FCFS, ``blocking:f=fifo``;
 - ``firstfit``: ``fit:f=fifo``, the first waiting job that fits (another

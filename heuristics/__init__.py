@@ -5,27 +5,23 @@ spec string (grammar in :mod:`optsched.heuristics.spec`) and returns a
 :class:`SimulationResult` whose schedule passes
 :func:`optsched.check.check_schedule`. :data:`POLICY_NAMES` lists the
 policy family. The offline list heuristics live in
-:mod:`optsched.heuristics.offline`, the offline shelf algorithms (NFDH, FFDH,
-NFIH, FFIH, FFDH*, FFIH*, SMART) in :mod:`optsched.heuristics.shelves`
+:mod:`optsched.heuristics.rigid.offline`, the offline shelf algorithms (NFDH, FFDH,
+NFIH, FFIH, FFDH*, FFIH*, SMART) in :mod:`optsched.heuristics.shelf.algorithms`
 (:func:`shelf_schedule`), and the policies built on them (the batch
-framework, PC²) in :mod:`optsched.heuristics.shelf_policies`.
+framework, PC²) in :mod:`optsched.heuristics.shelf.policies`.
 Rassmann's combinators (:data:`COMBINATOR_NAMES`: ``blocking``, ``fit``,
 ``fit2``, ``afkt-backfill``, ``optimistic`` and the thesis's names) live in
-:mod:`optsched.heuristics.combinators` and run on the node simulator
-(:mod:`optsched.heuristics.nodes_sim`), on flat machines and on machines
+:mod:`optsched.heuristics.topology.combinators` and run on the node simulator
+(:mod:`optsched.heuristics.topology.simulator`), on flat machines and on machines
 with speeds or SMP nodes.
 """
 
-from optsched.heuristics.allocation import ALLOCATION_RULES
-from optsched.heuristics.combinators import (
-    COMBINATOR_NAMES,
-    Combinator,
-    parse_combinator,
-)
-from optsched.heuristics.engine import SimulationResult, SimulationStats
-from optsched.heuristics.mallmann import Mallmann
-from optsched.heuristics.orders import ORDER_NAMES
-from optsched.heuristics.policies import (
+from optsched.heuristics.engine.allocation import ALLOCATION_RULES
+from optsched.heuristics.engine.core import SimulationResult, SimulationStats
+from optsched.heuristics.engine.runner import simulate
+from optsched.heuristics.rigid.mallmann import Mallmann
+from optsched.heuristics.rigid.orders import ORDER_NAMES
+from optsched.heuristics.rigid.policies import (
     SELECT_NAMES,
     Backfill,
     BestPackage,
@@ -34,16 +30,20 @@ from optsched.heuristics.policies import (
     Policy,
     Strict,
 )
-from optsched.heuristics.runner import simulate
-from optsched.heuristics.shelf_policies import PC2, Batch
-from optsched.heuristics.shelves import (
+from optsched.heuristics.shelf.algorithms import (
     SHELF_ALGORITHMS,
     ShelfPlan,
     ShelfSpec,
     shelf_plan,
     shelf_schedule,
 )
+from optsched.heuristics.shelf.policies import PC2, Batch
 from optsched.heuristics.spec import POLICY_NAMES, parse_policy, split_policy_specs
+from optsched.heuristics.topology.combinators import (
+    COMBINATOR_NAMES,
+    Combinator,
+    parse_combinator,
+)
 
 __all__ = [
     "ALLOCATION_RULES",

@@ -18,22 +18,22 @@ Names (aliases in parentheses):
 - ``easy-sjbf``: EASY with shortest-estimate-first backfilling
   (``easy:select=shortest``).
 - ``mallmann``: Mallmann's backfilling family
-  (:mod:`optsched.heuristics.mallmann`); ``strict-backfill`` is
+  (:mod:`optsched.heuristics.rigid.mallmann`); ``strict-backfill`` is
   ``mallmann:variant=ff,fairness=2,reading=shadow``, the strict rule of
   Lifka et al. (a backfilled job ends before the head can start).
 - ``nfdh``, ``ffdh``, ``nfih``, ``ffih``, ``ffdh-stack``, ``ffih-stack``,
   ``smart``: the batch framework (Shmoys, Wein, Williamson 1995) over that
-  offline shelf algorithm (:mod:`optsched.heuristics.shelves`);
+  offline shelf algorithm (:mod:`optsched.heuristics.shelf.algorithms`);
   ``batch:inner=NAME[,OPTION=VALUE...]`` is the same, and its canonical
   spec is the plain name (``batch:inner=smart,order=smith`` is
   ``smart:order=smith``).
 - ``pc2``: the PC² scheduler (FCFS until the machine is full, then
-  FFDH*/FFIH* levels; :mod:`optsched.heuristics.shelf_policies`).
+  FFDH*/FFIH* levels; :mod:`optsched.heuristics.shelf.policies`).
 - ``blocking``, ``fit``, ``fit2``, ``afkt-backfill``, ``optimistic`` with
   ``f=``/``g=`` base orders (``fifo``, ``spt``, ``lpt``, ``fid``,
   ``random``), ``placement=`` and ``seed=``, and the thesis's names
   ``fifo-fit``, ``lpt-back``, ``lpt-fifo-optim``, ...: Rassmann's
-  combinators (:mod:`optsched.heuristics.combinators`), run by the node
+  combinators (:mod:`optsched.heuristics.topology.combinators`), run by the node
   simulator on flat machines and on machines with speeds or SMP nodes.
 
 Parameters:
@@ -72,7 +72,7 @@ Examples: ``easy``, ``easy:order=sjf``, ``conservative``,
 ``ffdh``, ``smart:order=smith,fit=first``, ``batch:inner=ffih``,
 ``pc2:interactive=0+1,batch_share=0.6``.
 
-Every :class:`~optsched.heuristics.policies.Policy` has a canonical
+Every :class:`~optsched.heuristics.rigid.policies.Policy` has a canonical
 ``spec``; ``parse_policy(policy.spec) == policy``.
 """
 
@@ -81,12 +81,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from optsched.heuristics.combinators import COMBINATOR_NAMES, Combinator
-from optsched.heuristics.mallmann import STRICT_BACKFILL, Mallmann
-from optsched.heuristics.moldable_wrappers import MOLDABLE_NAMES, MoldablePolicy
-from optsched.heuristics.orders import ORDER_NAMES, canonical_order
-from optsched.heuristics.orig import Orig
-from optsched.heuristics.policies import (
+from optsched.heuristics.moldable.wrappers import MOLDABLE_NAMES, MoldablePolicy
+from optsched.heuristics.preempt.policies import PREEMPTIVE_NAMES, Preemptive
+from optsched.heuristics.rigid.mallmann import STRICT_BACKFILL, Mallmann
+from optsched.heuristics.rigid.orders import ORDER_NAMES, canonical_order
+from optsched.heuristics.rigid.orig import Orig
+from optsched.heuristics.rigid.policies import (
     SELECT_NAMES,
     Backfill,
     BestPackage,
@@ -95,9 +95,9 @@ from optsched.heuristics.policies import (
     Policy,
     Strict,
 )
-from optsched.heuristics.preemptive_policies import PREEMPTIVE_NAMES, Preemptive
-from optsched.heuristics.shelf_policies import PC2, Batch, pc2_interactive
-from optsched.heuristics.shelves import SHELF_NAMES, ShelfSpec
+from optsched.heuristics.shelf.algorithms import SHELF_NAMES, ShelfSpec
+from optsched.heuristics.shelf.policies import PC2, Batch, pc2_interactive
+from optsched.heuristics.topology.combinators import COMBINATOR_NAMES, Combinator
 
 POLICY_NAMES: tuple[str, ...] = (
     *ORDER_NAMES,
@@ -328,7 +328,10 @@ def _build_moldable(text: str, name: str, raw: str) -> Policy:
     algorithm = name + (":" + ",".join(options) if options else "")
     try:
         if name == "rescale":
-            from optsched.heuristics.rescaling import parse_rescale, rescale_spec
+            from optsched.heuristics.moldable.rescaling import (
+                parse_rescale,
+                rescale_spec,
+            )
 
             # Canonical: every option written, in one order.
             algorithm = rescale_spec(**parse_rescale(algorithm))  # type: ignore[arg-type]
@@ -338,7 +341,7 @@ def _build_moldable(text: str, name: str, raw: str) -> Policy:
 
 
 def _build_combinator(text: str) -> Policy:
-    # Rassmann's combinators (optsched.heuristics.combinators); an alias
+    # Rassmann's combinators (optsched.heuristics.topology.combinators); an alias
     # becomes its canonical spec.
     try:
         return Combinator(algorithm=text)

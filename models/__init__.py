@@ -140,7 +140,7 @@ def solve(
     incumbents
         Schedules to start from (each checked; the best feasible one is the
         solver's hint and an upper-bound candidate). Back-ends never simulate
-        policies themselves: :mod:`optsched.gap` passes the policies' and
+        policies themselves: :mod:`optsched.analysis.gap` passes the policies' and
         heuristics' schedules here.
     hint
         One more incumbent, named ``"hint"`` (a user's schedule).

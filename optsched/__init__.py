@@ -26,10 +26,11 @@ The Python API, for scripts and notebooks::
 :func:`write_schedule`    the same, written atomically
 ========================= =====================================================
 
-``optsched.window`` and ``optsched.gap`` are modules (of the window rules and
-of the ratio arithmetic), hence the names :func:`cut_window` and
-:func:`competitive_gap`. Everything but the core types is imported on first
-use (PEP 562), so that ``import optsched`` and the command line start fast.
+``optsched.windows.window`` and ``optsched.analysis.gap`` are modules (of
+the window rules and of the ratio arithmetic), hence the names
+:func:`cut_window` and :func:`competitive_gap`. Everything but the core
+types is imported on first use (PEP 562), so that ``import optsched`` and
+the command line start fast.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
     from optsched.models import solve
     from optsched.objective import Objective
     from optsched.result import Result
-    from optsched.window import cut_window
+    from optsched.windows.window import cut_window
 
 __version__ = "0.1.0"
 
@@ -86,7 +87,7 @@ _LAZY = {
     "read_trace": "optsched.io",
     "read_schedule": "optsched.io.schedules",
     "write_schedule": "optsched.io.schedules",
-    "cut_window": "optsched.window",
+    "cut_window": "optsched.windows.window",
     "simulate": "optsched.heuristics",
     "solve": "optsched.models",
     "Objective": "optsched.objective",
@@ -230,7 +231,7 @@ def _gap_rows(
     from optsched.bench.analysis import analyse
     from optsched.bench.suite import SolverSpec
     from optsched.cli.gap import gap_suite
-    from optsched.selection import WindowRule
+    from optsched.windows.selection import WindowRule
 
     if window_jobs is None:
         rule = WindowRule("whole")

@@ -36,7 +36,7 @@ feature means:
 - ``offline``: what an offline model sees of a feature the online world
   meets unannounced (outages become busy blocks).
 - ``simulators``: the simulators that follow the feature (``None``: all):
-  ``engine`` (the event engine of :mod:`optsched.heuristics.engine` and its
+  ``engine`` (the event engine of :mod:`optsched.heuristics.engine.core` and its
   policies), ``standalone`` (policies that build their schedule themselves:
   shelves, preemption, moldable choices), ``nodes`` (the node simulator of
   Rassmann's combinators, the only one on machines with speeds or SMP
@@ -155,7 +155,7 @@ def _has_chains(instance: Instance) -> bool:
 
 def _without_chains(instance: Instance) -> Instance:
     # Fewer precedences: every schedule stays feasible.
-    from optsched.chains import without_chains
+    from optsched.site.chains import without_chains
 
     return instance.replace(jobs=without_chains(instance.jobs))
 
@@ -179,8 +179,8 @@ def _has_nodes(instance: Instance) -> bool:
 
 def _flat(instance: Instance) -> Instance:
     # Each job at its shortest run time on identical processors
-    # (optsched.machines.flat_relaxation: the proof is there).
-    from optsched.machines import flat_relaxation
+    # (optsched.topology.machines.flat_relaxation: the proof is there).
+    from optsched.topology.machines import flat_relaxation
 
     return flat_relaxation(instance)
 

@@ -459,7 +459,7 @@ class Machine:
         an ``any`` machine, a range with an offset on a ``contiguous`` one).
         Unlike busy blocks they are not announced: the simulator learns of
         one when it starts, kills the jobs on the lost processors and
-        requeues them from scratch (:mod:`optsched.heuristics.engine`); the
+        requeues them from scratch (:mod:`optsched.heuristics.engine.core`); the
         offline models know them in advance, as busy blocks
         (:meth:`offline`).
 

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from optsched.instance import Instance
-from optsched.moldable import processor_work
+from optsched.moldable.modes import processor_work
 from optsched.schedule import Schedule
 
 BSLD_THRESHOLD = 10

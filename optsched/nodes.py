@@ -8,7 +8,7 @@ Speeds (Rassmann 2020, after Arndt et al. 2000)
     processor set ``S`` it runs ``ceil(p_j / sum_{k in S} s_k)`` seconds:
     ``p = 10`` on one processor of speed 2 takes 5 s, and so does ``p = 10``
     on two processors of speed 1. A flat instance gets speeds by
-    :func:`optsched.machines.with_speeds`, which keeps each job's run time on
+    :func:`optsched.topology.machines.with_speeds`, which keeps each job's run time on
     ``size`` processors of speed 1 (``p_j = runtime_j * size_j``).
 SMP nodes (Wang, seed 004)
     ``count`` nodes of ``cpus`` processors each; processor ``i`` belongs to

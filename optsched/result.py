@@ -68,7 +68,7 @@ class Incumbent:
     """A schedule handed to a back-end as a starting point and upper bound.
 
     Back-ends never simulate policies themselves: the analysis pipeline
-    (:mod:`optsched.gap`) gives them the policies' complete schedules and the
+    (:mod:`optsched.analysis.gap`) gives them the policies' complete schedules and the
     offline heuristics' schedules. Each is checked before use; one that
     fails the checker, kills or migrates a job is rejected (listed in
     :attr:`Result.rejected`), never used as a bound.

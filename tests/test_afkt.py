@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from optsched.check import check_schedule
 from optsched.cli import main
-from optsched.generate_afkt import afkt_instance, job_classes, node_speeds
+from optsched.generate.afkt import afkt_instance, job_classes, node_speeds
 from optsched.heuristics import simulate
 from optsched.io import read
 

@@ -61,7 +61,7 @@ def test_import_is_lazy() -> None:
     code = (
         "import sys, optsched\n"
         "heavy = ('optsched.heuristics', 'optsched.models', 'optsched.bench', "
-        "'optsched.io', 'optsched.window', 'pandas', 'click', 'ortools')\n"
+        "'optsched.io', 'optsched.windows.window', 'pandas', 'click', 'ortools')\n"
         "print(sorted(m for m in heavy if m in sys.modules))\n"
         "optsched.simulate\n"
         "print('optsched.heuristics' in sys.modules)\n"
@@ -78,7 +78,7 @@ def test_public_names_resolve_to_the_library_functions() -> None:
     from optsched.io.schedules import read_schedule, write_schedule
     from optsched.models import solve
     from optsched.objective import Objective
-    from optsched.window import cut_window
+    from optsched.windows.window import cut_window
 
     assert optsched.read is read and optsched.read_trace is read_trace
     assert optsched.simulate is simulate and optsched.solve is solve

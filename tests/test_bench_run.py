@@ -22,12 +22,12 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from optsched.analysis.gap import lost_work
 from optsched.bench import Store, run_suite
 from optsched.bench.suite import load_suite
 from optsched.bench.tasks import expand
 from optsched.check import check_schedule
 from optsched.cli import main
-from optsched.gap import lost_work
 from optsched.io.native import instance_to_json
 from optsched.io.schedules import read_schedule
 from optsched.metrics import summarize

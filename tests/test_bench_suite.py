@@ -17,7 +17,7 @@ from optsched.bench.suite import (
 from optsched.bench.tasks import ALL_OBJECTIVES, expand, make_task_id
 from optsched.cli import main
 from optsched.errors import InputError
-from optsched.selection import WindowRule
+from optsched.windows.selection import WindowRule
 
 SUITES = Path(__file__).resolve().parent / "data" / "suites"
 TINY_SHA = "9e14461f496eed16602d27d7be0fa80d82bd25132a09329e1884eec709a91315"
@@ -170,7 +170,7 @@ def test_random_windows_of_several_seeds_are_pooled(tmp_path: Path) -> None:
     plan = expand(suite)
     # 24 jobs hold 5 positions for a 20-job window; each seed draws 2.
     from optsched.io import read_trace
-    from optsched.selection import select_windows
+    from optsched.windows.selection import select_windows
 
     trace = read_trace(tmp_path / "tiny.swf")
     expected: list[str] = []

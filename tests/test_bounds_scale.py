@@ -529,7 +529,7 @@ def test_bounds_keep_the_values_of_the_original_implementation(seed: int) -> Non
 @pytest.mark.parametrize(("first", "state"), [(15000, "none"), (9000, "recorded")])
 def test_bounds_on_kth_windows_keep_their_values(first: int, state: str) -> None:
     from optsched.io import read_trace
-    from optsched.window import cut_window
+    from optsched.windows.window import cut_window
 
     trace = read_trace(trace_path("KTH-SP2-1996-2.1-cln.swf"))
     instance = cut_window(trace, first_job=first, jobs=1500, initial_state=state)

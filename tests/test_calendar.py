@@ -18,7 +18,12 @@ from optsched.errors import InputError
 from optsched.heuristics import simulate
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.schedule import Placement, Schedule
-from optsched.site import apply_site, detect_holidays, header_monday_offset, read_site
+from optsched.site.files import (
+    apply_site,
+    detect_holidays,
+    header_monday_offset,
+    read_site,
+)
 
 SITES = Path(__file__).parent.parent / "instances" / "sites"
 WEEKDAYS = (0, 1, 2, 3, 4)

@@ -10,7 +10,11 @@ from conftest import trace_path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from optsched.chains import (
+from optsched.instance import BusyBlock, Instance, Job, Machine, Mode
+from optsched.io.swf import read_swf
+from optsched.models.rigid.bounds import release_bound
+from optsched.models.site.bounds import chain_lower_bound_cmax, chain_release_bound
+from optsched.site.chains import (
     ChainCounts,
     ChainViolation,
     chain_counts,
@@ -21,10 +25,6 @@ from optsched.chains import (
     recorded_end,
     without_chains,
 )
-from optsched.instance import BusyBlock, Instance, Job, Machine, Mode
-from optsched.io.swf import read_swf
-from optsched.models.rigid.bounds import release_bound
-from optsched.models.site.bounds import chain_lower_bound_cmax, chain_release_bound
 
 
 def edges(graph: nx.DiGraph) -> set[tuple[int, int, int]]:

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from rich.table import Table
 
 from optsched.cli import main
-from optsched.cli.console import console, stderr_console, wide_console
+from optsched.console import console, stderr_console, wide_console
 from optsched.instance import Instance, Job, Machine
 from optsched.io.native import write_native
 

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from optsched.cli import main
-from optsched.grid.io import read_coreserve
+from optsched.coreserve.io import read_coreserve
 
 DATA = Path(__file__).parent / "data" / "coreserve"
 
@@ -21,7 +21,7 @@ def run(*args: str) -> tuple[int, str, str]:
 
 
 def test_start_objective_to_file(tmp_path: Path) -> None:
-    # Two clusters, day/night (see tests/test_grid_optimum.py): at 16:00
+    # Two clusters, day/night (see tests/test_coreserve_optimum.py): at 16:00
     # parts 4 on A (day 2) and 2 on B (day 3): 8 + 6 = 14.
     out = tmp_path / "r.json"
     code, stdout, stderr = run(str(DATA / "two_clusters.json"), "-o", str(out))

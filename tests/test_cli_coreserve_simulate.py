@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from conftest import swf_job, write_swf
 
 from optsched.cli import main
+from optsched.coreserve.scenario import load_scenario
 from optsched.errors import InputError
-from optsched.grid.scenario import load_scenario
 
 
 def _swf(path: Path, seed: int = 1) -> Path:

@@ -14,7 +14,7 @@ from optsched.cli.info import summarize
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.io.native import read_native
 from optsched.io.swf import read_swf
-from optsched.window import cut_window
+from optsched.windows.window import cut_window
 
 SWF = DATA / "swf"
 GOOD = SWF / "good.swf"

@@ -16,8 +16,8 @@ from optsched.heuristics import (
     parse_policy,
     simulate,
 )
-from optsched.heuristics.combinators import ALIASES, base_ranks, run_combinator
 from optsched.heuristics.spec import valid_names
+from optsched.heuristics.topology.combinators import ALIASES, base_ranks, run_combinator
 from optsched.instance import Instance, Job, Machine
 from optsched.nodes import Nodes
 from optsched.schedule import Schedule

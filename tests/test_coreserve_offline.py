@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from optsched.grid.offline_check import check_offline
-from optsched.grid.request import Choice, Request
-from optsched.grid.tariff import HOUR, Tariff
+from optsched.coreserve.offline_check import check_offline
+from optsched.coreserve.request import Choice, Request
+from optsched.coreserve.tariff import HOUR, Tariff
 from optsched.instance import Job
 from optsched.models.coreserve.offline import (
     OfflineCluster,

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optsched.check import check_schedule
-from optsched.generate import perfect_packing
+from optsched.generate.perfect import perfect_packing
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.io import read
 from optsched.models.rigid import cpsat

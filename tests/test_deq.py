@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optsched import check
-from optsched.heuristics.deq import (
+from optsched.heuristics.moldable.deq import (
     deq,
     deq_ratio_bound,
     equipartition,
@@ -20,8 +20,8 @@ from optsched.heuristics.deq import (
     parse_deq,
 )
 from optsched.instance import BusyBlock, Instance, Job, Machine, Mode
+from optsched.moldable.speedup import parse_model
 from optsched.schedule import Piece, Placement, Schedule
-from optsched.speedup import parse_model
 
 
 def linear(job_id: int, release: int, most: int, work: int) -> Job:

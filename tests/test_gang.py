@@ -1,4 +1,5 @@
-"""Gang scheduling (optsched.heuristics.gang): golden schedules and properties."""
+"""Gang scheduling (optsched.heuristics.preempt.gang): golden schedules,
+properties."""
 
 from __future__ import annotations
 
@@ -10,15 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optsched.check import check_schedule, max_jobs_per_processor, migrations
-from optsched.heuristics.gang import gang, parse_gang_spec
-from optsched.heuristics.gang_classes import (
+from optsched.heuristics.preempt.gang import gang, parse_gang_spec
+from optsched.heuristics.preempt.gang_classes import (
     GangClasses,
     JobClass,
     default_classes,
     load_classes,
     parse_classes,
 )
-from optsched.heuristics.gang_matrix import candidate_claims, free_runs, place
+from optsched.heuristics.preempt.gang_matrix import candidate_claims, free_runs, place
 from optsched.instance import Instance, Job, Machine
 from optsched.schedule import Schedule
 

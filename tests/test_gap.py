@@ -11,16 +11,16 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from optsched.analysis.gap import evaluate_policy, rows_frame
 from optsched.bench.analysis import analyse_instance
 from optsched.check import check_schedule
 from optsched.cli import main
-from optsched.gap import evaluate_policy, rows_frame
 from optsched.instance import Instance, Job, Machine
 from optsched.io.native import write_native
 from optsched.io.swf import read_swf
 from optsched.models.rigid.enumerate import solve_exact
 from optsched.objective import Objective
-from optsched.selection import WindowRule, select_windows
+from optsched.windows.selection import WindowRule, select_windows
 
 
 def _fcfs_trap() -> Instance:

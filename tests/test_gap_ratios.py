@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from optsched.gap import (
+from optsched.analysis.gap import (
     Candidate,
     LowerBound,
     Reference,
@@ -171,7 +171,7 @@ def test_restricted_bounds_never_bound_the_unrestricted_optimum() -> None:
 
 def test_integer_values_are_optimal_only_when_equal() -> None:
     """Issue 17: at 10**12 a relative tolerance would hide a gap of 1000."""
-    from optsched.gap import is_optimal
+    from optsched.analysis.gap import is_optimal
 
     assert is_optimal(10**12, 10**12)
     assert not is_optimal(10**12 - 1000, 10**12)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from optsched.check import check_schedule
 from optsched.cli import main
-from optsched.generate import (
+from optsched.generate.perfect import (
     Piece,
     cut_rectangle,
     is_guillotine,

@@ -1,4 +1,4 @@
-"""Mallmann's backfilling family (heuristics/mallmann.py) and EASY-SJBF.
+"""Mallmann's backfilling family (heuristics/rigid/mallmann.py) and EASY-SJBF.
 
 Golden schedules are hand-checked (the comment of each case says why);
 ``Job(id, release, size, runtime, estimate)``. Every schedule goes through
@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 
 from optsched.calendar import HOLIDAY, Calendar, Period
 from optsched.check import check_schedule
-from optsched.heuristics import policies, simulate
-from optsched.heuristics.mallmann import FAIRNESS_OF, VARIANTS, Mallmann
-from optsched.heuristics.policies import Backfill
+from optsched.heuristics import simulate
+from optsched.heuristics.rigid import policies
+from optsched.heuristics.rigid.mallmann import FAIRNESS_OF, VARIANTS, Mallmann
+from optsched.heuristics.rigid.policies import Backfill
 from optsched.heuristics.spec import parse_policy, valid_names
 from optsched.instance import Instance, Job, Machine
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from test_solve import golden_instance, random_instance
 
 from optsched.check import check_schedule
-from optsched.generate import perfect_packing
+from optsched.generate.perfect import perfect_packing
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.models.common.solution import completion_deadlines
 from optsched.models.common.timegrid import (

@@ -16,9 +16,9 @@ from optsched.errors import InputError
 from optsched.instance import Instance, Job, Machine, Mode
 from optsched.io.native import read_native, write_native
 from optsched.metrics import utilisation
-from optsched.moldable import chosen_modes, resolved
+from optsched.moldable.modes import chosen_modes, resolved
+from optsched.moldable.speedup import parse_model
 from optsched.schedule import Piece, Placement, Schedule
-from optsched.speedup import parse_model
 
 MODES = (Mode(1, 12), Mode(2, 6), Mode(4, 3))
 

@@ -16,7 +16,7 @@ from optsched.check import check_schedule
 from optsched.cli import main
 from optsched.instance import Instance, Job, Machine, Mode
 from optsched.metrics import makespan, weighted_completion
-from optsched.speedup import parse_model
+from optsched.moldable.speedup import parse_model
 
 ROOT = Path(__file__).resolve().parent.parent
 KTH_20 = ROOT / "instances" / "kth_20.json"
@@ -132,7 +132,7 @@ def test_info_counts_moldable_jobs_and_bounds_their_cheapest_modes() -> None:
 
 
 def test_generate_moldable_writes_the_thesis_batches(tmp_path: Path) -> None:
-    from optsched.generate_moldable import figure_5_10, table_6_5
+    from optsched.generate.moldable import figure_5_10, table_6_5
     from optsched.io.native import read_native
 
     out = tmp_path / "t65.json"

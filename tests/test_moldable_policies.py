@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optsched import check
-from optsched.heuristics.moldable_policies import (
+from optsched.heuristics.engine.runner import simulate
+from optsched.heuristics.moldable.policies import (
     MOLDABLE_POLICY_NAMES,
     adaptive,
     adaptive_target,
@@ -19,11 +20,10 @@ from optsched.heuristics.moldable_policies import (
     parse_moldable_policy,
     run_moldable_policy,
 )
-from optsched.heuristics.runner import simulate
 from optsched.instance import BusyBlock, Instance, Job, Machine, Mode
 from optsched.io.native import read_native
+from optsched.moldable.speedup import parse_model
 from optsched.schedule import Placement, Schedule
-from optsched.speedup import parse_model
 
 INSTANCES = Path(__file__).resolve().parent.parent / "instances"
 

@@ -22,7 +22,7 @@ from optsched.io.native import (
     schema_path,
     write_native,
 )
-from optsched.speedup import parse_model
+from optsched.moldable.speedup import parse_model
 
 DATA = Path(__file__).parent / "data" / "json"
 EXAMPLES = sorted(DATA.glob("*.json"))
@@ -117,7 +117,7 @@ def test_real_window_with_recorded_busy_blocks_round_trips(tmp_path: Path) -> No
     from conftest import trace_path
 
     from optsched.io import read_trace
-    from optsched.window import cut_window
+    from optsched.windows.window import cut_window
 
     trace = read_trace(trace_path("KTH-SP2-1996-2.1-cln.swf"))
     window = cut_window(trace, first_job=5000, jobs=300, initial_state="recorded")

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from optsched.check import check_schedule
 from optsched.heuristics import simulate
-from optsched.heuristics.combinators import (
+from optsched.heuristics.topology.combinators import (
     BASE_ORDERS,
     KINDS,
     CombinatorSpec,
@@ -22,7 +22,11 @@ from optsched.heuristics.combinators import (
     run_combinator,
     selection,
 )
-from optsched.heuristics.nodes_sim import NodeSimulator, Pool, resolve_placement
+from optsched.heuristics.topology.simulator import (
+    NodeSimulator,
+    Pool,
+    resolve_placement,
+)
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.nodes import Nodes, ceiling, exact_run_time
 from optsched.schedule import Schedule

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from optsched.check import check_schedule
-from optsched.heuristics.offline import (
+from optsched.heuristics.rigid.offline import (
     ORDERS,
     best_heuristic,
     ffdh,

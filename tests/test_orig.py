@@ -43,7 +43,7 @@ def test_orig_refuses_what_it_cannot_replay() -> None:
 
 
 def test_orig_repair_delays_what_does_not_fit() -> None:
-    from optsched.heuristics.orig import Repairs, recorded_schedule
+    from optsched.heuristics.rigid.orig import Repairs, recorded_schedule
 
     # 4 CPUs. Job 1 (3 CPUs) runs [0, 10); job 2 (2 CPUs) was recorded at
     # 5 (a log inconsistency): it moves to 10, 5 s later. Job 3 (1 CPU,

@@ -394,7 +394,7 @@ def _site_file(tmp_path: Path, text: str) -> Path:
 
 def test_site_outages_in_seconds_and_dates(tmp_path: Path) -> None:
     from optsched.instance import Window
-    from optsched.site import apply_site, read_site
+    from optsched.site.files import apply_site, read_site
 
     # Time 0 is Monday 1997-03-03 01:00 (monday_offset 3600): the dated
     # outage on Tuesday 10:15-10:45 is at 1 day + 9 h 15 min of trace time.
@@ -443,7 +443,7 @@ def test_bad_site_outages_name_their_line(
     tmp_path: Path, body: str, line: int, reason: str
 ) -> None:
     from optsched.errors import InputError
-    from optsched.site import read_site
+    from optsched.site.files import read_site
 
     path = _site_file(tmp_path, body)
     with pytest.raises(InputError) as caught:

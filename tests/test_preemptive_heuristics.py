@@ -1,4 +1,4 @@
-"""PBI, PSRS and the batch framework (optsched.heuristics.preemptive).
+"""PBI, PSRS and the batch framework (optsched.heuristics.preempt.algorithms).
 
 Golden schedules, worked by hand (all on m = 4, all jobs at time 0):
 
@@ -46,8 +46,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optsched.check import check_schedule, max_jobs_per_processor, migrations
-from optsched.heuristics.offline import heuristic_schedules
-from optsched.heuristics.preemptive import (
+from optsched.heuristics.preempt.algorithms import (
     batched,
     parse_preemptive,
     pbi,
@@ -55,7 +54,8 @@ from optsched.heuristics.preemptive import (
     psrs,
     psrs_order,
 )
-from optsched.heuristics.shelves import shelf_schedule
+from optsched.heuristics.rigid.offline import heuristic_schedules
+from optsched.heuristics.shelf.algorithms import shelf_schedule
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.models.rigid.bounds import (
     fluid_bound,

@@ -20,7 +20,7 @@ from optsched.bench.store import (
     relaxed_references,
 )
 from optsched.heuristics import simulate
-from optsched.heuristics.preemptive_policies import Preemptive, preempts
+from optsched.heuristics.preempt.policies import Preemptive, preempts
 from optsched.heuristics.spec import parse_policy
 from optsched.instance import Instance, Job, Machine
 from optsched.models.common.solution import checked_candidate

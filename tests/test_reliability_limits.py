@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from optsched.check import check_schedule
 from optsched.cli import main
 from optsched.cli.bound import _OutOfTime, _time_box, timed_incumbents
-from optsched.heuristics.offline import ORDERS, best_heuristic
+from optsched.heuristics.rigid.offline import ORDERS, best_heuristic
 from optsched.instance import Instance, Job, Machine
 from optsched.io.native import write_native
 from optsched.metrics import summarize

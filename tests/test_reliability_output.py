@@ -30,7 +30,7 @@ from matplotlib.figure import Figure
 from optsched.bench.executor import ProgressBar
 from optsched.cli import main
 from optsched.cli.compare import Row, _csv_text
-from optsched.cli.console import console, literal
+from optsched.console import console, literal
 from optsched.heuristics import simulate
 from optsched.instance import Instance, Job, Machine
 from optsched.io.atomic import atomic_write

@@ -31,6 +31,7 @@ import pytest
 from click.testing import CliRunner
 from PIL import Image as PILImage
 
+from optsched.analysis.gap import aggregate
 from optsched.bench.store import (
     COLUMN_NAMES,
     Store,
@@ -42,7 +43,6 @@ from optsched.bench.suite import sha256_of
 from optsched.bench.tasks import make_task_id, to_json
 from optsched.check import check_schedule
 from optsched.cli import main
-from optsched.gap import aggregate
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.io import read_trace
 from optsched.io.native import write_native
@@ -71,7 +71,7 @@ from optsched.report.render import (
     Table,
 )
 from optsched.schedule import Placement, Schedule
-from optsched.selection import WindowSpec
+from optsched.windows.selection import WindowSpec
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 WINDOWS = (

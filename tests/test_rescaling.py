@@ -1,4 +1,5 @@
-"""Rescaling search (optsched.heuristics.rescaling) and Kalthoff's generators."""
+"""Rescaling search (optsched.heuristics.moldable.rescaling), Kalthoff's
+generators."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optsched.check import check_schedule
-from optsched.generate_moldable import figure_5_10, moldable_batch, table_6_5
-from optsched.heuristics.rescaling import (
+from optsched.generate.moldable import figure_5_10, moldable_batch, table_6_5
+from optsched.heuristics.moldable.rescaling import (
     DEFAULT_OBJECTIVE,
     RESCALE_NAME,
     genetic,

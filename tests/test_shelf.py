@@ -576,10 +576,10 @@ SHELF_ALGORITHMS = (
 def test_shelf_algorithms_are_shelf_schedules_above_the_shelf_optimum(
     instance: Instance, objective: Objective
 ) -> None:
-    """The level algorithms of optsched.heuristics.shelves build shelf
+    """The level algorithms of optsched.heuristics.shelf.algorithms build shelf
     schedules (the stacked variants do not), none beats the shelf optimum,
     and handed over as incumbents they are accepted."""
-    shelves = pytest.importorskip("optsched.heuristics.shelves")
+    shelves = pytest.importorskip("optsched.heuristics.shelf.algorithms")
     best = solve_shelf_exact(instance, objective).objective
     assert best is not None
     incumbents = []

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from optsched.check import check_schedule
 from optsched.cli import main
 from optsched.heuristics import PC2, Batch, parse_policy, simulate
-from optsched.heuristics.shelves import SHELF_NAMES, ShelfSpec, shelf_schedule
+from optsched.heuristics.shelf.algorithms import SHELF_NAMES, ShelfSpec, shelf_schedule
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.io.native import write_native
 from optsched.schedule import Schedule

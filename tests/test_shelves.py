@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from optsched.check import check_schedule, is_shelf_schedule
-from optsched.heuristics.offline import ffdh, nfdh
-from optsched.heuristics.shelves import (
+from optsched.heuristics.rigid.offline import ffdh, nfdh
+from optsched.heuristics.shelf.algorithms import (
     SHELF_ALGORITHMS,
     SHELF_NAMES,
     Builder,

@@ -6,7 +6,7 @@ import pytest
 
 from optsched.check import check_schedule
 from optsched.heuristics import SimulationResult, simulate
-from optsched.heuristics.allocation import AnyAllocator, ContiguousAllocator
+from optsched.heuristics.engine.allocation import AnyAllocator, ContiguousAllocator
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.schedule import Placement, Schedule
 

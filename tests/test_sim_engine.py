@@ -291,7 +291,7 @@ def test_early_completion_while_nobody_waits(spec: str) -> None:
 def test_progress_off_a_terminal_is_lines_on_stderr(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from optsched.heuristics import runner
+    from optsched.heuristics.engine import runner
 
     # A short run prints nothing: lines come at most every 30 s.
     monkeypatch.setattr(runner, "PROGRESS_MIN_JOBS", 0)  # even a tiny run
@@ -313,7 +313,7 @@ def test_progress_off_a_terminal_is_lines_on_stderr(
 
 
 def test_progress_bar_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    from optsched.heuristics import runner
+    from optsched.heuristics.engine import runner
 
     monkeypatch.setattr(runner.sys.stdout, "isatty", lambda: True)
     with runner._progress_bar(runner.PROGRESS_MIN_JOBS, True) as advance:

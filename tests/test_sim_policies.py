@@ -1,7 +1,7 @@
 """Hand-computed golden schedules, one per policy (every start asserted).
 
 Each expected schedule was derived by hand from the rules in
-``heuristics/policies.py``; the derivations are in the comments.
+``heuristics/rigid/policies.py``; the derivations are in the comments.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from optsched.check import check_schedule
 from optsched.heuristics import POLICY_NAMES, Backfill, simulate
-from optsched.heuristics.engine import Simulator
-from optsched.heuristics.orders import order_ranks
+from optsched.heuristics.engine.core import Simulator
+from optsched.heuristics.rigid.orders import order_ranks
 from optsched.instance import BusyBlock, Instance, Job, Machine
 
 SPECS = (

@@ -20,10 +20,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from optsched.check import check_schedule
-from optsched.heuristics import policies, simulate
-from optsched.heuristics.engine import WAITING, Simulator, WaitingIndex
-from optsched.heuristics.orders import order_ranks
-from optsched.heuristics.policies import (
+from optsched.heuristics import simulate
+from optsched.heuristics.engine.core import WAITING, Simulator, WaitingIndex
+from optsched.heuristics.rigid import policies
+from optsched.heuristics.rigid.orders import order_ranks
+from optsched.heuristics.rigid.policies import (
     Backfill,
     Conservative,
     _Reservations,
@@ -407,7 +408,7 @@ def test_waiting_index_answers_like_a_scan(data: st.DataObject, n: int) -> None:
 @SETTINGS
 @given(data=st.data())
 def test_fewest_free_is_the_profile_minimum(data: st.DataObject) -> None:
-    from optsched.heuristics.policies import _fewest_free
+    from optsched.heuristics.rigid.policies import _fewest_free
 
     now = data.draw(st.integers(0, 20))
     profile = Profile(now, 10)
@@ -497,7 +498,7 @@ GOLDEN = {
 def test_pooled_processor_ids_equal_the_plain_ones() -> None:
     # The schedule's processor tuples are slices of one shared tuple: same
     # values and types as the tuples built one id at a time.
-    from optsched.heuristics.engine import _flat, _pooled_flat
+    from optsched.heuristics.engine.core import _flat, _pooled_flat
 
     flat = _pooled_flat(300)
     for ids in (
@@ -517,7 +518,7 @@ def test_equal_processor_sets_share_one_tuple() -> None:
     # Equal sets of at least SHARED_MIN_IDS ids are one tuple object (the
     # memory of a saturated 450k-job run); smaller ones are fresh tuples;
     # the values are those of the plain construction either way.
-    from optsched.heuristics.engine import SHARED_MIN_IDS, _flat, _pooled_flat
+    from optsched.heuristics.engine.core import SHARED_MIN_IDS, _flat, _pooled_flat
 
     flat = _pooled_flat(300)
     wide = [range(0, 10), range(20, 20 + SHARED_MIN_IDS)]

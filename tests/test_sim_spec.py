@@ -17,8 +17,8 @@ from optsched.heuristics import (
     Strict,
     parse_policy,
 )
-from optsched.heuristics.orders import order_ranks
-from optsched.heuristics.policies import best_package
+from optsched.heuristics.rigid.orders import order_ranks
+from optsched.heuristics.rigid.policies import best_package
 from optsched.packing import Profile
 
 
@@ -166,7 +166,7 @@ def test_best_package_sparse_table_matches_bitsets(
 ) -> None:
     """Issue 17: past BITSET_CAPACITY the reachable-sum table is used; it
     must choose exactly what the bitsets choose (same sum, same tie-break)."""
-    from optsched.heuristics import policies
+    from optsched.heuristics.rigid import policies
 
     bitsets = best_package(sizes, capacity)  # capacities below 2**16
     scaled = best_package([s * scale for s in sizes], capacity * scale)

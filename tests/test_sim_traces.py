@@ -14,7 +14,7 @@ from optsched.heuristics import POLICY_NAMES, simulate
 from optsched.instance import Instance
 from optsched.io import read_trace
 from optsched.metrics import summarize
-from optsched.window import cut_window
+from optsched.windows.window import cut_window
 
 KTH = "KTH-SP2-1996-2.1-cln.swf"
 

@@ -7,7 +7,7 @@ import pytest
 from optsched.heuristics import simulate
 from optsched.instance import Instance, Job, Machine
 from optsched.schedule import Placement, Schedule
-from optsched.site_metrics import utilisation, waits_by_class
+from optsched.site.metrics import utilisation, waits_by_class
 
 
 def test_utilisation_by_hand() -> None:
@@ -60,7 +60,7 @@ def test_measures_of_a_simulated_schedule() -> None:
 
 def test_mode_split_by_hand() -> None:
     from optsched.calendar import Calendar, Period
-    from optsched.site_metrics import mode_split
+    from optsched.site.metrics import mode_split
 
     # 10 CPUs; on Mondays 8-12 h the batch partition is 6 (mixed mode),
     # 12-20 h 1 (interactive mode), else the whole machine (batch mode).

@@ -19,7 +19,7 @@ from optsched.io.schedules import SCHEDULE_WRITE_FORMATS, write_schedule
 from optsched.io.swf import N_FIELDS, read_swf
 from optsched.io.swf_out import write_swf
 from optsched.schedule import Placement, Schedule
-from optsched.window import cut_window
+from optsched.windows.window import cut_window
 
 
 def run(*args: object) -> Result:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from optsched import models
 from optsched.check import check_schedule
-from optsched.generate import perfect_packing, reduced_packing
+from optsched.generate.perfect import perfect_packing, reduced_packing
 from optsched.instance import Instance, Job, Machine
 from optsched.models.common.solution import upper_bound_candidates
 from optsched.models.rigid import tiling

@@ -15,14 +15,14 @@ from optsched.check import check_schedule
 from optsched.cli import main
 from optsched.instance import BusyBlock, Instance, Job, Machine, Mode
 from optsched.io.native import instance_from_dict, instance_to_json, read_native
-from optsched.machines import (
+from optsched.nodes import Nodes, adaptive_tight
+from optsched.schedule import Piece, Placement, Schedule
+from optsched.topology.machines import (
     MachineShape,
     append_schedule,
     flat_relaxation,
     parse_speed_list,
 )
-from optsched.nodes import Nodes, adaptive_tight
-from optsched.schedule import Piece, Placement, Schedule
 
 # ---------------------------------------------------------------- run times
 
@@ -314,7 +314,7 @@ def test_gantt_groups_processors_by_node() -> None:
 
 
 def test_offline_heuristics_on_such_machines_are_valid() -> None:
-    from optsched.heuristics.offline import heuristic_schedules
+    from optsched.heuristics.rigid.offline import heuristic_schedules
 
     jobs = tuple(Job(k, k % 4, 1 + k % 3, 6 + k) for k in range(8))
     instance = Instance(Machine(4, speeds=(1, 2, 2, 4)), jobs)

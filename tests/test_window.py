@@ -33,7 +33,7 @@ from optsched.instance import BusyBlock, Instance, Job, Machine, Source, Window
 from optsched.io.swf import read_swf
 from optsched.schedule import Placement, Schedule
 from optsched.trace import Trace
-from optsched.window import cut_window, wants_window
+from optsched.windows.window import cut_window, wants_window
 
 RECORDED = DATA / "swf" / "recorded.swf"
 

@@ -195,7 +195,7 @@ def upper_bound_candidates(
     """Checked starting schedules: the given incumbents and a list schedule.
 
     Back-ends do not simulate policies: the caller (the analysis pipeline,
-    :mod:`optsched.gap`) passes the policies' and offline heuristics'
+    :mod:`optsched.analysis.gap`) passes the policies' and offline heuristics'
     schedules as ``incumbents``. A list schedule in submit order
     (:func:`optsched.packing.list_schedule`) is always added, so that a
     back-end called alone still has a feasible schedule for its horizon.
@@ -208,8 +208,8 @@ def upper_bound_candidates(
     candidates, rejected
         Feasible schedules (best first) and one line per rejected schedule.
     """
-    from optsched.machines import append_schedule
     from optsched.packing import list_schedule
+    from optsched.topology.machines import append_schedule
 
     row = first_with("candidates", instance)
     if row is not None:

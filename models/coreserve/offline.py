@@ -100,7 +100,7 @@ A greedy solution is every model's hint and fallback: requests in submit
 order, each at its earliest feasible start against the busy blocks and the
 parts already placed (largest part on the freest cluster), then the local
 jobs list-scheduled in release order at their earliest fit. It is checked by
-:func:`optsched.grid.offline_check.check_offline`, as is every result.
+:func:`optsched.coreserve.offline_check.check_offline`, as is every result.
 """
 
 from __future__ import annotations
@@ -119,9 +119,9 @@ from typing import Any
 
 from ortools.sat.python import cp_model
 
-from optsched.grid.offline_check import check_offline
-from optsched.grid.request import Choice, ClusterState, Request
-from optsched.grid.tariff import HOUR, Tariff, common_scale, exact
+from optsched.coreserve.offline_check import check_offline
+from optsched.coreserve.request import Choice, ClusterState, Request
+from optsched.coreserve.tariff import HOUR, Tariff, common_scale, exact
 from optsched.instance import Job
 from optsched.models.common.solution import round_up_bound
 from optsched.models.rigid.cpsat import run_search
@@ -200,7 +200,7 @@ class OfflineSolution:
     ``job_starts`` maps ``(cluster name, job id)`` to the start. The online
     algorithms' outcome over a window, put in this form, is evaluated with
     :func:`weighted_value` and checked with
-    :func:`~optsched.grid.offline_check.check_offline` like the optimum.
+    :func:`~optsched.coreserve.offline_check.check_offline` like the optimum.
     """
 
     accepted: Mapping[int, Choice]

@@ -1,5 +1,5 @@
 r"""CP-SAT model of one co-reservation request (independent check of the
-enumeration in :mod:`optsched.grid.optimum`).
+enumeration in :mod:`optsched.coreserve.optimum`).
 
 Variables: the common start :math:`S \in [e, \ell]`, booleans
 :math:`x_{ic}` (part ``i`` on cluster ``c``; absent when
@@ -22,7 +22,7 @@ Variables: the common start :math:`S \in [e, \ell]`, booleans
 
 ``T_c`` is the study's sampled per-CPU cost (Meltzer 2005, Listing 7) for
 each hour the window spans (it depends on the start's hour only), scaled to
-integers by :func:`~optsched.grid.tariff.common_scale`; the products are
+integers by :func:`~optsched.coreserve.tariff.common_scale`; the products are
 linearised with ``OnlyEnforceIf``. Cumulative resources with optional
 intervals: Baptiste, Le Pape, Nuijten, *Constraint-Based Scheduling*
 (2001). Only busy entries meeting :math:`[e, \ell + d)` are kept, clipped to
@@ -59,9 +59,9 @@ from typing import Any
 
 from ortools.sat.python import cp_model
 
-from optsched.grid.optimum import OBJECTIVES, REASONS, refusal, weighted_value
-from optsched.grid.request import Choice, ClusterState, Request
-from optsched.grid.tariff import HOUR, common_scale, exact
+from optsched.coreserve.optimum import OBJECTIVES, REASONS, refusal, weighted_value
+from optsched.coreserve.request import Choice, ClusterState, Request
+from optsched.coreserve.tariff import HOUR, common_scale, exact
 from optsched.models.rigid.cpsat import solve_model
 
 _LIMIT = 2**62
@@ -262,7 +262,7 @@ def solve(
     Parameters
     ----------
     request, clusters, objective, k, s, not_before
-        As :func:`optsched.grid.optimum.optimum`.
+        As :func:`optsched.coreserve.optimum.optimum`.
     cost_rule
         ``sampled`` only; ``prorata`` raises ``ValueError``.
     time_limit

@@ -5,7 +5,7 @@ with a calendar or chains through release dates: each job released at its
 earliest admissible start after its predecessors, ``r''_j`` (this is the
 chain-aware release bound: ``r''_j + p_j`` with ``r''`` the predecessor
 chain's release plus the run and think times along it, raised to the
-calendar's first admissible start, :func:`optsched.chains.chain_release`).
+calendar's first admissible start, :func:`optsched.site.chains.chain_release`).
 The bounds here add what release dates cannot say.
 
 Why the plain "area against integrated batch capacity" is not valid: only
@@ -41,17 +41,17 @@ from typing import Any
 import networkx as nx
 
 from optsched.calendar import DAY, HOLIDAY, WEEK
-from optsched.chains import (
+from optsched.instance import Instance, Job
+from optsched.models.rigid.bounds import earliest_start_alone, lower_bounds_within
+from optsched.objective import Objective
+from optsched.result import Bound
+from optsched.site.chains import (
     ChainGraph,
     chain_graph,
     chain_release,
     shortest_duration,
     without_chains,
 )
-from optsched.instance import Instance, Job
-from optsched.models.rigid.bounds import earliest_start_alone, lower_bounds_within
-from optsched.objective import Objective
-from optsched.result import Bound
 
 MAX_THRESHOLDS = 24
 """Most release thresholds and run-time thresholds :func:`batch_area_bound`
@@ -515,7 +515,7 @@ def site_released(instance: Instance) -> Instance:
     after :math:`\max(r_j, \max_{i \to j} r''_i + p_i + \theta_{ij})` at
     which the calendar admits a job of ``q_j`` processors on an otherwise
     idle machine (:meth:`~optsched.calendar.Calendar.earliest_start`;
-    :func:`optsched.chains.chain_release` with that ``adjust``). Every
+    :func:`optsched.site.chains.chain_release` with that ``adjust``). Every
     schedule that respects the calendar and the chains starts each job at
     or after ``r''_j`` and is a schedule of the released instance, so every
     lower bound of that instance is one of the original for ``cmax`` and
@@ -554,7 +554,7 @@ def chain_lower_bound_cmax(
 ) -> int:
     r"""Chain-aware release bound on the makespan: ``max_j (r'_j + p_j)``.
 
-    ``r'_j`` from :func:`~optsched.chains.chain_release` (same ``rule``,
+    ``r'_j`` from :func:`~optsched.site.chains.chain_release` (same ``rule``,
     ``releases`` and ``durations``). Every schedule that respects the chains
     starts job ``j`` at or after ``r'_j`` and runs it ``p_j`` seconds, so
     its makespan ``max_j C_j`` is at least ``r'_j + p_j`` for every ``j``.
@@ -594,7 +594,7 @@ def chain_release_bound(
     among other jobs is feasible alone); on a machine with speeds ``p_j`` is
     the shortest run time on any ``q_j`` processors
     (:meth:`optsched.instance.Machine.shortest_run_time`). ``graph``
-    defaults to :func:`~optsched.chains.chain_graph` of the jobs. Never below
+    defaults to :func:`~optsched.site.chains.chain_graph` of the jobs. Never below
     :func:`~optsched.models.rigid.bounds.release_bound` under rule ``"max"``.
     """
     began = time.perf_counter()

@@ -1,7 +1,7 @@
 r"""CP-SAT optimum under a site calendar and job chains (the study's rules).
 
 The machine's calendar (:mod:`optsched.calendar`) and the chains
-(:mod:`optsched.chains`) are modelled exactly as the checker judges them
+(:mod:`optsched.site.chains`) are modelled exactly as the checker judges them
 (:mod:`optsched.check`, rules 11 and 12). Rigid job ``j``: release
 ``r_j``, size ``q_j``, run time ``p_j``, queue ``Q_j``; ``A`` the jobs of
 the calendar's anytime queues, ``N`` the others; ``B`` the busy blocks
@@ -72,7 +72,7 @@ Machine and queues:
 and a job of 0 s of a sequential queue never starts strictly inside
 another job of its queue (``S_z \le S_i \vee S_z \ge S_i + p_i``, the
 checker's reading). Chains: ``S_s \ge S_p + p_p + \theta_{ps}`` for every
-edge of :func:`optsched.chains.chain_graph`. Contiguous machines add
+edge of :func:`optsched.site.chains.chain_graph`. Contiguous machines add
 offsets and ``NoOverlap2D`` as :mod:`optsched.models.rigid.cpsat`. Objective:
 :func:`optsched.models.rigid.cpsat.add_completion_objective` (``cmax`` and
 every ``wct`` form).
@@ -655,7 +655,7 @@ def start_windows(
 
 
 def _chains(instance: Instance) -> nx.DiGraph:
-    from optsched.chains import chain_graph
+    from optsched.site.chains import chain_graph
 
     graph: nx.DiGraph = chain_graph(instance.jobs).graph
     return graph

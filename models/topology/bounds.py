@@ -1,7 +1,7 @@
 """Lower bounds on machines with node speeds or SMP nodes.
 
 Every closed-form bound of :mod:`optsched.models.rigid.bounds` applies to the
-*flat relaxation* (:func:`optsched.machines.flat_relaxation`): each job at
+*flat relaxation* (:func:`optsched.topology.machines.flat_relaxation`): each job at
 its shortest possible run time (its work on the fastest processors of its
 size, at the fewest nodes' communication cost), on identical processors
 without a span limit. A schedule of the original, each job cut to that run
@@ -23,11 +23,11 @@ from fractions import Fraction
 from typing import Any
 
 from optsched.instance import Instance
-from optsched.machines import flat_relaxation
 from optsched.models.rigid.bounds import lower_bounds_within
 from optsched.nodes import ceiling
 from optsched.objective import Objective
 from optsched.result import Bound
+from optsched.topology.machines import flat_relaxation
 
 RELAXED = " (shortest run times)"
 """Suffix of the method name of a bound computed on the flat relaxation."""

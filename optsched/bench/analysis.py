@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from optsched.analysis.gap import GapRow, Reference
 from optsched.bench.run import RunSummary, run_plan
 from optsched.bench.store import Store, decode_rows, gap_frame
 from optsched.bench.suite import (
@@ -31,12 +32,16 @@ from optsched.bench.suite import (
     SolverSpec,
     Suite,
     TraceRef,
+    sha256_of,
 )
 from optsched.bench.tasks import Plan, Task
-from optsched.gap import GapRow, Reference
+from optsched.errors import shown
 from optsched.instance import Instance
+from optsched.moldable.speedup import SpeedupModel
 from optsched.schedule import Schedule
-from optsched.selection import WindowRule
+from optsched.topology.machines import MachineShape
+from optsched.windows.prepare import OptionError
+from optsched.windows.selection import WindowRule
 
 MEMORY = ":memory:"
 
@@ -274,13 +279,13 @@ def analyse_instance(
     window_tasks`) run in this process into an in-memory store, so the
     numbers are those ``optsched gap`` and ``optsched bench`` give.
     """
+    from optsched.analysis.gap import canonical_policy, gap_row
     from optsched.bench.executor import run_tasks
     from optsched.bench.store import references as window_references
     from optsched.bench.tasks import window_tasks
-    from optsched.gap import canonical_policy, gap_row
     from optsched.io.schedules import schedule_from_json
     from optsched.objective import Objective
-    from optsched.selection import WindowSpec
+    from optsched.windows.selection import WindowSpec
 
     labels = tuple(dict.fromkeys(Objective.parse(o).label for o in objectives))
     if not labels:
@@ -319,3 +324,148 @@ def analyse_instance(
     order = {p: i for i, p in enumerate(suite.policies)}
     rows.sort(key=lambda g: (labels.index(g.objective), order[g.policy]))
     return WindowAnalysis(rows, refs, schedules)
+
+
+def gap_suite(
+    path: Path,
+    *,
+    rule: WindowRule,
+    policies: str | Sequence[str],
+    objectives: str | Sequence[str],
+    solver: SolverSpec,
+    input_format: str | None = None,
+    processors: int | None = None,
+    allocation: str | None = None,
+    shelves: bool = False,
+    moldable: SpeedupModel | None = None,
+    malleable: bool = False,
+    machine: MachineShape | None = None,
+    site: Path | None = None,
+    arrivals: str = "recorded",
+) -> Suite:
+    """The in-memory suite of one ``optsched gap`` call (and of
+    :func:`optsched.competitive_gap`): one trace, one window rule.
+
+    Parameters
+    ----------
+    path
+        The instance or trace file.
+    rule
+        The windows to cut.
+    policies, objectives
+        Policy specs and objective labels: one comma-separated string
+        (``--policies``, ``--objective``), or a list of them.
+    solver
+        The reference back-end and its settings; with ``shelves`` the shelf
+        back-end is added, and the preemptive one when a policy preempts.
+    input_format, processors, allocation, moldable, malleable, machine, site, arrivals
+        The trace's options (:class:`~optsched.bench.suite.TraceRef`).
+
+    Raises
+    ------
+    InputError
+        ``path`` or ``site`` is not a file, or a bad site file.
+    OptionError
+        No policy, one policy named twice, no objective, an unknown
+        back-end, ``malleable`` without ``moldable``.
+    ValueError
+        A policy spec or objective label that does not parse.
+    """
+    from optsched.errors import InputError
+    from optsched.heuristics import parse_policy
+    from optsched.heuristics.preempt.policies import preempts
+    from optsched.models import BACKENDS
+
+    if not path.is_file():
+        raise InputError("no such file", path)
+    canonical: dict[str, str] = {}
+    for spec in _policy_specs(policies):
+        name = parse_policy(spec).spec
+        if name in canonical:
+            raise OptionError(
+                f"--policies: {canonical[name]!r} and {spec!r} are one policy ({name})"
+            )
+        canonical[name] = spec
+    labels = _objective_labels(objectives)
+    if solver.backend not in BACKENDS:
+        raise OptionError(
+            f"unknown back-end {solver.backend!r}; valid back-ends: "
+            f"{', '.join(BACKENDS)}"
+        )
+    if malleable and moldable is None:
+        raise OptionError("--malleable needs --moldable MODEL")
+    trace = TraceRef(
+        str(path), path.resolve(), sha256_of(path), False,
+        input_format, processors, allocation,
+        None if moldable is None else moldable.spec, malleable,
+        None if machine is None else machine.spec,
+        **_site_fields(site, arrivals),
+    )  # fmt: skip
+    extra = [SolverSpec("shelf", solver.time_limit, solver.workers)] if shelves else []
+    if solver.backend != "preemptive" and any(map(preempts, canonical)):
+        # A preemptive policy is rated against the preemptive optimum.
+        extra.append(SolverSpec("preemptive", solver.time_limit, solver.workers))
+    return Suite(
+        name="gap",
+        file=path,
+        traces=(trace,),
+        windows=rule,
+        policies=tuple(canonical),
+        objectives=labels,
+        solvers=(solver, *extra),
+    )
+
+
+def _listed(given: str | Sequence[str], option: str) -> list[str]:
+    """The entries of a comma-separated string, or of a list of strings
+    (each one entry: a policy spec's own parameters hold commas)."""
+    if isinstance(given, str):
+        return [piece.strip() for piece in given.split(",") if piece.strip()]
+    if not isinstance(given, Sequence):
+        raise OptionError(
+            f"{option}: expected a comma-separated string or a list of strings, "
+            f"got {shown(given)}"
+        )
+    for entry in given:
+        if not isinstance(entry, str):
+            raise OptionError(f"{option}: {shown(entry)} is not a string")
+    return [entry.strip() for entry in given if entry.strip()]
+
+
+def _policy_specs(policies: str | Sequence[str]) -> list[str]:
+    from optsched.heuristics import split_policy_specs
+
+    # One string splits between specs, not inside one ("easy:order=spt,oracle");
+    # a list holds one spec per entry.
+    if isinstance(policies, str):
+        specs = split_policy_specs(policies)
+    else:
+        specs = _listed(policies, "--policies")
+    if not specs:
+        raise OptionError("--policies: no policy given")
+    return specs
+
+
+def _objective_labels(objectives: str | Sequence[str]) -> tuple[str, ...]:
+    from optsched.objective import Objective
+
+    given = _listed(objectives, "--objective")
+    labels = tuple(dict.fromkeys(Objective.parse(text).label for text in given))
+    if not labels:
+        raise OptionError("--objective: no objective given")
+    return labels
+
+
+def _site_fields(site: Path | None, arrivals: str) -> dict[str, str]:
+    """The ``TraceRef`` fields of ``--site`` (read here: a bad site file
+    stops the command in one line) and ``--arrivals``."""
+    from optsched.errors import InputError
+    from optsched.site.files import read_site
+
+    fields = {"arrivals": arrivals} if arrivals != "recorded" else {}
+    if site is None:
+        return fields
+    if not site.is_file():
+        raise InputError("no such file", site)
+    read_site(site)
+    return fields | {"site": str(site.resolve()), "site_sha256": sha256_of(site)}

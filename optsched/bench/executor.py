@@ -572,7 +572,7 @@ class ProgressBar:
         enabled: bool = True,
         console: Any = None,
     ) -> None:
-        from optsched.cli.console import stderr_console
+        from optsched.console import stderr_console
 
         self.total = total
         self.done = 0
@@ -600,7 +600,7 @@ class ProgressBar:
 
     def __enter__(self) -> ProgressBar:
         if self._bar is not None:
-            from optsched.cli.console import literal
+            from optsched.console import literal
 
             self._bar.start()
             self._id = self._bar.add_task(

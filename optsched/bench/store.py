@@ -39,7 +39,7 @@ Table ``tasks`` (TEXT unless said):
 
 ``task_id`` (primary key), ``suite``, ``trace`` (path as given in the
 suite), ``trace_sha256``, ``window`` (:attr:`WindowSpec.key
-<optsched.selection.WindowSpec.key>`), ``window_index`` (INTEGER), ``kind``
+<optsched.windows.selection.WindowSpec.key>`), ``window_index`` (INTEGER), ``kind``
 (``policy`` | ``solver``), ``name`` (policy spec or back-end), ``objective``
 (label), ``params`` (JSON), ``status`` (``OK`` for a policy, the
 :class:`~optsched.result.SolveStatus` value for a solver, ``ERROR``
@@ -66,7 +66,7 @@ integer, :data:`SCHEMA_VERSION`; a schema-2 store is migrated on opening
 become provisional).
 
 :class:`TaskRow` is a row decoded once into types; :func:`gap_frame` turns
-rows into ratios through :func:`optsched.gap.window_reference`, the one
+rows into ratios through :func:`optsched.analysis.gap.window_reference`, the one
 function that combines the bounds of a window.
 """
 
@@ -90,8 +90,8 @@ from typing import Any
 
 import pandas as pd
 
+from optsched.analysis.gap import Candidate, LowerBound, Reference
 from optsched.errors import InputError
-from optsched.gap import Candidate, LowerBound, Reference
 from optsched.instance import Instance
 from optsched.result import Incumbent
 
@@ -361,7 +361,7 @@ class Store:
         so are preemptive policies, whose schedules are not schedules of the
         non-preemptive problem.
         """
-        from optsched.heuristics.preemptive_policies import preempts
+        from optsched.heuristics.preempt.policies import preempts
         from optsched.io.schedules import schedule_from_json
 
         ids = list(task_ids)
@@ -727,12 +727,12 @@ def references(rows: Sequence[TaskRow]) -> dict[tuple[str, ...], Reference]:
     (restricted ones included: their schedules are feasible), then each
     successful policy row's value under the objective, complete schedules
     only (a row that killed jobs is never a candidate).
-    :func:`optsched.gap.window_reference` combines them.
+    :func:`optsched.analysis.gap.window_reference` combines them.
 
     Relaxations (:data:`optsched.models.RELAXATIONS`, e.g. the preemptive
     optimum): a relaxed back-end's lower bounds bound the optimum too
     (``OPT_relaxed <= OPT``) and are kept; its schedules, like those of the
-    preemptive policies (:func:`optsched.heuristics.preemptive_policies.preempts`),
+    preemptive policies (:func:`optsched.heuristics.preempt.policies.preempts`),
     are not schedules of the problem and are never candidates.
     """
     return _references(rows, None)
@@ -764,7 +764,7 @@ def restricted_references(rows: Sequence[TaskRow]) -> dict[tuple[str, ...], Refe
 def _references(
     rows: Sequence[TaskRow], which: str | None
 ) -> dict[tuple[str, ...], Reference]:
-    from optsched.gap import window_reference
+    from optsched.analysis.gap import window_reference
     from optsched.models import RESTRICTIONS
 
     lowers: dict[tuple[str, ...], list[LowerBound]] = {}
@@ -832,7 +832,7 @@ def _relaxation(row: TaskRow) -> str | None:
 
 
 def _preemptive_policy(row: TaskRow) -> bool:
-    from optsched.heuristics.preemptive_policies import preempts
+    from optsched.heuristics.preempt.policies import preempts
 
     return row.kind == "policy" and preempts(row.name)
 
@@ -841,7 +841,7 @@ def _relaxed_references(
     rows: Sequence[TaskRow],
 ) -> dict[tuple[str, ...], Reference]:
     """:func:`relaxed_references` (one relaxation: preemption)."""
-    from optsched.gap import window_reference
+    from optsched.analysis.gap import window_reference
 
     name = PREEMPTION
     wanted = {
@@ -888,13 +888,13 @@ def gap_frame(rows: pd.DataFrame | Sequence[TaskRow]) -> pd.DataFrame:
     Each successful policy row is expanded into one row per objective it
     measured and joined with the reference of its window and objective
     (:func:`references`); ``ratio_low``, ``ratio_high`` are ``[v / UB,
-    v / LB]`` (:func:`optsched.gap.ratio_interval`), ``NaN`` when not
+    v / LB]`` (:func:`optsched.analysis.gap.ratio_interval`), ``NaN`` when not
     ``comparable`` (the policy killed jobs, or the window has a ``defect``:
     a schedule beats a lower bound, which the commands report as a defect of
     optsched instead of printing a ratio below 1). Failed rows are left out.
     Rows come window by window, policies in the stored order.
     """
-    from optsched.gap import gap_row
+    from optsched.analysis.gap import gap_row
 
     decoded = decode_rows(rows) if isinstance(rows, pd.DataFrame) else list(rows)
     known = references(decoded)
@@ -940,10 +940,10 @@ def _with_relaxation(
     ``preemption_lower``, ``preemption_upper`` (the preemptive reference)
     and ``preemption_price_low``, ``preemption_price_high``: the price of
     non-preemption, optimum / preemptive optimum, as an interval
-    (:func:`optsched.gap.price_interval` with the non-preemptive problem as
+    (:func:`optsched.analysis.gap.price_interval` with the non-preemptive problem as
     the restricted one: every non-preemptive schedule is preemptive).
     """
-    from optsched.gap import price_interval
+    from optsched.analysis.gap import price_interval
 
     if not relaxed:
         return frame
@@ -974,11 +974,11 @@ def _with_restrictions(
 
     For restriction ``R``: ``R_lower``, ``R_upper`` (the restricted
     reference), ``R_ratio_low``, ``R_ratio_high`` (the policy's value against
-    the restricted optimum, :func:`optsched.gap.ratio_interval`) and
+    the restricted optimum, :func:`optsched.analysis.gap.ratio_interval`) and
     ``R_price_low``, ``R_price_high``: the price of the restriction,
-    restricted optimum / optimum (:func:`optsched.gap.price_interval`).
+    restricted optimum / optimum (:func:`optsched.analysis.gap.price_interval`).
     """
-    from optsched.gap import price_interval, ratio_interval
+    from optsched.analysis.gap import price_interval, ratio_interval
 
     names = sorted({key[4] for key in restricted})
     for name in names:

@@ -43,15 +43,19 @@ table.
     and ``malleable`` (``true``: they may also change their processor
     count while they run; needs ``moldable``); ``machine`` (speeds and SMP
     nodes given to every window, as a
-    :class:`~optsched.machines.MachineShape` spec:
+    :class:`~optsched.topology.machines.MachineShape` spec:
     ``"nodes=10x10;tight=2;level=4"``, ``"speeds=16x275,6x825"``); ``site``
     (a site file, relative to the suite's folder: its calendar, queue rules
-    and outages are given to every window, :func:`optsched.site.apply_site`;
-    its digest is part of every task id) and ``arrivals`` (``recorded``, the
+    and outages are given to every window, :func:`optsched.site.files.apply_site`;
+    its digest is part of every task id), ``arrivals`` (``recorded``, the
     default, or ``window-start``: every job of a window is there at its
-    start, Mallmann's second mode).
+    start, Mallmann's second mode) and ``chains`` (``true``, the default, or
+    ``false``: the job chains of SWF fields 17/18 are ignored, as
+    ``--no-chains`` does; part of every task id when ``false``). Every
+    window gets these options as a command gets its own:
+    :func:`optsched.windows.prepare.prepare`, in the order it documents.
 ``[windows]``
-    A :class:`~optsched.selection.WindowRule` (``kind``, ``jobs``, ``count``,
+    A :class:`~optsched.windows.selection.WindowRule` (``kind``, ``jobs``, ``count``,
     ``seed``, ``first``, ``start``, ``end``, ``step``, ``initial_state``);
     absent means ``kind = "whole"``.
 ``policies``
@@ -84,12 +88,13 @@ from pathlib import Path
 from typing import Any
 
 from optsched.errors import InputError, shown
-from optsched.instance import MAX_INTEGER, Instance
+from optsched.instance import MAX_INTEGER
 from optsched.io.text import load_toml
 from optsched.models import BACKENDS
 from optsched.objective import Objective
-from optsched.selection import WindowRule
 from optsched.trace import Trace
+from optsched.windows.prepare import ARRIVALS, Preparation, read_source
+from optsched.windows.selection import WindowRule
 
 TOP_KEYS = ("suite", "traces", "windows", "policies", "objectives", "solvers", "seeds")
 SUITE_KEYS = ("name", "description")
@@ -104,6 +109,7 @@ TRACE_KEYS = (
     "machine",
     "site",
     "arrivals",
+    "chains",
 )
 SOLVER_KEYS = ("backend", "time_limit", "workers")
 DEFAULT_TIME_LIMIT = 10.0
@@ -146,6 +152,7 @@ class TraceRef:
     site: str | None = None
     site_sha256: str | None = None
     arrivals: str | None = None
+    chains: bool = True
 
     def read_options(self) -> dict[str, Any]:
         """The read options given in the suite (part of every task id)."""
@@ -158,34 +165,30 @@ class TraceRef:
             "machine": self.machine,
             "site": self.site_sha256,
             "arrivals": self.arrivals,
+            # Only when false: the ids of suites without the key stay as they were.
+            "chains": None if self.chains else False,
         }
         return {key: value for key, value in given.items() if value is not None}
 
-    def prepared(
-        self, instance: Instance, header: Mapping[str, str] | None = None
-    ) -> Instance:
-        """A window of this trace with the suite's arrival mode, site rules
-        (``header``: the trace's SWF header, for the time of week), speed-up
-        model and machine shape (speeds, SMP nodes) applied."""
-        if self.site is not None:  # first: it reads the recorded starts
-            from optsched.site import apply_site, read_site
+    @property
+    def preparation(self) -> Preparation:
+        """The suite's options as :func:`~optsched.windows.prepare.prepare`
+        applies them to every window of this trace (the specs were checked
+        when the suite was loaded)."""
+        from optsched.moldable.speedup import parse_model
+        from optsched.topology.machines import MachineShape
 
-            instance, _ = apply_site(instance, read_site(self.site), header)
-        if self.arrivals == "window-start" and instance.jobs:
-            first = min(job.release for job in instance.jobs)
-            instance = instance.with_jobs(
-                job.replace(release=first) for job in instance.jobs
-            )
-        if self.moldable is not None:
-            from optsched.speedup import parse_model
-
-            model = parse_model(self.moldable)
-            instance = model.apply(instance, malleable=self.malleable)
-        if self.machine is not None:
-            from optsched.machines import MachineShape
-
-            instance = MachineShape.parse(self.machine).apply(instance)
-        return instance
+        return Preparation(
+            input_format=self.format,
+            processors=self.processors,
+            allocation=self.allocation,
+            moldable=None if self.moldable is None else parse_model(self.moldable),
+            malleable=self.malleable,
+            site=self.site,
+            arrivals=self.arrivals or "recorded",
+            chains=self.chains,
+            machine=None if self.machine is None else MachineShape.parse(self.machine),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -611,15 +614,13 @@ def _check_trace(
     suite's author may not own. Only the line number is kept: ``optsched
     info FILE`` shows the reason to whoever may read the file.
     """
-    from optsched.io import read_trace
-
+    reading = Preparation(
+        input_format=options.get("format"),
+        processors=options.get("processors"),
+        allocation=options.get("allocation"),
+    )
     try:
-        trace = read_trace(
-            file,
-            options.get("format"),
-            processors=options.get("processors"),
-            allocation=options.get("allocation"),
-        )
+        trace = read_source(file, reading)
     except (ValueError, RecursionError, MemoryError) as error:  # InputError too
         line = getattr(error, "line", None)
         at = f" (first error at line {line} of the file)" if line else ""
@@ -687,11 +688,13 @@ def _read_options(table: dict[str, Any], index: int, where: _Located) -> dict[st
 
 
 def _site_options(table: dict[str, Any], index: int, where: _Located) -> dict[str, Any]:
-    """``site`` (a readable site file, relative to the suite's folder) and
-    ``arrivals``."""
-    from optsched.site import read_site
+    """``site`` (a readable site file, relative to the suite's folder),
+    ``arrivals`` and ``chains``."""
+    from optsched.site.files import read_site
 
     options: dict[str, Any] = {}
+    if "chains" in table and not _boolean(table, "chains", index, where):
+        options["chains"] = False
     if "arrivals" in table:
         value = _string(table, "arrivals", where, "traces", index)
         if value not in ARRIVALS:
@@ -716,17 +719,13 @@ def _site_options(table: dict[str, Any], index: int, where: _Located) -> dict[st
     return options
 
 
-ARRIVALS = ("recorded", "window-start")
-"""Arrival modes of ``[[traces]] arrivals`` and ``optsched gap --arrivals``."""
-
-
 def _model_options(
     table: dict[str, Any], index: int, where: _Located
 ) -> dict[str, Any]:
     """``moldable`` (a valid speed-up model spec), ``malleable`` and
     ``machine`` (a valid machine shape spec)."""
-    from optsched.machines import MachineShape
-    from optsched.speedup import parse_model
+    from optsched.moldable.speedup import parse_model
+    from optsched.topology.machines import MachineShape
 
     options: dict[str, Any] = {}
     options |= _site_options(table, index, where)
@@ -746,24 +745,29 @@ def _model_options(
             raise where.error(
                 f"[[traces]] moldable: {error}", "moldable", "traces", index
             ) from None
-    if "malleable" in table:
-        if not isinstance(table["malleable"], bool):
-            raise where.error(
-                "[[traces]] malleable must be true or false, got "
-                f"{shown(table['malleable'])}",
-                "malleable",
-                "traces",
-                index,
-            )
-        if table["malleable"] and "moldable" not in options:
+    if _boolean(table, "malleable", index, where):
+        if "moldable" not in options:
             raise where.error(
                 "[[traces]] malleable needs moldable (a speed-up model)",
                 "malleable",
                 "traces",
                 index,
             )
-        options["malleable"] = table["malleable"]
+        options["malleable"] = True
     return options
+
+
+def _boolean(table: dict[str, Any], key: str, index: int, where: _Located) -> bool:
+    """``[[traces]] key`` as ``true`` or ``false`` (``False`` when absent)."""
+    value = table.get(key, False)
+    if not isinstance(value, bool):
+        raise where.error(
+            f"[[traces]] {key} must be true or false, got {shown(value)}",
+            key,
+            "traces",
+            index,
+        )
+    return value
 
 
 def _solvers(data: Mapping[str, Any], where: _Located) -> tuple[SolverSpec, ...]:

@@ -1,6 +1,6 @@
 """Expand a suite into a task graph, and the production task function.
 
-A task is one unit of a window's analysis (:mod:`optsched.gap`):
+A task is one unit of a window's analysis (:mod:`optsched.analysis.gap`):
 
 * a **policy task** (trace, window, policy): the policy is simulated once and
   its schedule measured for every objective of the suite (``objective`` is
@@ -35,8 +35,9 @@ from optsched.bench.suite import Suite, TraceRef
 from optsched.errors import InputError
 from optsched.instance import Instance
 from optsched.result import Incumbent
-from optsched.selection import WindowSpec, select_windows
 from optsched.trace import Trace, note_skips
+from optsched.windows.prepare import prepare, read_source
+from optsched.windows.selection import WindowSpec, select_windows
 
 POLICY = "policy"
 SOLVER = "solver"
@@ -159,9 +160,11 @@ class Plan:
                 self._cache.pop(next(iter(self._cache)))
             try:
                 ref = next(r for r in self.suite.traces if r.sha256 == key[0])
-                cut = self.windows[key].cut(self.traces[key[0]])
-                header = getattr(self.traces[key[0]], "header", None)
-                self._cache[key] = ref.prepared(cut, header)
+                # Silent: the trace's notes were printed once when it was
+                # read, and a site's note would repeat for every window.
+                self._cache[key] = prepare(
+                    self.traces[key[0]], ref.preparation, self.windows[key], notes=False
+                )
             except ValueError as error:  # InputError included
                 self._cache[key] = error
         found = self._cache[key]
@@ -172,9 +175,10 @@ class Plan:
 
 def read_suite_trace(ref: TraceRef) -> Trace:
     """The trace of a suite entry, read with its options (format, processors,
-    allocation override applied before any window is cut)."""
+    allocation override applied before any window is cut):
+    :func:`~optsched.windows.prepare.read_source`, or the trace it gave when
+    the suite was loaded."""
     from optsched.bench.suite import take_read_trace
-    from optsched.io import read_trace
 
     options = {
         "format": ref.format,
@@ -184,9 +188,7 @@ def read_suite_trace(ref: TraceRef) -> Trace:
     loaded = take_read_trace(ref.file, options)
     if loaded is not None:
         return loaded
-    return read_trace(
-        ref.file, ref.format, processors=ref.processors, allocation=ref.allocation
-    )
+    return read_source(ref.file, ref.preparation)
 
 
 def expand(suite: Suite, *, deterministic: bool = False) -> Plan:
@@ -248,7 +250,7 @@ def window_tasks(
             kind, name, objective, params_json, after,
         )  # fmt: skip
 
-    from optsched.gap import POLICY_SEED
+    from optsched.analysis.gap import POLICY_SEED
 
     policies = [
         task(POLICY, policy, ALL_OBJECTIVES,
@@ -275,12 +277,12 @@ def window_tasks(
 def execute_task(task: Task, instance: Instance) -> dict[str, Any]:
     """The production task function: simulate a policy or run a back-end.
 
-    Calls :func:`optsched.gap.evaluate_policy` or
-    :func:`optsched.gap.evaluate_reference`, which check every schedule with
+    Calls :func:`optsched.analysis.gap.evaluate_policy` or
+    :func:`optsched.analysis.gap.evaluate_reference`, which check every schedule with
     :func:`optsched.check.check_schedule` and recompute objectives from it.
     Returns the :data:`RESULT_FIELDS` and some :data:`OPTIONAL_FIELDS`.
     """
-    from optsched.gap import evaluate_policy, evaluate_reference
+    from optsched.analysis.gap import evaluate_policy, evaluate_reference
     from optsched.io.schedules import schedule_to_dict
     from optsched.metrics import summarize
 

@@ -92,7 +92,7 @@ processor set it uses obeys rules 5 and 6, and move times increase inside
     on the machine without its calendar.
 
 12. A job with a predecessor (SWF fields 17/18; the edges of
-    :func:`optsched.chains.chain_graph`: predecessors outside the instance
+    :func:`optsched.site.chains.chain_graph`: predecessors outside the instance
     and cycles dropped) starts no earlier than its predecessor's end plus
     its think time (a negative or missing think time counts as 0).
 

@@ -18,7 +18,7 @@
 The rule is judged on whole instants: which of two starts at one instant
 came first is not in a schedule, so the charges of an instant are taken all
 together, the strictest reading (the simulator, which starts jobs one after
-another, meets it: :mod:`optsched.heuristics.user_limit`). Like
+another, meets it: :mod:`optsched.heuristics.site.user_limit`). Like
 :mod:`optsched.check`, this module imports nothing from the producers.
 """
 
@@ -95,7 +95,7 @@ def _waiting_spans(
     instance: Instance, schedule: Schedule, jobs: list[Job]
 ) -> dict[int, list[tuple[int, int]]]:
     """Per job, the half-open spans ``[a, b)`` in which it waits."""
-    from optsched.chains import chain_graph
+    from optsched.site.chains import chain_graph
 
     released = {job.id: job.release for job in jobs}
     graph = chain_graph(instance.jobs).graph

@@ -101,9 +101,9 @@ def _check_sequential(
 
 def _check_chains(instance: Instance, schedule: Schedule) -> list[Violation]:
     """Rule 12: a successor starts no earlier than its predecessor's end
-    plus the think time (the edges of :func:`optsched.chains.chain_graph`,
+    plus the think time (the edges of :func:`optsched.site.chains.chain_graph`,
     the graph the simulator follows)."""
-    from optsched.chains import chain_graph
+    from optsched.site.chains import chain_graph
 
     graph = chain_graph(instance.jobs).graph
     out: list[Violation] = []

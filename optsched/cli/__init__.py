@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from optsched.cli.console import literal
+from optsched.console import literal
 from optsched.errors import InputError
 from optsched.extras import MissingExtra
 

@@ -39,8 +39,8 @@ from typing import Any
 import click
 from rich.table import Table
 
-from optsched.cli.console import wide_console
 from optsched.cli.options import input_options, load_instance, output_file
+from optsched.console import wide_console
 from optsched.instance import Instance
 from optsched.io.atomic import atomic_write
 from optsched.models import BACKENDS, RESTRICTIONS, solve
@@ -299,7 +299,7 @@ def _time_box(deadline: float) -> Iterator[None]:
 def timed_incumbents(
     instance: Instance, objective: Objective, deadline: float
 ) -> tuple[list[Incumbent], list[str]]:
-    """:func:`optsched.gap.heuristic_incumbents` within ``deadline``.
+    """:func:`optsched.analysis.gap.heuristic_incumbents` within ``deadline``.
 
     Parameters
     ----------
@@ -315,9 +315,9 @@ def timed_incumbents(
         (the first one always runs), then each oracle policy whose
         simulation ends before it; one line per policy left out.
     """
-    from optsched.gap import POLICY_SEED, exact_estimates, oracle_policies
+    from optsched.analysis.gap import POLICY_SEED, exact_estimates, oracle_policies
     from optsched.heuristics import simulate
-    from optsched.heuristics.offline import best_heuristic
+    from optsched.heuristics.rigid.offline import best_heuristic
 
     best = best_heuristic(instance, objective, deadline=deadline)
     out = [Incumbent(best.producer or "heuristic", best)]

@@ -15,7 +15,7 @@ import click
 from rich.table import Table
 
 from optsched.check import check_schedule
-from optsched.cli.console import echo, wide_console
+from optsched.cli.console import echo
 from optsched.cli.options import input_options, load_instance, output_file
 from optsched.cli.simulate import (
     POLICY_HELP,
@@ -24,6 +24,7 @@ from optsched.cli.simulate import (
     policy_for,
     simulation_options,
 )
+from optsched.console import wide_console
 from optsched.heuristics import Policy, parse_policy, simulate
 from optsched.instance import Instance
 from optsched.io.atomic import atomic_write

@@ -1,9 +1,9 @@
 """``optsched coreserve``: grid co-reservation (Meltzer 2005).
 
 ``optsched coreserve optimum FILE`` gives the exact optimum of one request
-on given cluster profiles (:mod:`optsched.grid.optimum`, or the CP-SAT model
+on given cluster profiles (:mod:`optsched.coreserve.optimum`, or the CP-SAT model
 :mod:`optsched.models.coreserve.request` with ``--method cpsat``); the file format
-is in :mod:`optsched.grid.io`. The JSON result (``start``, ``cost``,
+is in :mod:`optsched.coreserve.io`. The JSON result (``start``, ``cost``,
 ``clusters``, with ``--pareto`` the front) goes to ``-o`` (atomically) or
 to standard output, a one-line summary to standard error. A request that
 cannot be placed gives ``"start": null`` and a ``reason`` (exit 0); a
@@ -19,10 +19,10 @@ from fractions import Fraction
 import click
 
 from optsched.cli.options import check_output_path
-from optsched.grid.io import optimum_record, read_coreserve, write_record
-from optsched.grid.optimum import OBJECTIVES, optimum, pareto_front
-from optsched.grid.request import Choice
-from optsched.grid.tariff import COST_RULES
+from optsched.coreserve.io import optimum_record, read_coreserve, write_record
+from optsched.coreserve.optimum import OBJECTIVES, optimum, pareto_front
+from optsched.coreserve.request import Choice
+from optsched.coreserve.tariff import COST_RULES
 
 
 @click.group(name="coreserve")

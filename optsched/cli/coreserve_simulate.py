@@ -8,12 +8,12 @@ import json
 import click
 from rich.table import Table
 
-from optsched.cli.console import console
 from optsched.cli.options import output_file
-from optsched.grid.metrics import measure
-from optsched.grid.scenario import load_scenario
-from optsched.grid.service import ALGORITHMS
-from optsched.grid.simulate import simulate_grid
+from optsched.console import console
+from optsched.coreserve.metrics import measure
+from optsched.coreserve.scenario import load_scenario
+from optsched.coreserve.service import ALGORITHMS
+from optsched.coreserve.simulate import simulate_grid
 from optsched.io.atomic import atomic_write
 
 
@@ -61,7 +61,7 @@ def simulate_command(
     optimum: bool,
     json_path: str | None,
 ) -> None:
-    """Run the grid study SCENARIO (a TOML file, see optsched.grid.scenario)
+    """Run the grid study SCENARIO (a TOML file, see optsched.coreserve.scenario)
     and print the study's measures (Meltzer 2005, §6.1)."""
     chosen = load_scenario(scenario).with_service(
         algorithm=algorithm, k=k, s=s, accuracy=accuracy

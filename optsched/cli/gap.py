@@ -17,6 +17,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from optsched.analysis.gap import aggregate
 from optsched.bench.store import PREEMPTION as RELAXATION
 from optsched.bench.suite import (
     DEFAULT_OBJECTIVES,
@@ -24,9 +25,6 @@ from optsched.bench.suite import (
     DEFAULT_SOLVER_WORKERS,
     DEFAULT_TIME_LIMIT,
     SolverSpec,
-    Suite,
-    TraceRef,
-    sha256_of,
 )
 from optsched.cli.options import (
     file_options,
@@ -35,10 +33,8 @@ from optsched.cli.options import (
     moldable_options,
     output_file,
 )
-from optsched.gap import aggregate
-from optsched.machines import MachineShape
-from optsched.selection import WindowRule
-from optsched.speedup import SpeedupModel
+from optsched.moldable.speedup import SpeedupModel
+from optsched.windows.selection import WindowRule
 
 DEFAULT_INSTANCE = Path(__file__).resolve().parents[2] / "instances" / "default.json"
 """The bundled window ``optsched gap`` analyses when given no file."""
@@ -189,7 +185,7 @@ def _aggregate_table(frame: pd.DataFrame) -> Table:
 
 
 def _console(stderr: bool = False) -> Console:
-    from optsched.cli.console import wide_console
+    from optsched.console import wide_console
 
     return wide_console(stderr=stderr)
 
@@ -387,34 +383,39 @@ def command(
     (SIGINT) or SIGTERM stops the run within a second or two, even during a
     solve, and keeps the finished windows (exit status 130 or 143).
     """
-    from optsched.bench.analysis import MEMORY, WindowLines, analyse
+    from optsched.bench.analysis import MEMORY, WindowLines, analyse, gap_suite
+    from optsched.windows.prepare import OptionError
 
-    suite = gap_suite(
-        Path(file) if file else DEFAULT_INSTANCE,
-        input_format=input_format,
-        processors=processors,
-        allocation=allocation,
-        moldable=moldable,
-        malleable=malleable,
-        machine=machine_shape(speeds, nodes, tight, level, comm_base, comm_cost),
-        site=Path(site) if site else None,
-        arrivals=arrivals,
-        rule=_rule(
-            window_jobs,
-            windows,
-            first_job,
-            sample,
-            seed,
-            window_start,
-            window_end,
-            step,
-            initial_state,
-        ),
-        policies=policies,
-        objectives=objectives,
-        solver=SolverSpec(backend, time_limit, workers),
-        shelves=shelves,
-    )
+    try:
+        suite = gap_suite(
+            Path(file) if file else DEFAULT_INSTANCE,
+            input_format=input_format,
+            processors=processors,
+            allocation=allocation,
+            moldable=moldable,
+            malleable=malleable,
+            machine=machine_shape(speeds, nodes, tight, level, comm_base, comm_cost),
+            site=Path(site) if site else None,
+            arrivals=arrivals,
+            rule=_rule(
+                window_jobs,
+                windows,
+                first_job,
+                sample,
+                seed,
+                window_start,
+                window_end,
+                step,
+                initial_state,
+            ),
+            policies=policies,
+            objectives=objectives,
+            solver=SolverSpec(backend, time_limit, workers),
+            shelves=shelves,
+        )
+    except OptionError as error:
+        # The command's own checks: a usage error, with the usage line.
+        raise click.UsageError(str(error)) from None
     from optsched.bench.tasks import expand
 
     # Reads the file: bad input stops here, one line.
@@ -445,92 +446,6 @@ def command(
             safe_frame(frame).to_csv(handle, index=False)
         console.print(f"wrote {len(frame)} rows to {output}")
     _finish(found)
-
-
-def gap_suite(
-    path: Path,
-    *,
-    input_format: str | None,
-    processors: int | None,
-    allocation: str | None,
-    rule: WindowRule,
-    policies: str,
-    objectives: str,
-    solver: SolverSpec,
-    shelves: bool = False,
-    moldable: SpeedupModel | None = None,
-    malleable: bool = False,
-    machine: MachineShape | None = None,
-    site: Path | None = None,
-    arrivals: str = "recorded",
-) -> Suite:
-    """The in-memory suite of one ``optsched gap`` call."""
-    from optsched.errors import InputError
-    from optsched.heuristics import parse_policy, split_policy_specs
-    from optsched.heuristics.preemptive_policies import preempts
-    from optsched.models import BACKENDS
-    from optsched.objective import Objective
-
-    if not path.is_file():
-        raise InputError("no such file", path)
-    specs = split_policy_specs(policies)
-    if not specs:
-        raise click.UsageError("--policies: no policy given")
-    canonical: dict[str, str] = {}
-    for spec in specs:
-        name = parse_policy(spec).spec
-        if name in canonical:
-            raise click.UsageError(
-                f"--policies: {canonical[name]!r} and {spec!r} are one policy ({name})"
-            )
-        canonical[name] = spec
-    labels = list(dict.fromkeys(
-        Objective.parse(o.strip()).label for o in objectives.split(",") if o.strip()
-    ))  # fmt: skip
-    if not labels:
-        raise click.UsageError("--objective: no objective given")
-    if solver.backend not in BACKENDS:
-        raise click.UsageError(
-            f"unknown back-end {solver.backend!r}; valid back-ends: "
-            f"{', '.join(BACKENDS)}"
-        )
-    if malleable and moldable is None:
-        raise click.UsageError("--malleable needs --moldable MODEL")
-    trace = TraceRef(
-        str(path), path.resolve(), sha256_of(path), False,
-        input_format, processors, allocation,
-        None if moldable is None else moldable.spec, malleable,
-        None if machine is None else machine.spec,
-        **_site_fields(site, arrivals),
-    )  # fmt: skip
-    extra = [SolverSpec("shelf", solver.time_limit, solver.workers)] if shelves else []
-    if solver.backend != "preemptive" and any(map(preempts, canonical)):
-        # A preemptive policy is rated against the preemptive optimum.
-        extra.append(SolverSpec("preemptive", solver.time_limit, solver.workers))
-    return Suite(
-        name="gap",
-        file=path,
-        traces=(trace,),
-        windows=rule,
-        policies=tuple(canonical),
-        objectives=tuple(labels),
-        solvers=(solver, *extra),
-    )
-
-
-def _site_fields(site: Path | None, arrivals: str) -> dict[str, str]:
-    """The ``TraceRef`` fields of ``--site`` (read here: a bad site file
-    stops the command in one line) and ``--arrivals``."""
-    from optsched.errors import InputError
-    from optsched.site import read_site
-
-    fields = {"arrivals": arrivals} if arrivals != "recorded" else {}
-    if site is None:
-        return fields
-    if not site.is_file():
-        raise InputError("no such file", site)
-    read_site(site)
-    return fields | {"site": str(site.resolve()), "site_sha256": sha256_of(site)}
 
 
 def _finish(found: object) -> None:

@@ -2,9 +2,9 @@
 
 ``optsched generate perfect-packing --width W --height H --items N --seed S
 [--guillotine/--non-guillotine] -o FILE`` writes a native JSON instance whose
-optimal contiguous makespan is ``H`` (see :mod:`optsched.generate`).
+optimal contiguous makespan is ``H`` (see :mod:`optsched.generate.perfect`).
 ``optsched generate afkt ...`` writes a synthetic job mix of Arndt et al.
-(2000) on nodes with speeds (:mod:`optsched.generate_afkt`).
+(2000) on nodes with speeds (:mod:`optsched.generate.afkt`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import click
 
 from optsched.cli.console import echo
 from optsched.cli.options import output_file
-from optsched.generate import perfect_packing_layout
+from optsched.generate.perfect import perfect_packing_layout
 
 
 @click.group("generate")
@@ -113,11 +113,11 @@ def moldable_command(
 
     Requests uniform on 4..128 processors, run times on 20..400 s, the
     moldable jobs with modes from the speed-up model
-    (:mod:`optsched.generate_moldable`).
+    (:mod:`optsched.generate.moldable`).
     """
-    from optsched.generate_moldable import moldable_batch
+    from optsched.generate.moldable import moldable_batch
     from optsched.io.native import write_native
-    from optsched.speedup import parse_model
+    from optsched.moldable.speedup import parse_model
 
     try:
         parse_model(speedup)
@@ -199,9 +199,9 @@ def afkt_command(
 
     Sequential and parallel (small: 2..m/2 nodes, large: m/2..m) rigid jobs
     on nodes with speeds; a job's runtime in the file is its work at speed 1
-    (:mod:`optsched.generate_afkt`).
+    (:mod:`optsched.generate.afkt`).
     """
-    from optsched.generate_afkt import afkt_instance
+    from optsched.generate.afkt import afkt_instance
     from optsched.io.native import write_native
 
     instance = afkt_instance(

@@ -48,11 +48,11 @@ import numpy as np
 from rich.table import Table
 
 from optsched.calendar import WEEK, Calendar
-from optsched.chains import chain_counts
-from optsched.cli.console import console as make_console
 from optsched.cli.options import input_options, load_trace_and_instance
+from optsched.console import console as make_console
 from optsched.instance import Instance, Job
-from optsched.machines import flat_relaxation
+from optsched.site.chains import chain_counts
+from optsched.topology.machines import flat_relaxation
 from optsched.trace import Trace
 
 QUANTILES = (0.10, 0.25, 0.50, 0.75, 0.90)
@@ -160,7 +160,7 @@ def command(path: str, **input_kwargs: Any) -> None:
     trace, instance = load_trace_and_instance(path, **input_kwargs)
     console = make_console(width=max(make_console().width, 100))
     # On speeds or SMP nodes the sums and bounds read each job's shortest
-    # run time (optsched.machines.flat_relaxation): its run time depends on
+    # run time (optsched.topology.machines.flat_relaxation): its run time depends on
     # its processors there.
     summary = summarize(flat_relaxation(instance))
     console.print(_overview(path, trace, instance, summary))

@@ -3,7 +3,6 @@ the check every output option makes before any work is done."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -13,9 +12,16 @@ import click
 
 from optsched.errors import InputError
 from optsched.instance import Instance
-from optsched.machines import MachineShape
-from optsched.speedup import SpeedupModel
+from optsched.moldable.speedup import SpeedupModel
+from optsched.topology.machines import MachineShape
 from optsched.trace import Trace
+from optsched.windows.prepare import (
+    OptionError,
+    Preparation,
+    prepare,
+    read_source,
+    requested_window,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -183,7 +189,7 @@ def _speedup_model(ctx: click.Context, param: click.Parameter, value: Any) -> An
     del ctx, param
     if value is None:
         return None
-    from optsched.speedup import parse_model
+    from optsched.moldable.speedup import parse_model
 
     try:
         return parse_model(value)
@@ -192,7 +198,7 @@ def _speedup_model(ctx: click.Context, param: click.Parameter, value: Any) -> An
 
 
 def moldable_options(command: F) -> F:
-    """Add ``--moldable`` (a parsed :class:`~optsched.speedup.SpeedupModel`
+    """Add ``--moldable`` (a parsed :class:`~optsched.moldable.speedup.SpeedupModel`
     or ``None``) and ``--malleable`` to a command."""
     return _apply(command, _moldable_options())
 
@@ -285,10 +291,10 @@ def machine_shape(
     comm_base: float | None = None,
     comm_cost: str | None = None,
 ) -> MachineShape | None:
-    """The :class:`~optsched.machines.MachineShape` the options ask for
+    """The :class:`~optsched.topology.machines.MachineShape` the options ask for
     (``None`` without ``--speeds``/``--nodes``); a usage error (exit 2) on a
     bad value."""
-    from optsched.machines import MachineShape
+    from optsched.topology.machines import MachineShape
 
     given = (speeds, nodes, tight, level, comm_base, comm_cost)
     if all(value is None for value in given):
@@ -365,116 +371,67 @@ def load_instance(path: str, **options: Any) -> Instance:
     return load_trace_and_instance(path, **options)[1]
 
 
-def _read(
-    path: str,
-    input_format: str | None,
-    processors: int | None,
-    status: frozenset[int] | None,
-    partial_runtime: str | None,
-) -> tuple[Trace, bool]:
-    """The whole file, and whether the reader applied the status filter.
-
-    The SWF reader filters by status itself (so that the skip report names
-    the lines) and folds partial executions by ``partial_runtime``; other
-    formats are filtered afterwards.
-    """
-    from optsched.io import detect_format, read_trace
-
-    if Path(path).exists() and (input_format or detect_format(path)) == "swf":
-        from optsched.io.swf import read_swf
-
-        trace = read_swf(
-            path,
-            processors=processors,
-            status=status,
-            partial=partial_runtime or "summary",
-        )
-        return trace, True
-    return read_trace(path, input_format, processors=processors), False
+def input_preparation(
+    *,
+    input_format: str | None = None,
+    processors: int | None = None,
+    allocation: str | None = None,
+    status: frozenset[int] | None = None,
+    partial_runtime: str | None = None,
+    moldable: SpeedupModel | None = None,
+    malleable: bool = False,
+    site: str | None = None,
+    arrivals: str | None = None,
+    no_chains: bool | None = None,
+    **machine: Any,
+) -> Preparation:
+    """The :class:`~optsched.windows.prepare.Preparation` the input options ask
+    for; ``machine`` holds the options of :func:`machine_shape` (a usage
+    error, exit 2, on a bad value)."""
+    return Preparation(
+        input_format=input_format,
+        processors=processors,
+        allocation=allocation,
+        status=status,
+        partial_runtime=partial_runtime,
+        moldable=moldable,
+        malleable=malleable,
+        site=site,
+        arrivals=arrivals or "recorded",
+        chains=not no_chains,
+        machine=machine_shape(**machine),
+    )
 
 
 def load_trace_and_instance(
     path: str,
     *,
-    input_format: str | None = None,
-    processors: int | None = None,
-    allocation: str | None = None,
     first_job: int | None = None,
     n_jobs: int | None = None,
     window_start: int | None = None,
     window_end: int | None = None,
     initial_state: str = "none",
-    status: frozenset[int] | None = None,
-    partial_runtime: str | None = None,
-    moldable: SpeedupModel | None = None,
-    malleable: bool = False,
-    **machine: Any,
+    **options: Any,
 ) -> tuple[Trace, Instance]:
     """Like :func:`load_instance`, also returning the whole trace read.
 
-    The allocation override applies before the window is cut, so that busy
-    blocks of a recorded initial state get offsets on a contiguous machine.
-    ``status`` keeps only the jobs of these SWF status codes (``None``:
-    every job); ``partial_runtime`` is :func:`~optsched.io.swf.read_swf`'s
-    ``partial`` (``None``: ``"summary"``). Jobs the reader skipped, and
-    jobs whose estimate is their run time, are announced in one note line
-    each on stderr (:func:`~optsched.trace.note_skips`). ``moldable``
-    makes the window's jobs moldable (and ``malleable``) under a speed-up
-    model, after the window is cut (the trace stays as read). ``machine``
-    holds the options of :func:`machine_shape` (speeds, SMP nodes), applied
-    to the window last, and ``site`` (a site file,
-    :func:`optsched.site.apply_site`: it reads the recorded starts, so it
-    comes first), ``arrivals`` (``window-start``: every job released at the
-    window's first submit) and ``no_chains`` (drop SWF fields 17/18),
-    applied before them in that order.
+    The window options choose the window
+    (:func:`~optsched.windows.prepare.requested_window`); ``options`` are
+    those of :func:`input_preparation`, applied by
+    :func:`~optsched.windows.prepare.prepare` in its order. Jobs the reader
+    skipped, jobs whose estimate is their run time, and what a site file
+    changed are announced in one note line each on stderr. An option that
+    does not fit the instance is a usage error (exit 2).
     """
-    from optsched.trace import keep_statuses, note_skips
-    from optsched.window import cut_window, wants_window
+    from optsched.trace import note_skips
 
-    trace, filtered = _read(path, input_format, processors, status, partial_runtime)
-    if status is not None and not filtered:
-        trace = keep_statuses(trace, status)
+    chosen = input_preparation(**options)
+    trace = read_source(path, chosen)
     note_skips(trace, path)
-    whole = trace.instance
-    if allocation is not None and allocation != whole.machine.allocation:
-        whole = whole.replace(machine=whole.machine.with_allocation(allocation))
-        trace = dataclasses.replace(trace, instance=whole)
-    window_args = dict(
-        first_job=first_job,
-        jobs=n_jobs,
-        start=window_start,
-        end=window_end,
-        initial_state=initial_state,
+    window = requested_window(
+        first_job, n_jobs, window_start, window_end, initial_state
     )
-    instance = (
-        cut_window(trace, **window_args)  # type: ignore[arg-type]
-        if wants_window(**window_args)  # type: ignore[arg-type]
-        else whole
-    )
-    if malleable and moldable is None:
-        raise click.UsageError("--malleable needs --moldable MODEL")
-    if moldable is not None:
-        instance = moldable.apply(instance, malleable=malleable)
-    site_file = machine.pop("site", None)
-    if site_file is not None:
-        from optsched.site import apply_site, read_site
-
-        instance, note = apply_site(instance, read_site(site_file), trace.header)
-        if note is not None:
-            click.echo(f"optsched: note: {note}", err=True)
-    if machine.pop("arrivals", None) == "window-start" and instance.jobs:
-        first = min(job.release for job in instance.jobs)
-        instance = instance.replace(
-            jobs=tuple(job.replace(release=first) for job in instance.jobs)
-        )
-    if machine.pop("no_chains", None):
-        from optsched.chains import without_chains
-
-        instance = instance.replace(jobs=without_chains(instance.jobs))
-    shape = machine_shape(**machine)
-    if shape is not None:
-        try:
-            instance = shape.apply(instance)
-        except ValueError as error:
-            raise click.UsageError(str(error)) from None
-    return trace, instance
+    try:
+        return trace, prepare(trace, chosen, window)
+    except OptionError as error:
+        raise click.UsageError(str(error)) from None

@@ -12,8 +12,9 @@ from typing import Any
 import click
 from rich.table import Table
 
-from optsched.cli.console import echo, wide_console
+from optsched.cli.console import echo
 from optsched.cli.options import input_options, load_instance, output_file
+from optsched.console import wide_console
 from optsched.heuristics import (
     ALLOCATION_RULES,
     Policy,

@@ -4,7 +4,7 @@ Select ``--first-job K --jobs N`` (position, 0-based, submit order, after
 skipped jobs are removed) or ``--start T0 --end T1`` (submit time, trace
 seconds, half-open); ``--initial-state recorded`` turns the jobs the trace's
 recorded schedule still runs at the window start into busy blocks. See
-:mod:`optsched.window`. ``--workload-format batsim`` writes a Batsim JSON
+:mod:`optsched.windows.window`. ``--workload-format batsim`` writes a Batsim JSON
 workload instead of the native instance
 (:func:`optsched.io.batsim.write_batsim_workload`). The file is written
 atomically: on any error no file is left behind.

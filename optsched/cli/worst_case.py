@@ -5,9 +5,9 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from optsched.cli.console import console as make_console
 from optsched.cli.console import echo
 from optsched.cli.options import output_folder
+from optsched.console import console as make_console
 from optsched.instance import ALLOCATIONS
 from optsched.worstcase.measure import ESTIMATE_MODES, MEASURES, Space
 from optsched.worstcase.search import DEFAULT_BUDGET, WorstCase, search_worst_case

@@ -110,7 +110,7 @@ from optsched.io.batsim import (
 )
 from optsched.io.native import JsonPath, json_line, json_lines
 from optsched.io.spreadsheet import safe_cell
-from optsched.moldable import resolved
+from optsched.moldable.modes import resolved
 from optsched.schedule import (
     MAX_PROCESSOR,
     MAX_TIME,

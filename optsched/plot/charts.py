@@ -8,12 +8,12 @@ The DataFrames are those of :class:`optsched.bench.store.Store`:
 and solver rows, see ``docs`` of the store). No chart combines the bounds
 of a window on its own: they come from the window's reference
 (:func:`optsched.bench.store.references`, through
-:func:`optsched.gap.window_reference`), either directly or as the ``lower``
+:func:`optsched.analysis.gap.window_reference`), either directly or as the ``lower``
 and ``upper`` columns :func:`~optsched.bench.store.gap_frame` copies from it.
 
 Competitive ratio of a policy with objective value ``v`` on a window whose
 optimum lies in ``[LB, UB]``: ``v / OPT`` in ``[v / UB, v / LB]``
-(:func:`optsched.gap.ratio_interval`).
+(:func:`optsched.analysis.gap.ratio_interval`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
-from optsched.gap import OPTIMAL_TOLERANCE
+from optsched.analysis.gap import OPTIMAL_TOLERANCE
 from optsched.instance import Instance
 from optsched.metrics import utilisation as mean_utilisation
 from optsched.plot.gantt import (
@@ -43,8 +43,8 @@ from optsched.plot.text import literal_texts
 from optsched.schedule import Schedule
 
 if TYPE_CHECKING:
+    from optsched.analysis.gap import Reference
     from optsched.bench.store import TaskRow
-    from optsched.gap import Reference
 
 _TAB10 = matplotlib.colormaps["tab10"]
 _MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "*")
@@ -452,14 +452,14 @@ def binding_bound_counts(
     The reference of every (window, objective) comes from
     :func:`optsched.bench.store.references` (see :func:`window_references`;
     ``rows`` may be those references already): its best lower bound is
-    :attr:`~optsched.gap.Reference.lower` among the methods of
-    :attr:`~optsched.gap.Reference.bounds` (each successful solver row's
+    :attr:`~optsched.analysis.gap.Reference.lower` among the methods of
+    :attr:`~optsched.analysis.gap.Reference.bounds` (each successful solver row's
     ``lower`` and every method in its ``bounds``), its best upper bound
-    :attr:`~optsched.gap.Reference.upper` among the sources of
-    :attr:`~optsched.gap.Reference.candidates` (the solver rows' ``upper``
+    :attr:`~optsched.analysis.gap.Reference.upper` among the sources of
+    :attr:`~optsched.analysis.gap.Reference.candidates` (the solver rows' ``upper``
     and the values of the policies that killed no job). A method or source
     is *binding* on a window when it attains the best value (relative
-    tolerance :data:`optsched.gap.OPTIMAL_TOLERANCE`); ties count for all of
+    tolerance :data:`optsched.analysis.gap.OPTIMAL_TOLERANCE`); ties count for all of
     them. Rows with status ``ERROR`` are ignored.
 
     Returns

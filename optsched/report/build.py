@@ -7,9 +7,9 @@ figures beside it. Sections:
 1. the run: store, suite, traces (path, sha256, windows), tasks by status,
    policies, back-ends, objectives, time span, hosts;
 2. defects, if any: windows on which a schedule beats a proven lower bound
-   (:attr:`optsched.gap.Reference.defect`), whose ratios are withheld;
+   (:attr:`optsched.analysis.gap.Reference.defect`), whose ratios are withheld;
 3. competitive ratios per policy and objective
-   (:func:`optsched.gap.aggregate`) and their distribution;
+   (:func:`optsched.analysis.gap.aggregate`) and their distribution;
 4. per objective, the reference of every window with the policies' values
    and ratio intervals (a policy that killed jobs has none: its cell gives
    the jobs killed and the work lost);
@@ -22,16 +22,16 @@ figures beside it. Sections:
 
 Competitive ratio of a policy with objective ``v`` on a window whose
 optimum lies in ``[LB, UB]``: the interval ``[v / UB, v / LB]``
-(:func:`optsched.gap.ratio_interval`), exact when ``LB = UB``.
+(:func:`optsched.analysis.gap.ratio_interval`), exact when ``LB = UB``.
 
 The report reads nothing but the store. Every window's reference comes from
 :func:`optsched.bench.store.references` (through
-:func:`optsched.gap.window_reference`); the Gantt charts draw the window's
+:func:`optsched.analysis.gap.window_reference`); the Gantt charts draw the window's
 instance kept in the store (:meth:`Store.instance
 <optsched.bench.store.Store.instance>`, machine size and busy blocks
 included), the policy's schedule from its own row and the best known
 schedule from the row the reference names (:attr:`Reference.upper_row
-<optsched.gap.Reference.upper_row>`, a solver or a policy row). A row
+<optsched.analysis.gap.Reference.upper_row>`, a solver or a policy row). A row
 without a stored instance (a store written before instances were kept) gets
 a note instead of charts.
 """
@@ -76,8 +76,8 @@ from optsched.report.render import (
 from optsched.schedule import Schedule
 
 if TYPE_CHECKING:
+    from optsched.analysis.gap import Reference
     from optsched.bench.store import TaskRow
-    from optsched.gap import Reference
 
 HTML_SUFFIXES = (".html", ".htm")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -243,8 +243,8 @@ def report_blocks(
     :meth:`Store.instance <optsched.bench.store.Store.instance>`); without
     it no Gantt chart is drawn.
     """
+    from optsched.analysis.gap import aggregate
     from optsched.bench.store import decode_rows, gap_frame, references
-    from optsched.gap import aggregate
 
     tasks = decode_rows(rows)
     known = references(tasks)
@@ -407,7 +407,7 @@ def _comparable(row: Mapping[str, Any] | pd.Series) -> bool:
 
 def _worst_rows(gap: pd.DataFrame) -> dict[tuple[str, str], pd.Series]:
     """The worst comparable row per (policy, objective), as
-    :func:`optsched.gap.aggregate` picks it (largest ``ratio_high``, then
+    :func:`optsched.analysis.gap.aggregate` picks it (largest ``ratio_high``, then
     ``ratio_low``, first in order); none when no row is comparable."""
     worst = {}
     usable = gap

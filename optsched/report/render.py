@@ -170,7 +170,7 @@ def _html_text(text: str) -> str:
 def _printable(text: str) -> str:
     # A report shown with cat or less must not move the cursor or clear the
     # screen: control characters in user text are written as escapes.
-    from optsched.cli.console import literal
+    from optsched.console import literal
 
     return literal(text)
 

@@ -49,7 +49,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from optsched.gap import InvalidScheduleError, evaluate_policy
+from optsched.analysis.gap import InvalidScheduleError, evaluate_policy
 from optsched.instance import Instance
 from optsched.objective import Objective
 from optsched.schedule import Schedule
@@ -294,7 +294,7 @@ def search_worst_case(
     -------
     WorstCase
         The best instance, its ratio and both checked schedules. The final
-        numbers are recomputed with :func:`optsched.gap.evaluate_policy` and
+        numbers are recomputed with :func:`optsched.analysis.gap.evaluate_policy` and
         a fresh exact solve, exactly as ``optsched gap`` computes them.
     """
     from optsched.heuristics import parse_policy

@@ -1,0 +1,93 @@
+"""Policies that build their schedules themselves, outside the engine.
+
+The engine of :mod:`optsched.heuristics.engine.core` starts jobs at their
+requested size and lets them run to their end. Preemptive algorithms (PBI,
+PSRS, gang: pieces) and algorithms that choose processor counts
+(rescaling, adaptive partitioning, EASY with scaling, DEQ) build every
+placement themselves; :class:`Standalone` is their common shape, so that
+each is named, parsed and simulated like every other policy.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from optsched.heuristics.engine.core import SimulationResult, SimulationStats
+from optsched.heuristics.rigid.policies import Policy
+from optsched.instance import Instance
+from optsched.schedule import Schedule
+
+
+@dataclass(frozen=True)
+class Standalone(Policy):
+    """An algorithm named by its spec, run by :meth:`run` (not the engine).
+
+    Subclasses check the spec in :meth:`_options` (``ValueError`` on a bad
+    one, at construction) and build the schedule in :meth:`_schedule`.
+    """
+
+    algorithm: str = ""
+
+    rule: ClassVar[str] = "standalone"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._options()  # refuse a bad spec at once
+
+    @property
+    def name(self) -> str:
+        """The algorithm's name (its spec before ``:``)."""
+        return self.algorithm.partition(":")[0]
+
+    @property
+    def spec(self) -> str:
+        """The algorithm's spec (``parse_policy(p.spec) == p``)."""
+        return self.algorithm
+
+    def _options(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _schedule(self, instance: Instance) -> Schedule:
+        raise NotImplementedError
+
+    def decide(self, sim: Any, state: Any) -> None:
+        raise TypeError(f"{self.spec} is not an engine policy: use run()")
+
+    def run(self, instance: Instance) -> SimulationResult:
+        """The schedule of ``instance`` (every job complete), named by the spec."""
+        began = time.perf_counter()
+        schedule = self._schedule(instance)
+        schedule = Schedule(schedule.placements, self.spec, schedule.killed)
+        stats = SimulationStats(wall_time=time.perf_counter() - began)
+        return SimulationResult(schedule=schedule, stats=stats)
+
+
+Scheduler = Callable[[Instance], Schedule]
+"""A function ``instance -> schedule``."""
+
+_POLICY_SCHEDULERS: list[Callable[[str], Scheduler]] = []
+
+
+def register_policy_scheduler(make: Callable[[str], Scheduler]) -> None:
+    """Register how a policy spec becomes a :data:`Scheduler`.
+
+    :mod:`optsched.heuristics.engine.runner` registers its ``simulate`` when it is
+    imported (as :mod:`optsched.heuristics` does), so that the algorithms
+    built on inner policies (rescaling, PSRS's inner schedules) run them
+    without importing the runner, which imports them.
+    """
+    _POLICY_SCHEDULERS[:] = [make]
+
+
+def policy_scheduler(spec: str) -> Scheduler:
+    """The :data:`Scheduler` of a policy spec, as ``simulate`` runs it
+    (``ValueError`` on an unknown spec).
+
+    Importing any module of :mod:`optsched.heuristics` runs the package's
+    ``__init__`` first, which imports the runner: the registration is always
+    there when a policy runs.
+    """
+    return _POLICY_SCHEDULERS[0](spec)

@@ -1,0 +1,82 @@
+"""Policies that choose processor counts: rescaling, adaptive partitioning,
+EASY with scaling and DEQ.
+
+The engine of :mod:`optsched.heuristics.engine.core` runs each job at its
+requested size. The algorithms here choose a mode per job (moldable) or
+change a job's processor count while it runs (malleable, DEQ), so they build
+their schedules themselves; :class:`MoldablePolicy` (a
+:class:`~optsched.heuristics.engine.standalone.Standalone`) wraps each so that it
+is named, parsed and simulated like every other policy (``optsched simulate -p
+rescale:search=deluge,budget=1000,inner=pbi``).
+
+On a rigid instance (no job has modes) the moldable policies have nothing
+to choose: rescaling returns its inner scheduler's schedule, adaptive
+partitioning and EASY with scaling run every job at its size, and DEQ
+refuses (it needs malleable jobs).
+
+``deq`` builds malleable pieces and refuses jobs that are not malleable:
+its schedules exist for malleable windows only, where they are schedules
+of the problem (an upper bound of its optimum).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from optsched.heuristics.engine.standalone import Standalone
+from optsched.instance import Instance
+from optsched.schedule import Schedule
+
+MOLDABLE_NAMES: tuple[str, ...] = ("rescale", "adaptive", "easy-scaling", "deq")
+"""Policy names that choose processor counts (see the module docstring)."""
+
+
+def chooses_sizes(spec: str) -> bool:
+    """Whether the policy ``spec`` chooses processor counts (by its name)."""
+    return spec.strip().partition(":")[0].strip().lower() in MOLDABLE_NAMES
+
+
+@dataclass(frozen=True)
+class MoldablePolicy(Standalone):
+    """A moldable or malleable algorithm run as a policy.
+
+    Parameters
+    ----------
+    algorithm
+        Its spec: ``rescale:...``
+        (:func:`optsched.heuristics.moldable.rescaling.parse_rescale`), ``adaptive``,
+        ``easy-scaling``
+        (:mod:`optsched.heuristics.moldable.policies`) or ``deq``
+        (:func:`optsched.heuristics.moldable.deq.parse_deq`).
+    """
+
+    algorithm: str = "adaptive"
+
+    rule: ClassVar[str] = "moldable"
+
+    def _options(self) -> dict[str, Any]:
+        if self.name == "rescale":
+            from optsched.heuristics.moldable.rescaling import parse_rescale
+
+            return parse_rescale(self.algorithm)
+        if self.name == "deq":
+            from optsched.heuristics.moldable.deq import parse_deq
+
+            return parse_deq(self.algorithm)
+        from optsched.heuristics.moldable.policies import parse_moldable_policy
+
+        return parse_moldable_policy(self.algorithm)
+
+    def _schedule(self, instance: Instance) -> Schedule:
+        if self.name == "rescale":
+            from optsched.heuristics.moldable.rescaling import run_rescale
+
+            return run_rescale(instance, self.algorithm)
+        if self.name == "deq":
+            from optsched.heuristics.moldable.deq import deq
+
+            return deq(instance, **self._options())
+        from optsched.heuristics.moldable.policies import run_moldable_policy
+
+        return run_moldable_policy(instance, self.algorithm)

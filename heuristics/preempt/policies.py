@@ -1,0 +1,86 @@
+"""Policies whose schedules are in pieces: PBI, PSRS and gang scheduling.
+
+The engine of :mod:`optsched.heuristics.engine.core` starts jobs and lets them
+run to their end; a preemptive policy instead builds every job's pieces
+(:class:`~optsched.schedule.Piece`). :class:`Preemptive` wraps such an
+algorithm so that it is named, parsed and simulated like every other
+policy (``optsched simulate -p pbi:order=literal``), and so that the
+analysis pipeline knows its schedules are preemptive: they are compared
+with the *preemptive* optimum, and never offered as upper bounds of the
+non-preemptive problem (:func:`preempts`).
+
+``pbi`` and ``psrs`` run in the batch framework over the release times
+(:func:`optsched.heuristics.preempt.algorithms.batched`): jobs released while a
+batch runs wait for the next batch. They are clairvoyant, as the offline
+algorithms are: they plan with the actual run times, not the estimates.
+``gang`` is online and needs no run time at all
+(:func:`optsched.heuristics.preempt.gang.gang`: an Ousterhout matrix, LLNL's job
+classes and their cost function).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from optsched.heuristics.engine.standalone import Standalone
+from optsched.instance import Instance
+from optsched.schedule import Schedule
+
+PREEMPTIVE_NAMES: tuple[str, ...] = ("pbi", "psrs", "gang")
+"""Policy names whose schedules are preemptive."""
+
+
+def preempts(spec: str) -> bool:
+    """Whether the policy ``spec`` builds preemptive schedules: by its name,
+    or, for rescaling (:mod:`optsched.heuristics.moldable.rescaling`), by its inner
+    scheduler's (PBI by default)."""
+    name = spec.strip().partition(":")[0].strip().lower()
+    if name == "rescale":
+        from optsched.heuristics.moldable.rescaling import parse_rescale
+
+        try:
+            inner = parse_rescale(spec)["inner"]
+        except ValueError:
+            return False  # not a policy: nothing to compare
+        return preempts(str(inner))
+    return name in PREEMPTIVE_NAMES
+
+
+@dataclass(frozen=True)
+class Preemptive(Standalone):
+    """A preemptive algorithm run as a policy (see the module docstring).
+
+    Parameters
+    ----------
+    algorithm
+        Its spec, e.g. ``"pbi:order=literal"``, ``"psrs"`` (validated by
+        :func:`optsched.heuristics.preempt.algorithms.parse_preemptive`) or
+        ``"gang:packing=buddy,quantum=600"``
+        (:func:`optsched.heuristics.preempt.gang.parse_gang_spec`).
+    """
+
+    algorithm: str = "pbi"
+
+    rule: ClassVar[str] = "preemptive"
+
+    def _options(self) -> dict[str, object]:
+        """The gang keyword arguments (after checking any spec)."""
+        if self.name == "gang":
+            from optsched.heuristics.preempt.gang import parse_gang_spec
+
+            return parse_gang_spec(self.algorithm)
+        from optsched.heuristics.preempt.algorithms import parse_preemptive
+
+        parse_preemptive(self.algorithm)
+        return {}
+
+    def _schedule(self, instance: Instance) -> Schedule:
+        """Every job complete, in pieces."""
+        if self.name == "gang":
+            from optsched.heuristics.preempt.gang import gang
+
+            return gang(instance, **self._options())  # type: ignore[arg-type]
+        from optsched.heuristics.preempt.algorithms import batched
+
+        return batched(instance, self.algorithm)

@@ -1,0 +1,479 @@
+"""Shelf policies: the batch framework over a shelf algorithm, and PC².
+
+Both execute shelves built by :mod:`optsched.heuristics.shelf.algorithms` inside the
+simulator, *event-driven*: a shelf starts when every job of the shelf before
+it has ended (jobs end at their actual run time, often earlier than their
+estimate, and the next shelf then starts earlier), at the earliest such time
+at which its footprint (its width for its planned height, at least one
+second) fits beside the busy blocks; its jobs start left to right on the
+processors the plan gave them (``Simulator.can_start(j, at=...)``; the
+simulator's own allocation when those are not free, which only happens
+after a compaction or a fallback). A job stacked behind another starts when
+that job ends. A job that cannot start when planned (a busy block it would
+meet by its estimate, no free range on a contiguous machine) is tried again
+at every later pass; its shelf is not over until it has run, so the
+schedule is always valid. The simulator's kill-at-estimate rule is
+unchanged (a job overrunning into a busy block is stopped at its estimate).
+
+``batch:inner=ALGORITHM`` (names ``nfdh``, ``ffdh``, ``nfih``, ``ffih``,
+``ffdh-stack``, ``ffih-stack``, ``smart``)
+    The batch framework of D. B. Shmoys, J. Wein, D. P. Williamson,
+    "Scheduling parallel machines on-line", SIAM J. Comput. 24(6):1313-1331,
+    1995: when no batch runs, every waiting job forms a batch, planned by
+    the offline shelf algorithm from now with the heights the policy sees
+    (estimates, or actual run times with ``oracle``); the jobs that arrive
+    while it runs wait, and form the next batch when its last job has
+    ended. For the makespan, with exact estimates and no busy block, an
+    inner algorithm within a factor ``rho`` of the optimum on every batch
+    gives a policy within ``2 rho`` (Shmoys et al.): if the last batch
+    ``B_k`` started at a release, ``C_max <= OPT + rho OPT``; otherwise it
+    started when ``B_{k-1}`` (started at ``S_{k-1}``) ended, every job of
+    ``B_k`` was released after ``S_{k-1}``, so ``OPT >= S_{k-1} +
+    OPT(B_k)``, and ``C_max = S_{k-1} + |B_{k-1}| + |B_k| <= S_{k-1} + rho
+    OPT + rho OPT(B_k) <= 2 rho OPT``. Ties of height keep the instance's
+    job order, so with every job released at 0 and exact estimates the
+    policy's schedule is :func:`~optsched.heuristics.shelf.algorithms.shelf_schedule`
+    of the inner algorithm, processors included (a test checks it).
+
+``pc2``
+    The PC² scheduler of the Paderborn Center for Parallel Computing (CCS,
+    Gehring and Ramme 1996, as described by Kalthoff 2002; seed 001 §2.2).
+    Precisely, in optsched:
+
+    * *FCFS mode* (the machine is not full): at each pass the waiting jobs
+      start in submission order while the first of them can start now.
+      The machine is *full* when a job remains waiting: the first waiting
+      job cannot start now (too few free processors, no free range, or a
+      busy block it would meet by its estimate).
+    * When the machine becomes full the scheduler plans, at this
+      *scheduling point*: the running jobs form the current level, which
+      ends at the latest of their estimated ends (the next scheduling
+      point ``E``, now if all are past their estimate). The waiting jobs,
+      in the order of the chosen algorithm, start now if they can and end
+      by ``E`` by their estimate (they join the current level); the others
+      are planned in levels from ``E`` by **FFDH*** (``ffdh-stack``) when
+      they are *mostly batch jobs*, by **FFIH*** (``ffih-stack``)
+      otherwise. *Mostly batch*: the share of batch jobs among them is
+      larger than ``batch_share`` (default 0.5). A job is interactive when
+      its SWF queue number (``Job.queue``) is in ``interactive`` (default
+      ``0``, the SWF convention for interactive jobs; give several as
+      ``interactive=0+3``, none as ``interactive=none``); jobs without a
+      queue number are batch jobs.
+    * *Level mode*: the planned levels run event-driven as above, one
+      after another. A job submitted meanwhile joins the current level if
+      it can start now and ends by the current level's planned end (by its
+      estimate); otherwise it is added to the plan by first fit without
+      making any level taller, beside the jobs of a level or stacked
+      behind one (the FFDH*/FFIH* integration of short jobs into an
+      existing schedule), else in a new level at the end. The plan is kept:
+      a later submission never delays a job already planned (with exact
+      estimates no job starts later than predicted). When the last level
+      has ended and no job waits, the scheduler is back in FCFS mode; the
+      choice between FFDH* and FFIH* is made again each time it becomes
+      full.
+    * *Start-time prediction*: every job is told at its submission when it
+      will start: now if it starts at once, else its planned start (from
+      the estimates). ``SimulationStats.prediction_error`` is the mean
+      absolute difference to the actual start (``optsched simulate``
+      prints it); estimates that are too long make jobs start earlier than
+      predicted.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from optsched.heuristics.engine.core import DONE, WAITING, Simulator
+from optsched.heuristics.rigid.policies import Policy
+from optsched.heuristics.shelf.algorithms import (
+    Builder,
+    Item,
+    Obstacles,
+    Shelf,
+    ShelfSpec,
+    build,
+    item_weight,
+    parse_shelf_algorithm,
+)
+
+__all__ = ["PC2", "Batch", "pc2_interactive"]
+
+DEFAULT_INTERACTIVE: tuple[int, ...] = (0,)
+"""SWF queue numbers PC² counts as interactive by default (the SWF
+convention: queue 0 is interactive)."""
+
+DEFAULT_BATCH_SHARE = 0.5
+"""PC² plans with FFDH* when more than this share of the waiting jobs are
+batch jobs."""
+
+
+# --------------------------------------------------------------------------
+# Executing one level (shelf) in the simulator
+# --------------------------------------------------------------------------
+
+
+class _Level:
+    """One shelf being executed: what has started, what waits for what."""
+
+    __slots__ = ("base", "behind", "end", "front", "height", "members", "opened")
+
+    def __init__(self, shelf: Shelf | None = None) -> None:
+        self.front: list[tuple[int, int]] = []
+        self.behind: dict[int, list[tuple[int, int]]] = {}
+        self.members: list[int] = []
+        self.opened = shelf is None
+        self.base = 0
+        self.end = 0
+        self.height = 0
+        if shelf is not None:
+            self.height = shelf.height
+            for key, offset, _, pred, _ in shelf.entries:
+                self.members.append(key)
+                if pred is None:
+                    self.front.append((key, offset))
+                else:
+                    self.behind.setdefault(pred, []).append((key, offset))
+
+    @classmethod
+    def running(cls, members: Iterable[int], end: int) -> _Level:
+        """The jobs running when the machine became full (PC²'s level 0)."""
+        level = cls()
+        level.members = list(members)
+        level.end = end
+        return level
+
+    def open_at(self, sim: Simulator, obstacles: Obstacles, width: int) -> bool:
+        """Open the level now if its footprint fits beside the blocks (else
+        ask for a pass when it does)."""
+        now = sim.now
+        base = 0
+        if obstacles.pending(now):
+            start, base = obstacles.earliest(now, width, self.height)
+            if start > now:
+                sim.wake_at(start)
+                return False
+        self.opened = True
+        self.base = base
+        self.end = now + self.height
+        return True
+
+    def advance(self, sim: Simulator) -> bool:
+        """Start what is due; ``True`` when every job of the level has ended."""
+        state = sim.state
+        ready = self.front
+        self.front = []
+        progress = True
+        while progress:
+            progress = False
+            waiting: list[tuple[int, int]] = []
+            for key, offset in ready:
+                if sim.can_start(key, at=self.base + offset) or sim.can_start(key):
+                    sim.start(key)
+                    progress = True
+                else:
+                    waiting.append((key, offset))
+            ready = waiting
+            if self.behind:
+                for pred in [p for p in self.behind if state[p] == DONE]:
+                    ready.extend(self.behind.pop(pred))
+                    progress = True
+        self.front = ready
+        if ready or self.behind:
+            return False
+        return all(state[j] == DONE for j in self.members)
+
+
+@dataclass
+class _Run:
+    obstacles: Obstacles
+    position: list[int]
+    levels: deque[tuple[_Level, int]] = field(default_factory=deque)
+
+
+def _obstacles(sim: Simulator) -> Obstacles:
+    return Obstacles(sim.processors, sim.contiguous, sim.blocks, after=0)
+
+
+def _positions(sim: Simulator) -> list[int]:
+    # The instance's job order, by simulator index: ties of height keep it.
+    where = {job.id: k for k, job in enumerate(sim.instance.jobs)}
+    return [where[jid] for jid in sim.job_id]
+
+
+def _items(sim: Simulator, jobs: Iterable[int], weights: str) -> list[Item]:
+    estimate = sim.estimate
+    return [
+        Item(
+            j,
+            sim.release[j],
+            sim.size[j],
+            estimate[j],
+            item_weight(sim.jobs[j], estimate[j], weights),
+        )
+        for j in jobs
+    ]
+
+
+# --------------------------------------------------------------------------
+# The batch framework
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Batch(Policy):
+    """The batch framework over an offline shelf algorithm (see module).
+
+    Parameters
+    ----------
+    inner
+        The shelf algorithm (a :class:`~optsched.heuristics.shelf.algorithms.
+        ShelfSpec` or its text, e.g. ``"smart:order=smith"``).
+    """
+
+    inner: ShelfSpec = field(default_factory=ShelfSpec)
+
+    rule: ClassVar[str] = "batch"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.order != "fcfs" or self.seed is not None:
+            raise ValueError("shelf policies take no queue order or seed")
+        if not isinstance(self.inner, ShelfSpec):
+            object.__setattr__(self, "inner", parse_shelf_algorithm(self.inner))
+
+    @property
+    def spec(self) -> str:
+        """The inner algorithm's spec (the plain names are the batch
+        framework), plus ``oracle``."""
+        text = self.inner.spec
+        if self.oracle:
+            text += "," if ":" in text else ":"
+            text += "oracle"
+        return text
+
+    def new_state(self, sim: Simulator) -> _Run:
+        return _Run(_obstacles(sim), _positions(sim))
+
+    def decide(self, sim: Simulator, state: _Run) -> None:
+        levels = state.levels
+        while True:
+            if not levels:
+                job_state = sim.state
+                waiting = [j for j in sim.queue if job_state[j] == WAITING]
+                if not waiting:
+                    return
+                self._plan(sim, state, waiting)
+            level, width = levels[0]
+            if not level.opened and not level.open_at(sim, state.obstacles, width):
+                return
+            if not level.advance(sim):
+                return
+            levels.popleft()
+
+    def _plan(self, sim: Simulator, state: _Run, waiting: list[int]) -> None:
+        position = state.position
+        batch = sorted(waiting, key=lambda j: position[j])
+        builder = build(
+            _items(sim, batch, self.inner.weights),
+            self.inner,
+            sim.processors,
+            state.obstacles,
+            sim.now,
+        )
+        state.levels.extend((_Level(s), s.width) for s in builder.shelves)
+
+
+# --------------------------------------------------------------------------
+# PC²
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class _PC2State:
+    obstacles: Obstacles
+    position: list[int]
+    level: _Level | None = None
+    width: int = 0  # of the current level's footprint (planned levels)
+    plan: Builder | None = None
+    point: int = 0  # the plan's origin: the current level's planned end
+    known: set[int] = field(default_factory=set)
+
+
+_FFDH_STAR = ShelfSpec("ffdh-stack")
+_FFIH_STAR = ShelfSpec("ffih-stack")
+
+
+@dataclass(frozen=True)
+class PC2(Policy):
+    """The PC² scheduler: FCFS until full, then FFDH*/FFIH* levels (see module).
+
+    Parameters
+    ----------
+    interactive
+        SWF queue numbers of interactive jobs (default ``(0,)``).
+    batch_share
+        FFDH* when the share of batch jobs among the jobs to plan is larger
+        than this, else FFIH*.
+    """
+
+    interactive: tuple[int, ...] = DEFAULT_INTERACTIVE
+    batch_share: float = DEFAULT_BATCH_SHARE
+
+    rule: ClassVar[str] = "pc2"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.order != "fcfs" or self.seed is not None:
+            raise ValueError("pc2 takes no queue order or seed")
+        object.__setattr__(self, "interactive", tuple(sorted(set(self.interactive))))
+        if not 0 <= self.batch_share <= 1:
+            raise ValueError(
+                f"batch_share must be a share in [0, 1], got {self.batch_share}"
+            )
+
+    @property
+    def spec(self) -> str:
+        """``pc2`` with the parameters that differ from their default."""
+        items = []
+        if self.interactive != DEFAULT_INTERACTIVE:
+            text = "+".join(str(q) for q in self.interactive) or "none"
+            items.append(f"interactive={text}")
+        if self.batch_share != DEFAULT_BATCH_SHARE:
+            items.append(f"batch_share={float(self.batch_share)}")
+        if self.oracle:
+            items.append("oracle")
+        return "pc2" + (":" + ",".join(items) if items else "")
+
+    def new_state(self, sim: Simulator) -> _PC2State:
+        return _PC2State(_obstacles(sim), _positions(sim))
+
+    def algorithm(self, sim: Simulator, jobs: list[int]) -> ShelfSpec:
+        """FFDH* if the jobs are mostly batch jobs, else FFIH*."""
+        interactive = set(self.interactive)
+        records = sim.jobs
+        batch = sum(1 for j in jobs if records[j].queue not in interactive)
+        mostly_batch = batch > self.batch_share * len(jobs)
+        return _FFDH_STAR if mostly_batch else _FFIH_STAR
+
+    # -- the pass ------------------------------------------------------------
+    def decide(self, sim: Simulator, state: _PC2State) -> None:
+        while True:
+            level = state.level
+            if level is None:
+                if not self._fcfs(sim, state):
+                    return
+                continue
+            if not level.opened and not level.open_at(
+                sim, state.obstacles, state.width
+            ):
+                break
+            if not level.advance(sim):
+                break
+            # A scheduling point: the current level is over.
+            plan = state.plan
+            if plan is None or not plan.shelves:
+                state.level, state.plan = None, None
+                continue
+            shelf = plan.pop_first()
+            state.level, state.width = _Level(shelf), shelf.width
+            start, _ = state.obstacles.earliest(sim.now, shelf.width, shelf.height)
+            state.point = start + shelf.height
+            plan.rebase(state.point)
+        self._arrivals(sim, state)
+
+    def _fcfs(self, sim: Simulator, state: _PC2State) -> bool:
+        """FCFS while the head can start; ``True`` when the machine is full
+        (then the plan is made)."""
+        now = sim.now
+        job_state = sim.state
+        known = state.known
+        for j in sim.queue:
+            if job_state[j] != WAITING:
+                continue
+            if not sim.can_start(j):
+                break
+            sim.predict(j, now)
+            sim.start(j)
+            known.add(j)
+        waiting = [j for j in sim.queue if job_state[j] == WAITING]
+        if not waiting:
+            return False
+        # Full: the running jobs are the current level, up to the next
+        # scheduling point; plan the waiting jobs behind it.
+        ends = sim.running_ends
+        point = max(now, ends[-1][0]) if ends else now
+        level = _Level.running([j for _, j in ends], point)
+        spec = self.algorithm(sim, waiting)
+        position = state.position
+        ordered = sorted(waiting, key=lambda j: position[j])
+        estimate = sim.estimate
+        sign = -1 if spec is _FFDH_STAR else 1
+        rest = []
+        for j in sorted(ordered, key=lambda j: sign * estimate[j]):
+            if now + estimate[j] <= point and sim.can_start(j):
+                sim.predict(j, now)
+                sim.start(j)
+                level.members.append(j)
+            else:
+                rest.append(j)
+        rest.sort(key=lambda j: position[j])
+        plan = build(
+            _items(sim, rest, "instance"),
+            spec,
+            sim.processors,
+            state.obstacles,
+            point,
+        )
+        plan.timed = True  # later insertions keep every level where it is
+        for shelf in plan.shelves:
+            for key, _, delay, _, _ in shelf.entries:
+                sim.predict(key, shelf.start + delay)
+        known.update(waiting)
+        state.level, state.plan, state.point = level, plan, point
+        return True
+
+    def _arrivals(self, sim: Simulator, state: _PC2State) -> None:
+        """Jobs submitted since the last pass join the current level or the
+        plan; each is told its start."""
+        job_state = sim.state
+        known = state.known
+        new = [j for j in sim.queue if job_state[j] == WAITING and j not in known]
+        if not new:
+            return
+        level, plan = state.level, state.plan
+        assert level is not None and plan is not None
+        now = sim.now
+        ends = sim.running_ends
+        point = max(state.point, now, ends[-1][0] if ends else now)
+        if point != state.point:
+            # The current level runs past its planned end (an overrun): the
+            # plan starts later.
+            state.point = point
+            plan.rebase(point)
+        estimate = sim.estimate
+        for j in new:
+            known.add(j)
+            if level.opened and now + estimate[j] <= point and sim.can_start(j):
+                sim.predict(j, now)
+                sim.start(j)
+                level.members.append(j)
+                continue
+            (item,) = _items(sim, [j], "instance")
+            shelf = plan.place(item, first_fit=True, grow=False)
+            sim.predict(j, shelf.start + shelf.entries[-1][2])
+
+
+def pc2_interactive(text: str) -> tuple[int, ...]:
+    """Parse ``interactive=``: queue numbers joined by ``+``, or ``none``."""
+    lowered = text.strip().lower()
+    if lowered in ("none", ""):
+        return ()
+    try:
+        return tuple(sorted({int(part) for part in lowered.split("+")}))
+    except ValueError:
+        raise ValueError(
+            f"interactive must be queue numbers joined by '+' (or none), got {text!r}"
+        ) from None

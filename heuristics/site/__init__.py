@@ -1,0 +1,2 @@
+"""Site rules in the simulator: NQS's per-user limit
+(:mod:`~optsched.heuristics.site.user_limit`)."""

@@ -1,0 +1,728 @@
+"""An exact event simulator for machines with node speeds and SMP nodes.
+
+The flat engine (:mod:`optsched.heuristics.engine.core`) knows identical
+processors only. This simulator runs on *any* machine without busy blocks:
+flat, with a speed per processor (Rassmann 2020, after Arndt et al. 2000),
+with SMP nodes and a span limit (Wang, seed 004), or both. It is driven by a
+*selection function* (:mod:`optsched.heuristics.topology.combinators`) that names at
+most one waiting job to start now.
+
+Step semantics (Rassmann §2.4, §3.1.1; the engine's convention)
+---------------------------------------------------------------
+At each event time ``t``: finish every running job whose actual end is
+``<= t``; admit the arrivals with release ``<= t``; then call the selection
+function repeatedly at ``t``, starting the job it names, until it names
+none; jump to the next arrival or completion. Intervals are half-open.
+
+A job started on the processor set ``S`` runs
+``machine.run_time(runtime, S) = ceil(p / sum_{k in S} s_k * inflation(span))``
+seconds (:mod:`optsched.nodes`); it is never killed, even when it overruns
+its estimate. Schedulers see estimates only:
+
+- a running job's estimated end ``c_hat = s + ceil(p_hat * f(S))``, with
+  ``f(S) = inflation(|S|, span(S)) / sum_{k in S} s_k``;
+- a waiting job's ``est(j) = p_hat_j * f(S_j)``, *unrounded* (an exact
+  fraction), where ``S_j`` is the set the placement would give it now
+  (``est(j) = p_hat_j`` on a flat machine).
+
+A job whose actual run time is 0 gives its processors back at once (the
+engine's rule), so a job selected next at the same instant may use them.
+
+Placement plug-ins (``placement=``)
+-----------------------------------
+``fastest``
+    The ``pi`` fastest free processors, speed descending then id ascending
+    (Arndt et al. 2000 §3.2; Rassmann's ``Simulation.py``).
+``lowest``
+    The lowest free processor ids (what the flat engine does).
+``smp``
+    Nodes with the most free processors first (ties: the lower node id),
+    the lowest free CPU ids inside a node, until ``pi`` are taken. Taking
+    the fullest nodes first reaches the fewest nodes any set can touch, so
+    the job may start iff the ``k = span_limit(pi)`` nodes with the most
+    free processors hold ``pi`` together (:meth:`optsched.nodes.Nodes.fits`;
+    Wang §3, the seed notes' B4).
+``auto``
+    ``smp`` when the machine has nodes, else ``fastest`` when it has speeds,
+    else ``lowest``.
+
+``fastest`` and ``lowest`` count processors only, so they are refused on
+SMP nodes with a span limit (they may pick a set beyond the limit).
+
+Fits tests are *grouped*: ``smp`` counts free processors per node and a
+job of ``n`` may use its ``k(n) = span_limit(n)`` fullest nodes; the other
+placements see the machine as one group (``k = 1``). Every "fits now" and
+"fits at the shadow time" test is this one rule on per-group free counts.
+
+Cost per decision
+-----------------
+The waiting jobs of every base order are kept in buckets by size; a bucket
+is a segment tree over its jobs in that order holding each waiting job's
+estimate (:class:`_Bucket`). All jobs of one size get the same processor
+set ``S_n`` now, so ``est(j) <= gap`` reads ``p_hat_j <= H_n =
+floor(gap / f(S_n))`` inside a bucket, one tree descent. A search visits
+the sizes ``<= free`` that are waiting (at most one bucket per size), so a
+pass in which nothing can start costs ``O(sizes * log n)``, not a scan of a
+long queue.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from bisect import bisect_left, insort
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+from optsched.instance import Instance, Job, Machine
+from optsched.schedule import Placement, Schedule
+
+PLACEMENTS: tuple[str, ...] = ("auto", "fastest", "lowest", "smp")
+"""Names of the placement plug-ins (``placement=``)."""
+
+_INF = float("inf")
+_ONE = Fraction(1)
+_LONGEST = 2**63  # above every estimate (at most 2**53), below infinity
+
+# Job states.
+PENDING, WAITING, RUNNING, DONE = 0, 1, 2, 3
+
+
+def resolve_placement(placement: str, machine: Machine) -> str:
+    """The concrete placement ``placement`` names on ``machine``.
+
+    Raises
+    ------
+    ValueError
+        An unknown name, ``smp`` on a machine without nodes, or ``fastest``
+        / ``lowest`` on nodes with a span limit (they count processors and
+        may break it).
+    """
+    if placement not in PLACEMENTS:
+        raise ValueError(
+            f"unknown placement {placement!r}; valid: {', '.join(PLACEMENTS)}"
+        )
+    nodes = machine.nodes
+    if placement == "auto":
+        if nodes is not None:
+            return "smp"
+        return "fastest" if machine.speeds is not None else "lowest"
+    if placement == "smp" and nodes is None:
+        raise ValueError("placement smp needs a machine with SMP nodes")
+    if placement != "smp" and nodes is not None and nodes.tight is not None:
+        raise ValueError(
+            f"placement {placement} counts processors only: on SMP nodes with a "
+            "span limit use placement smp (or auto)"
+        )
+    return placement
+
+
+def check_machine(instance: Instance) -> None:
+    """Refuse what this simulator does not model: busy blocks, contiguous
+    allocation (``ValueError``, one line)."""
+    machine = instance.machine
+    if machine.unavailable:
+        raise ValueError(
+            "the node simulator takes no busy blocks (use the flat engine's "
+            "policies fcfs, firstfit, easy, ...)"
+        )
+    if machine.allocation != "any":
+        raise ValueError("the node simulator needs allocation 'any'")
+
+
+class Pool:
+    """The free processors of a machine and one placement plug-in.
+
+    Groups are the units of the fits rule: the nodes under ``smp``, one
+    group holding the whole machine otherwise. ``group_free[g]`` counts the
+    free processors of group ``g``. Answers that depend only on the free
+    set (:meth:`choose`, :meth:`factor`, :meth:`fits`) are cached until the
+    next :meth:`take` or :meth:`give`.
+    """
+
+    def __init__(self, machine: Machine, placement: str) -> None:
+        self.machine = machine
+        self.placement = resolve_placement(placement, machine)
+        self.processors = machine.processors
+        self.free = machine.processors
+        speeds = machine.exact_speeds()
+        self._speeds = speeds
+        # Speeds as integers over one denominator: sums of speeds stay
+        # integers (a sum of 100 fractions per decision would dominate).
+        self._scale = math.lcm(*(s.denominator for s in speeds)) if speeds else 1
+        self._scaled = (
+            [int(s * self._scale) for s in speeds] if speeds is not None else None
+        )
+        self._nodes = machine.nodes
+        self._smp = self.placement == "smp"
+        if self._smp:
+            assert self._nodes is not None
+            cpus = self._nodes.cpus
+            self._cpus = cpus
+            self.group_free = [cpus] * self._nodes.count
+            self._node_cpus = [
+                list(range(g * cpus, (g + 1) * cpus)) for g in range(self._nodes.count)
+            ]
+        else:
+            self._cpus = self.processors
+            self.group_free = [self.processors]
+            if self.placement == "fastest" and speeds is not None:
+                order = sorted(range(self.processors), key=lambda p: (-speeds[p], p))
+            else:
+                order = list(range(self.processors))
+            self._order = order  # processor of each priority
+            self._priority = [0] * self.processors
+            for r, p in enumerate(order):
+                self._priority[p] = r
+            self._free_priorities = list(range(self.processors))
+        self._limits = [self._limit(n) for n in range(self.processors + 1)]
+        # Answers for the current free set, dropped at every take and give.
+        self._chosen: dict[int, tuple[int, ...] | None] = {}
+        self._groups: dict[int, list[tuple[int, int]]] = {}
+        self._factors: dict[int, Fraction] = {}
+        self._ranked: tuple[list[int], list[int]] | None = None
+        self._speed_prefix: list[int] | None = None
+
+    # -- the fits rule -------------------------------------------------
+    def _limit(self, size: int) -> int:
+        # Groups a job of `size` may use: span_limit under smp, else 1.
+        if self._smp:
+            assert self._nodes is not None
+            return self._nodes.span_limit(size)
+        return 1
+
+    def _nodes_ranked(self) -> tuple[list[int], list[int]]:
+        # smp: the nodes in placement order (most free first, then the
+        # lower id) and the prefix sums of their free counts.
+        ranked = self._ranked
+        if ranked is None:
+            free = self.group_free
+            order = sorted(range(len(free)), key=lambda g: (-free[g], g))
+            prefix = [0]
+            for g in order:
+                prefix.append(prefix[-1] + free[g])
+            ranked = self._ranked = (order, prefix)
+        return ranked
+
+    def fits(self, size: int) -> bool:
+        """Whether a job of ``size`` may start now (count and span rule)."""
+        if size > self.free:
+            return False
+        if not self._smp:
+            return True
+        return self._nodes_ranked()[1][self._limits[size]] >= size
+
+    def fits_counts(self, size: int, counts: Sequence[int], total: int) -> bool:
+        """The fits rule on other per-group free counts (a future instant);
+        ``total`` is their sum."""
+        if total < size:
+            return False
+        k = self._limits[size]
+        if k >= len(counts):
+            return True
+        return sum(sorted(counts, reverse=True)[:k]) >= size
+
+    # -- placement ------------------------------------------------------
+    def groups(self, size: int) -> list[tuple[int, int]]:
+        """``(group, processors)`` pairs of the set :meth:`choose` gives a
+        job of ``size`` (which must fit); no set is built for them."""
+        if not self._smp:
+            return [(0, size)]
+        groups = self._groups.get(size)
+        if groups is None:
+            free = self.group_free
+            groups = []
+            need = size
+            for g in self._nodes_ranked()[0]:
+                k = free[g] if free[g] < need else need
+                groups.append((g, k))
+                need -= k
+                if not need:
+                    break
+            self._groups[size] = groups
+        return groups
+
+    def choose(self, size: int) -> tuple[int, ...] | None:
+        """The processors a job of ``size`` gets now (sorted), or ``None``
+        when it may not start."""
+        chosen = self._chosen
+        if size in chosen:
+            return chosen[size]
+        procs: tuple[int, ...] | None = None
+        if not self.fits(size):
+            pass
+        elif self._smp:
+            cpus = self._node_cpus
+            procs = tuple(sorted(p for g, k in self.groups(size) for p in cpus[g][:k]))
+        else:
+            order = self._order
+            procs = tuple(sorted(order[r] for r in self._free_priorities[:size]))
+        chosen[size] = procs
+        return procs
+
+    def factor(self, size: int) -> Fraction:
+        """``f(S) = inflation(size, span(S)) / sum_{k in S} s_k`` of the set
+        :meth:`choose` gives (the job must fit): its run time is
+        ``ceil(work * f)`` and its ``est`` is ``p_hat * f``."""
+        factor = self._factors.get(size)
+        if factor is not None:
+            return factor
+        factor = _ONE
+        nodes = self._nodes
+        if nodes is not None and nodes.level:
+            if self._smp:
+                span = len(self.groups(size))
+            else:
+                procs = self.choose(size)
+                assert procs is not None, "factor of a job that does not fit"
+                span = nodes.span(procs)
+            factor = nodes.inflation(size, span)
+        if self._scaled is not None:
+            factor = factor * Fraction(self._scale, self._speed_of(size))
+        self._factors[size] = factor
+        return factor
+
+    def _speed_of(self, size: int) -> int:
+        # The scaled speed sum of the set choose(size) gives.
+        scaled = self._scaled
+        assert scaled is not None
+        if self._smp:
+            procs = self.choose(size)
+            assert procs is not None, "speed of a job that does not fit"
+            return sum(scaled[p] for p in procs)
+        # The first `size` free processors in priority order: a prefix sum.
+        prefix = self._speed_prefix
+        if prefix is None:
+            prefix = [0]
+            order = self._order
+            for r in self._free_priorities:
+                prefix.append(prefix[-1] + scaled[order[r]])
+            self._speed_prefix = prefix
+        return prefix[size]
+
+    def group_counts(self, procs: Sequence[int]) -> list[tuple[int, int]]:
+        """``(group, processors)`` pairs of any processor set."""
+        if not self._smp:
+            return [(0, len(procs))]
+        counts: dict[int, int] = {}
+        cpus = self._cpus
+        for p in procs:
+            g = p // cpus
+            counts[g] = counts.get(g, 0) + 1
+        return list(counts.items())
+
+    def take(self, procs: Sequence[int]) -> None:
+        """Mark ``procs`` busy (they must be free)."""
+        self._changed()
+        self.free -= len(procs)
+        if self._smp:
+            cpus = self._cpus
+            for p in procs:
+                g = p // cpus
+                line = self._node_cpus[g]
+                del line[bisect_left(line, p)]
+                self.group_free[g] -= 1
+            return
+        self.group_free[0] -= len(procs)
+        line, priority = self._free_priorities, self._priority
+        for p in procs:
+            del line[bisect_left(line, priority[p])]
+
+    def give(self, procs: Sequence[int]) -> None:
+        """Mark ``procs`` free again."""
+        self._changed()
+        self.free += len(procs)
+        if self._smp:
+            cpus = self._cpus
+            for p in procs:
+                g = p // cpus
+                insort(self._node_cpus[g], p)
+                self.group_free[g] += 1
+            return
+        self.group_free[0] += len(procs)
+        for p in procs:
+            insort(self._free_priorities, self._priority[p])
+
+    def _changed(self) -> None:
+        if self._chosen:
+            self._chosen = {}
+        if self._groups:
+            self._groups = {}
+        if self._factors:
+            self._factors = {}
+        self._ranked = None
+        self._speed_prefix = None
+
+
+def _ceil_times(work: int, factor: Fraction) -> int:
+    # ceil(work * factor) in integers.
+    return -(-work * factor.numerator // factor.denominator)
+
+
+class _Bucket:
+    """The jobs of one size in one base order: a segment tree of minima.
+
+    Slot ``i`` is the ``i``-th job of the size in the order; a waiting job's
+    leaf holds its estimate, any other job's infinity; an inner node holds
+    the minimum of its subtree. :meth:`first_within` descends to the first
+    waiting job whose estimate is at most a bound (segment trees: Bentley
+    1977).
+    """
+
+    __slots__ = ("jobs", "leaves", "tree")
+
+    def __init__(self, jobs: list[int]) -> None:
+        self.jobs = jobs
+        self.leaves = 1 << max(len(jobs) - 1, 0).bit_length()
+        self.tree: list[float] = [_INF] * (2 * self.leaves)
+
+    def set(self, slot: int, value: float) -> None:
+        """Slot ``slot`` holds ``value`` (infinity: not waiting)."""
+        tree = self.tree
+        v = self.leaves + slot
+        tree[v] = value
+        v >>= 1
+        while v:
+            a, b = tree[2 * v], tree[2 * v + 1]
+            low = a if a < b else b
+            if tree[v] == low:
+                return
+            tree[v] = low
+            v >>= 1
+
+    def first_within(self, bound: float) -> int | None:
+        """The first waiting job (in the order) with estimate ``<= bound``."""
+        tree = self.tree
+        if bound > _LONGEST:
+            bound = _LONGEST  # "any estimate": still below an empty leaf
+        if tree[1] > bound:
+            return None
+        v = 1
+        leaves = self.leaves
+        while v < leaves:
+            v *= 2
+            if tree[v] > bound:
+                v += 1
+        return self.jobs[v - leaves]
+
+
+class OrderIndex:
+    """The waiting jobs in one base order (``rank``: smaller is earlier).
+
+    :meth:`head` is the first waiting job (a heap with lazy deletion);
+    :meth:`bucket` holds the jobs of one size (:class:`_Bucket`).
+    """
+
+    def __init__(
+        self, rank: Sequence[int], size: Sequence[int], estimate: Sequence[int]
+    ) -> None:
+        self.rank = rank
+        self._estimate = estimate
+        members: dict[int, list[int]] = {}
+        for j in sorted(range(len(rank)), key=rank.__getitem__):
+            members.setdefault(size[j], []).append(j)
+        self._buckets = {q: _Bucket(jobs) for q, jobs in members.items()}
+        self._slot = [0] * len(rank)
+        for jobs in members.values():
+            for i, j in enumerate(jobs):
+                self._slot[j] = i
+        self._size = size
+        self._heap: list[tuple[int, int]] = []
+
+    def add(self, j: int) -> None:
+        """Job ``j`` starts waiting."""
+        self._buckets[self._size[j]].set(self._slot[j], self._estimate[j])
+        heapq.heappush(self._heap, (self.rank[j], j))
+
+    def remove(self, j: int) -> None:
+        """Job ``j`` no longer waits (the heap forgets it lazily)."""
+        self._buckets[self._size[j]].set(self._slot[j], _INF)
+
+    def head(self, state: Sequence[int]) -> int | None:
+        """The first waiting job, or ``None``."""
+        heap = self._heap
+        while heap and state[heap[0][1]] != WAITING:
+            heapq.heappop(heap)
+        return heap[0][1] if heap else None
+
+    def bucket(self, size: int) -> _Bucket:
+        """The jobs of ``size`` (it must be some job's size)."""
+        return self._buckets[size]
+
+
+@dataclass
+class Shadow:
+    """The shadow time of a blocked head and the free counts then.
+
+    ``time`` is ``t*``; ``counts[g]`` is what group ``g`` has free at
+    ``t*`` (free now plus the processors of every running job accumulated
+    by the shadow loop); ``total`` is their sum; ``need`` is the head's
+    size.
+    """
+
+    time: int
+    counts: list[int]
+    total: int
+    need: int
+
+
+class NodeSimulator:
+    """State of one run and the interface selection functions use.
+
+    Jobs are numbered ``0 .. n-1`` by ``(release, id)``; ``size``,
+    ``estimate``, ``release``, ``job_id`` are lists indexed by that number.
+
+    Parameters
+    ----------
+    instance
+        Jobs and a machine without busy blocks.
+    placement
+        A name of :data:`PLACEMENTS`.
+    orders
+        Named base orders: per job its rank (smaller is earlier; ranks are
+        distinct). Selection functions query them by name.
+    """
+
+    def __init__(
+        self,
+        instance: Instance,
+        placement: str,
+        orders: dict[str, Sequence[int]] | None = None,
+    ) -> None:
+        check_machine(instance)
+        self.machine = instance.machine
+        self.pool = Pool(self.machine, placement)
+        jobs = sorted(instance.jobs, key=lambda j: (j.release, j.id))
+        self.jobs: list[Job] = jobs
+        self.job_id = [j.id for j in jobs]
+        self.release = [j.release for j in jobs]
+        self.size = [j.size for j in jobs]
+        self.estimate = [j.requested for j in jobs]
+        self.runtime = [j.runtime for j in jobs]
+        n = len(jobs)
+        self.state = [PENDING] * n
+        self.start_time = [-1] * n
+        self.end_time = [-1] * n
+        self.estimated_end = [-1] * n
+        self.held: list[tuple[int, ...]] = [()] * n
+        self._groups: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+        self.now = 0
+        self.waiting = 0
+        self.running: list[tuple[int, int]] = []
+        """Sorted ``(estimated end c_hat, job)`` of the running jobs."""
+        self._sizes: list[int] = []  # sizes with a waiting job, ascending
+        self._size_count: dict[int, int] = {}
+        self._orders: dict[str, OrderIndex] = {}
+        for name, rank in (orders or {}).items():
+            self.add_order(name, rank)
+
+    def add_order(self, name: str, rank: Sequence[int]) -> None:
+        """Register a base order (before :meth:`run`)."""
+        self._orders[name] = OrderIndex(rank, self.size, self.estimate)
+
+    # -- the event loop -----------------------------------------------
+    def run(self, select: Callable[[NodeSimulator], int | None]) -> None:
+        """Simulate every job; ``select(self)`` names the next job to start
+        now (it must fit) or ``None``."""
+        release = self.release
+        n = len(release)
+        completions: list[tuple[int, int]] = []
+        upcoming = 0
+        while upcoming < n or completions:
+            if completions and (
+                upcoming >= n or completions[0][0] <= release[upcoming]
+            ):
+                now = completions[0][0]
+            else:
+                now = release[upcoming]
+            while completions and completions[0][0] <= now:
+                self._finish(heapq.heappop(completions)[1])
+            while upcoming < n and release[upcoming] <= now:
+                self._arrive(upcoming)
+                upcoming += 1
+            self.now = now
+            while self.waiting:
+                j = select(self)
+                if j is None:
+                    break
+                end = self._start(j)
+                if end > now:
+                    heapq.heappush(completions, (end, j))
+        if self.waiting:
+            raise RuntimeError(f"node simulation stalled at {self.now}")
+
+    def _arrive(self, j: int) -> None:
+        self.state[j] = WAITING
+        self.waiting += 1
+        for index in self._orders.values():
+            index.add(j)
+        q = self.size[j]
+        count = self._size_count.get(q, 0)
+        if not count:
+            insort(self._sizes, q)
+        self._size_count[q] = count + 1
+
+    def _start(self, j: int) -> int:
+        # The job takes the placement's set; returns its actual end.
+        if self.state[j] != WAITING:
+            raise RuntimeError(f"job {self.job_id[j]} is not waiting")
+        size = self.size[j]
+        pool = self.pool
+        procs = pool.choose(size)
+        if procs is None:
+            raise RuntimeError(f"job {self.job_id[j]} cannot start at {self.now}")
+        factor = pool.factor(size)
+        groups = pool.groups(size)
+        pool.take(procs)
+        now = self.now
+        self.state[j] = RUNNING
+        self.waiting -= 1
+        for index in self._orders.values():
+            index.remove(j)
+        count = self._size_count[size] - 1
+        self._size_count[size] = count
+        if not count:
+            del self._sizes[bisect_left(self._sizes, size)]
+        self.held[j] = procs
+        self.start_time[j] = now
+        end = now + _ceil_times(self.runtime[j], factor)
+        self.end_time[j] = end
+        if end == now:  # no run time: its processors come back at once
+            self.state[j] = DONE
+            pool.give(procs)
+            return end
+        self._groups[j] = groups
+        estimated = now + _ceil_times(self.estimate[j], factor)
+        self.estimated_end[j] = estimated
+        insort(self.running, (estimated, j))
+        return end
+
+    def _finish(self, j: int) -> None:
+        self.state[j] = DONE
+        self.pool.give(self.held[j])
+        key = (self.estimated_end[j], j)
+        del self.running[bisect_left(self.running, key)]
+
+    def schedule(self, producer: str) -> Schedule:
+        """The schedule (every job must be done), explicit processors."""
+        return Schedule(
+            {
+                jid: Placement(self.start_time[j], self.end_time[j], self.held[j])
+                for j, jid in enumerate(self.job_id)
+            },
+            producer=producer,
+        )
+
+    # -- what selection functions call ----------------------------------
+    def head(self, order: str) -> int | None:
+        """``f(Q)``: the first waiting job in ``order``."""
+        return self._orders[order].head(self.state)
+
+    def fits(self, j: int) -> bool:
+        """Whether waiting job ``j`` may start now (count and span rule)."""
+        return self.pool.fits(self.size[j])
+
+    def est(self, j: int) -> Fraction:
+        """``est(j) = p_hat_j * f(S_j)``, unrounded, on the set the placement
+        would give ``j`` now (``j`` must fit)."""
+        return self.estimate[j] * self.pool.factor(self.size[j])
+
+    def first_fitting(self, order: str) -> int | None:
+        """``g({j in Q : j fits now})`` for the base order ``g``."""
+        return self._first(order, None, None)
+
+    def shadow(self, head: int) -> Shadow:
+        """The shadow time of ``head`` (which does not fit now).
+
+        Rassmann's loop (seed notes §A2.2): running jobs by estimated end
+        ``c_hat`` ascending; a job is accumulated (its processors return to
+        the free counts, ``t* = c_hat``) while the head does not fit on the
+        counts, and so is every further job with ``c_hat == t*``. An
+        estimated end already in the past counts as now, as in the flat
+        engine's EASY (:func:`optsched.heuristics.rigid.policies.easy_shadow`):
+        an overrunning job is expected to end any moment, so ``gap = t* -
+        now >= 0`` and every overdue job is accumulated together.
+        """
+        need = self.size[head]
+        pool = self.pool
+        counts = list(pool.group_free)
+        total = pool.free
+        groups = self._groups
+        now = self.now
+        time: int | None = None
+        fits = pool.fits_counts
+        for end, j in self.running:
+            if end < now:
+                end = now
+            if time is None or end == time or not fits(need, counts, total):
+                for g, k in groups[j]:
+                    counts[g] += k
+                    total += k
+                time = end
+            else:
+                break
+        if time is None or not fits(need, counts, total):
+            raise RuntimeError(f"job {self.job_id[head]} can never fit")
+        return Shadow(time, counts, total, need)
+
+    def admits(self, shadow: Shadow, size: int) -> bool:
+        """Whether the head still fits at ``t*`` when a job of ``size``
+        takes, from the counts at ``t*``, the processors it would get now
+        (``size <= extra`` on a machine seen as one group)."""
+        pool = self.pool
+        if shadow.total - size < shadow.need:
+            return False  # not even the count is left
+        counts = list(shadow.counts)
+        for g, k in pool.groups(size):
+            counts[g] -= k
+        return pool.fits_counts(shadow.need, counts, shadow.total - size)
+
+    def first_backfill(
+        self, order: str, shadow: Shadow, optimistic: bool
+    ) -> int | None:
+        """``g({j in Q : j fits now and (est(j) <= gap or (optimistic and
+        the head still fits at t* without S_j))})``, ``gap = t* - now``."""
+        gap = shadow.time - self.now
+        pool = self.pool
+
+        def horizon(size: int) -> int:
+            # Largest estimate with est = estimate * f <= gap (f = a / b).
+            factor = pool.factor(size)
+            return gap * factor.denominator // factor.numerator
+
+        def extra(size: int) -> bool:
+            return self.admits(shadow, size)
+
+        return self._first(order, horizon, extra if optimistic else None)
+
+    def _first(
+        self,
+        order: str,
+        horizon: Callable[[int], int] | None,
+        extra: Callable[[int], bool] | None,
+    ) -> int | None:
+        # The first job in `order` among, for every waiting size q that fits
+        # now, the jobs of size q with estimate <= horizon(q) (any estimate
+        # without a horizon, or when extra(q) holds).
+        index = self._orders[order]
+        rank = index.rank
+        pool = self.pool
+        free = pool.free
+        best: int | None = None
+        best_rank = _INF
+        for q in self._sizes:
+            if q > free:
+                break
+            bucket = index.bucket(q)
+            top = bucket.first_within(_INF)
+            if top is None or rank[top] >= best_rank or not pool.fits(q):
+                continue
+            found: int | None = top
+            if horizon is not None:
+                found = bucket.first_within(horizon(q))
+                if found != top and extra is not None and extra(q):
+                    found = top
+            if found is not None and rank[found] < best_rank:
+                best, best_rank = found, rank[found]
+        return best

@@ -1,0 +1,309 @@
+"""Grid scenarios: one TOML file describing a whole co-reservation study run.
+
+Example (``benchmarks/grid/meltzer_6_6_r1.toml``)::
+
+    [scenario]
+    name = "meltzer-6.6-R1"
+    description = "§6.6: A2 vs A3 on R1, 4 clusters"
+
+    [workload]
+    trace = "../../../shared/traces/KTH-SP2-1996-2.1-cln.swf"
+    clusters = 4          # BM0 .. BM3, consecutive two-week slices
+    weeks = 2
+    cap = 100             # CPUs per cluster
+    merge = true          # the study's job merging (scaled threshold)
+
+    [requests]
+    kind = "R1"           # R1, R2, R3 (§6.3)
+    variant = "none"      # or "6.8-2", "6.8-3" (§6.8)
+    seed = 0
+    probability = 0.1
+    draws = 1
+
+    [prices]
+    scenario = "homogeneous"  # or "day-night", "cheap-weekends"
+
+    [local]
+    policy = "easy"       # any engine policy: "conservative", ...
+    kill_at_estimate = true
+
+    [service]
+    algorithm = "a4"
+    minsize = 300
+    windows = 20
+    k = 0.0
+    s = 1.0
+    seed = 0
+
+Every table but ``[scenario]`` and ``[workload]`` is optional (the values
+above are the defaults, with ``algorithm = "a4"``). ``trace`` is relative
+to the scenario file. Simulation time 0 is the start of every slice; the
+price tables are rotated so that it falls on the weekday and hour of
+:data:`~optsched.coreserve.workload.STUDY_MONDAY_OFFSET` (the study's first
+weekend at about 800,000 s).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from optsched.coreserve.cluster import LocalCluster
+from optsched.coreserve.request import Request
+from optsched.coreserve.requests_gen import generate_requests, section68_requests
+from optsched.coreserve.service import ALGORITHMS, ServiceConfig
+from optsched.coreserve.workload import (
+    SCENARIOS,
+    STUDY_MONDAY_OFFSET,
+    WEEK,
+    ClusterWorkload,
+    cluster_slices,
+    price_scenario,
+)
+from optsched.errors import InputError
+from optsched.io import read_trace
+from optsched.io.text import read_toml_file
+
+_KEYS: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "scenario": {"name": str, "description": str},
+    "workload": {
+        "trace": str,
+        "clusters": int,
+        "weeks": int,
+        "cap": int,
+        "merge": bool,
+        "merge_below": int,
+    },
+    "requests": {
+        "kind": str,
+        "variant": str,
+        "seed": int,
+        "probability": (int, float),
+        "draws": int,
+    },
+    "prices": {"scenario": str},
+    "local": {"policy": str, "kill_at_estimate": bool},
+    "service": {
+        "algorithm": str,
+        "minsize": int,
+        "windows": int,
+        "k": (int, float),
+        "s": (int, float),
+        "seed": int,
+        "accuracy": (int, float),
+        "strict": bool,
+        "cost_rule": str,
+        "start_tolerance": int,
+        "cost_tolerance": (int, float),
+        "sort": str,
+    },
+}
+_REQUIRED = {"scenario": ("name",), "workload": ("trace", "clusters")}
+VARIANTS = ("none", "6.8-2", "6.8-3")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A validated grid scenario (see the module docstring)."""
+
+    name: str
+    trace: Path
+    clusters: int
+    description: str = ""
+    weeks: int = 2
+    cap: int | None = None
+    merge: bool = True
+    merge_below: int | None = None
+    kind: str = "R1"
+    variant: str = "none"
+    request_seed: int = 0
+    probability: float = 0.1
+    draws: int = 1
+    prices: str = "homogeneous"
+    policy: str = "easy"
+    kill_at_estimate: bool = True
+    service: ServiceConfig = field(default_factory=ServiceConfig)
+    seed: int = 0
+
+    def workloads(self) -> list[ClusterWorkload]:
+        """The clusters' local workloads cut from the trace."""
+        trace = read_trace(self.trace)
+        return cluster_slices(
+            trace,
+            self.clusters,
+            weeks=self.weeks,
+            cap=self.cap,
+            merge=self.merge,
+            merge_below=self.merge_below,
+        )
+
+    def build(
+        self, workloads: list[ClusterWorkload] | None = None
+    ) -> tuple[list[LocalCluster], list[Request]]:
+        """Fresh clusters (simulators ready) and the request workload."""
+        loads = self.workloads() if workloads is None else workloads
+        tariffs = price_scenario(self.prices, len(loads), offset=STUDY_MONDAY_OFFSET)
+        clusters = [
+            LocalCluster(
+                w.name,
+                w.instance,
+                tariff,
+                policy=self.policy,
+                kill_at_estimate=self.kill_at_estimate,
+            )
+            for w, tariff in zip(loads, tariffs, strict=True)
+        ]
+        cap = loads[0].instance.machine.processors
+        requests = generate_requests(
+            loads[0],
+            self.kind,
+            seed=self.request_seed,
+            cap=cap,
+            probability=self.probability,
+            draws=self.draws,
+        )
+        if self.variant != "none":
+            requests = section68_requests(requests, parts=int(self.variant[-1]))
+        return clusters, requests
+
+    @property
+    def t_stop(self) -> int:
+        """The submit stop (utilisation is counted up to it)."""
+        return self.weeks * WEEK
+
+    def with_service(self, **changes: Any) -> Scenario:
+        """A copy with some service parameters changed (``None`` keeps one)."""
+        kept = {k: v for k, v in changes.items() if v is not None}
+        return replace(self, service=replace(self.service, **kept))
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate a scenario file.
+
+    Raises
+    ------
+    InputError
+        One line ``file:line: reason`` (bad TOML, unknown table or key,
+        wrong type, unknown algorithm, price scenario or variant, missing
+        trace).
+    """
+    path = Path(path)
+    text, data = read_toml_file(path)
+    try:
+        return _parse(data, path)
+    except _Bad as bad:
+        raise InputError(bad.reason, path, _line(text, bad.table, bad.key)) from None
+
+
+class _Bad(Exception):
+    def __init__(self, reason: str, table: str | None = None, key: str | None = None):
+        super().__init__(reason)
+        self.reason, self.table, self.key = reason, table, key
+
+
+def _line(text: str, table: str | None, key: str | None) -> int | None:
+    """Line of ``key`` in ``[table]`` (or of the table header)."""
+    lines = text.splitlines()
+    inside = table is None
+    for number, line in enumerate(lines, 1):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            inside = stripped.strip("[] ") == table
+            if inside and key is None:
+                return number
+            continue
+        if inside and key is not None and re.match(rf"{re.escape(key)}\s*=", stripped):
+            return number
+    return None
+
+
+def _parse(data: dict[str, Any], path: Path) -> Scenario:
+    for table in data:
+        if table not in _KEYS:
+            raise _Bad(f"unknown table [{table}] (expected: {', '.join(_KEYS)})")
+        if not isinstance(data[table], dict):
+            raise _Bad(f"{table} must be a table [{table}]", None, table)
+    values: dict[str, dict[str, Any]] = {}
+    for table, keys in _KEYS.items():
+        got = data.get(table, {})
+        for key, value in got.items():
+            if key not in keys:
+                raise _Bad(
+                    f"[{table}] unknown key {key!r} (expected: {', '.join(keys)})",
+                    table,
+                    key,
+                )
+            want = keys[key]
+            if isinstance(value, bool) and want is not bool:
+                raise _Bad(
+                    f"[{table}] {key}: expected a number, got a boolean", table, key
+                )
+            if not isinstance(value, want):
+                raise _Bad(
+                    f"[{table}] {key}: wrong type {type(value).__name__}", table, key
+                )
+        for key in _REQUIRED.get(table, ()):
+            if key not in got:
+                raise _Bad(f"[{table}] missing key {key!r}", table if got else None)
+        values[table] = got
+    return _scenario(values, path)
+
+
+def _scenario(v: dict[str, dict[str, Any]], path: Path) -> Scenario:
+    work, req, svc = v["workload"], v["requests"], v["service"]
+    trace = Path(work["trace"])
+    if not trace.is_absolute():
+        trace = path.parent / trace
+    if not trace.exists():
+        raise _Bad(f"[workload] trace {work['trace']!r} not found", "workload", "trace")
+    if work["clusters"] < 1:
+        raise _Bad("[workload] clusters must be at least 1", "workload", "clusters")
+    variant = req.get("variant", "none")
+    if variant not in VARIANTS:
+        raise _Bad(
+            f"[requests] variant {variant!r}: expected one of {', '.join(VARIANTS)}",
+            "requests",
+            "variant",
+        )
+    prices = v["prices"].get("scenario", "homogeneous")
+    if prices not in SCENARIOS:
+        raise _Bad(
+            f"[prices] scenario {prices!r}: expected one of {', '.join(SCENARIOS)}",
+            "prices",
+            "scenario",
+        )
+    algorithm = svc.get("algorithm", "a4")
+    if algorithm not in ALGORITHMS:
+        raise _Bad(
+            f"[service] algorithm {algorithm!r}: expected one of "
+            f"{', '.join(ALGORITHMS)}",
+            "service",
+            "algorithm",
+        )
+    service_keys = {k: svc[k] for k in svc if k != "seed"}
+    try:
+        config = ServiceConfig(**service_keys)
+    except (TypeError, ValueError) as error:
+        raise _Bad(f"[service] {error}", "service") from None
+    return Scenario(
+        name=v["scenario"]["name"],
+        description=v["scenario"].get("description", ""),
+        trace=trace,
+        clusters=work["clusters"],
+        weeks=work.get("weeks", 2),
+        cap=work.get("cap"),
+        merge=work.get("merge", True),
+        merge_below=work.get("merge_below"),
+        kind=req.get("kind", "R1"),
+        variant=variant,
+        request_seed=req.get("seed", 0),
+        probability=float(req.get("probability", 0.1)),
+        draws=req.get("draws", 1),
+        prices=prices,
+        policy=v["local"].get("policy", "easy"),
+        kill_at_estimate=v["local"].get("kill_at_estimate", True),
+        service=config,
+        seed=svc.get("seed", 0),
+    )

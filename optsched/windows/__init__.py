@@ -1,0 +1,2 @@
+"""Windows of a trace: cutting them (:mod:`~optsched.windows.window`) and
+choosing them (:mod:`~optsched.windows.selection`)."""
