@@ -41,7 +41,8 @@ feature means:
   shelves, preemption, moldable choices), ``nodes`` (the node simulator of
   Rassmann's combinators, the only one on machines with speeds or SMP
   nodes); ``unsimulated(spec, simulator)`` says in one line why the others
-  refuse it (:func:`simulation_refusal`).
+  refuse it (:func:`simulation_refusal`); ``refused_options``, the options
+  of ``simulate`` that make no sense with the feature, each with its reason.
 
 Handlers are named ``"module:function"`` and imported on first use
 (:func:`load`), so that this table, part of the core, imports no model,
@@ -104,6 +105,7 @@ class Feature:
     in_schedule: Callable[[Any], bool] | None = None
     simulators: tuple[str, ...] | None = None
     unsimulated: Callable[[str, str], str] | None = None
+    refused_options: tuple[tuple[str, str], ...] = ()
 
     def applies(self, instance: Instance, schedule: Any = None) -> bool:
         """Whether the instance (or, for the checker, the schedule) carries it."""
@@ -265,8 +267,9 @@ def _own_schedule(spec: str, simulator: str) -> str:
 
 def _unfollowed_chains(spec: str, simulator: str) -> str:
     return (
-        f"policy {spec!r} does not follow job chains (SWF fields 17/18) on this "
-        "machine; the engine's policies do, and --no-chains drops them"
+        f"policy {spec!r} builds its own schedule and does not follow job chains "
+        "(SWF fields 17/18); the engine's policies and the combinators do, and "
+        "--no-chains drops them"
     )
 
 
@@ -334,7 +337,7 @@ FEATURES: tuple[Feature, ...] = (
         exact_with=frozenset({"calendar", "contiguous", "busy-blocks"}),
         backends=_CPSAT_AND_BOUNDS,
         unmodelled=_ignores_chains,
-        simulators=_ENGINE_ONLY,
+        simulators=("engine", "nodes"),
         unsimulated=_unfollowed_chains,
     ),
     Feature(
@@ -389,7 +392,20 @@ FEATURES: tuple[Feature, ...] = (
         backends=("cpsat", "bounds-only", "preemptive"),
         unmodelled=_rigid_only,
     ),
-    Feature("malleable", "moldable", "malleable jobs", _has_malleable),
+    Feature(
+        "malleable",
+        "moldable",
+        "malleable jobs",
+        _has_malleable,
+        refused_options=(
+            (
+                "kill_at_estimate",
+                "--kill-at-estimate does not apply to malleable jobs: they run "
+                "to completion (checker rule 9), at a rate that changes with "
+                "their processors",
+            ),
+        ),
+    ),
     Feature(
         "contiguous",
         "rigid",
@@ -454,14 +470,20 @@ def refusal(instance: Instance, backend: str) -> str | None:
     return None
 
 
-def simulation_refusal(instance: Instance, spec: str, simulator: str) -> str | None:
-    """Why ``simulator`` cannot run policy ``spec`` on ``instance`` (one
-    line, from the first feature in table order that it does not follow),
-    or ``None``."""
+def simulation_refusal(
+    instance: Instance, spec: str, simulator: str, options: Iterable[str] = ()
+) -> str | None:
+    """Why ``simulator`` cannot run policy ``spec`` on ``instance`` with the
+    ``simulate`` options named in ``options`` (one line, from the first
+    feature in table order that it does not follow), or ``None``."""
+    asked = set(options)
     for row in features_of(instance):
         if row.simulators is not None and simulator not in row.simulators:
             assert row.unsimulated is not None, row.name
             return row.unsimulated(spec, simulator)
+        for option, reason in row.refused_options:
+            if option in asked:
+                return reason
     return None
 
 

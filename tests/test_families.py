@@ -187,3 +187,53 @@ def test_simulation_refusals_come_from_the_table() -> None:
     blocks = Instance(Machine(4, unavailable=(BusyBlock(0, 3, 1),)), _jobs()[:1])
     with pytest.raises(ValueError, match="takes no busy blocks"):
         simulate(blocks, "fit:f=fifo")
+
+
+def test_the_node_simulator_follows_job_chains() -> None:
+    # Two processors of speed 1 and two of speed 2. Job 2 waits for job 1's
+    # end (3: 10 units of work on the two fast processors, 10 / 4 rounded
+    # up) plus its think time 5; job 5 follows the zero-length job 4 at once.
+    machine = Machine(4, speeds=(1.0, 1.0, 2.0, 2.0))
+    jobs = (
+        Job(1, 0, 2, 10),
+        Job(2, 0, 3, 6, preceding_job=1, think_time=5),
+        Job(3, 1, 1, 4),
+        Job(4, 0, 1, 0),
+        Job(5, 0, 1, 3, preceding_job=4),
+    )
+    instance = Instance(machine, jobs)
+    for policy in ("fcfs", "easy", "fit:f=fifo", "blocking:f=spt"):
+        schedule = simulate(instance, policy).schedule
+        assert check_schedule(instance, schedule) == [], policy
+        spans = {j: (p.start, p.end) for j, p in schedule.placements.items()}
+        assert spans[2][0] == 8 and spans[5][0] == 0, policy
+
+
+def test_kill_at_estimate_with_malleable_jobs_is_refused_by_the_table() -> None:
+    job = Job(
+        1, 0, 2, 10, estimate=5, modes=(Mode(1, 20, 10), Mode(2, 10, 5)), malleable=True
+    )
+    instance = Instance(Machine(4), (job,))
+    with pytest.raises(ValueError, match="does not apply to malleable jobs"):
+        simulate(instance, "fcfs", kill_at_estimate=True)
+    assert check_schedule(instance, simulate(instance, "fcfs").schedule) == []
+
+
+def test_chains_on_a_machine_with_speeds_release_at_shortest_run_times() -> None:
+    # Job 1 does 10 units of work; on the two speed-2 processors it ends at
+    # 3 (10 / 4 rounded up), so job 2 may start at 3 + 1: its site release
+    # is 4, not 11 (the work at speed 1), and every bound stays below the
+    # checked schedule (a bound read from work at speed 1 was above it).
+    from optsched.models import solve
+    from optsched.models.site.bounds import site_released
+
+    machine = Machine(4, speeds=(1.0, 1.0, 2.0, 2.0))
+    jobs = (Job(1, 0, 2, 10), Job(2, 0, 2, 8, preceding_job=1, think_time=1))
+    instance = Instance(machine, jobs)
+    assert [j.release for j in site_released(instance).jobs] == [0, 4]
+    for backend in ("bounds-only", "cpsat"):
+        result = solve(instance, "cmax", backend=backend, time_limit=5, workers=1)
+        assert result.schedule is not None
+        assert check_schedule(instance, result.schedule) == []
+        assert result.lower_bound is not None and result.objective is not None
+        assert result.lower_bound <= result.objective == 6

@@ -87,7 +87,10 @@ def simulate(
     option is refused.
     """
     chosen = parse_policy(policy)
-    refused = simulation_refusal(instance, chosen.spec, simulator_of(instance, chosen))
+    asked = ("kill_at_estimate",) if kill_at_estimate else ()
+    refused = simulation_refusal(
+        instance, chosen.spec, simulator_of(instance, chosen), asked
+    )
     if refused is not None:
         raise ValueError(refused)
     if not instance.machine.flat:

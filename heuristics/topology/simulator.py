@@ -77,6 +77,7 @@ from fractions import Fraction
 
 from optsched.instance import Instance, Job, Machine
 from optsched.schedule import Placement, Schedule
+from optsched.site.chains import chain_graph
 
 PLACEMENTS: tuple[str, ...] = ("auto", "fastest", "lowest", "smp")
 """Names of the placement plug-ins (``placement=``)."""
@@ -516,6 +517,7 @@ class NodeSimulator:
         self._orders: dict[str, OrderIndex] = {}
         for name, rank in (orders or {}).items():
             self.add_order(name, rank)
+        self._chains(jobs)
 
     def add_order(self, name: str, rank: Sequence[int]) -> None:
         """Register a base order (before :meth:`run`)."""
@@ -524,24 +526,31 @@ class NodeSimulator:
     # -- the event loop -----------------------------------------------
     def run(self, select: Callable[[NodeSimulator], int | None]) -> None:
         """Simulate every job; ``select(self)`` names the next job to start
-        now (it must fit) or ``None``."""
+        now (it must fit) or ``None``.
+
+        A job with a predecessor (job chains) arrives at its predecessor's
+        end plus the think time, never before its own release, as in the
+        engine (:mod:`optsched.heuristics.engine.core`)."""
         release = self.release
-        n = len(release)
+        first = [j for j in range(len(release)) if j not in self._predecessor]
         completions: list[tuple[int, int]] = []
+        arrivals = self._arrivals
         upcoming = 0
-        while upcoming < n or completions:
-            if completions and (
-                upcoming >= n or completions[0][0] <= release[upcoming]
-            ):
-                now = completions[0][0]
-            else:
-                now = release[upcoming]
+        while upcoming < len(first) or completions or arrivals:
+            now = min(
+                completions[0][0] if completions else math.inf,
+                release[first[upcoming]] if upcoming < len(first) else math.inf,
+                arrivals[0][0] if arrivals else math.inf,
+            )
+            assert now != math.inf
+            self.now = int(now)
             while completions and completions[0][0] <= now:
                 self._finish(heapq.heappop(completions)[1])
-            while upcoming < n and release[upcoming] <= now:
-                self._arrive(upcoming)
+            while upcoming < len(first) and release[first[upcoming]] <= now:
+                self._arrive(first[upcoming])
                 upcoming += 1
-            self.now = now
+            while arrivals and arrivals[0][0] <= now:
+                self._arrive(heapq.heappop(arrivals)[1])
             while self.waiting:
                 j = select(self)
                 if j is None:
@@ -551,6 +560,25 @@ class NodeSimulator:
                     heapq.heappush(completions, (end, j))
         if self.waiting:
             raise RuntimeError(f"node simulation stalled at {self.now}")
+
+    def _chains(self, jobs: list[Job]) -> None:
+        """The precedence graph of :func:`optsched.site.chains.chain_graph`
+        (the one the checker and the engine read), by job number."""
+        self._predecessor: dict[int, int] = {}
+        self._successors: dict[int, list[tuple[int, int]]] = {}
+        self._arrivals: list[tuple[int, int]] = []  # (time, job) released
+        if not any(job.preceding_job is not None for job in jobs):
+            return
+        number = {job.id: k for k, job in enumerate(jobs)}
+        for before, after, data in chain_graph(jobs).graph.edges(data=True):
+            p, j = number[before], number[after]
+            self._predecessor[j] = p
+            self._successors.setdefault(p, []).append((j, data["think_time"]))
+
+    def _release_successors(self, j: int) -> None:
+        for successor, think in self._successors.get(j, ()):
+            ready = max(self.release[successor], self.end_time[j] + think)
+            heapq.heappush(self._arrivals, (ready, successor))
 
     def _arrive(self, j: int) -> None:
         self.state[j] = WAITING
@@ -591,6 +619,7 @@ class NodeSimulator:
         if end == now:  # no run time: its processors come back at once
             self.state[j] = DONE
             pool.give(procs)
+            self._release_successors(j)
             return end
         self._groups[j] = groups
         estimated = now + _ceil_times(self.estimate[j], factor)
@@ -603,6 +632,7 @@ class NodeSimulator:
         self.pool.give(self.held[j])
         key = (self.estimated_end[j], j)
         del self.running[bisect_left(self.running, key)]
+        self._release_successors(j)
 
     def schedule(self, producer: str) -> Schedule:
         """The schedule (every job must be done), explicit processors."""

@@ -521,6 +521,10 @@ def site_released(instance: Instance) -> Instance:
     lower bound of that instance is one of the original for ``cmax`` and
     ``wct``; for ``relative`` objectives too, since ``C_j - r''_j <= C_j -
     r_j`` (weaker by ``sum w_j (r''_j - r_j)``, which is not added back).
+    On a machine with speeds or SMP nodes ``p_i`` is the predecessor's
+    shortest run time on any ``q_i`` processors
+    (:meth:`~optsched.instance.Machine.shortest_run_time`), not its work:
+    a predecessor on fast processors ends sooner than its work at speed 1.
     """
     machine = instance.machine
     calendar = machine.calendar
@@ -537,7 +541,17 @@ def site_released(instance: Instance) -> Instance:
             )
         return found
 
-    releases = chain_release(instance.jobs, chain_graph(instance.jobs), adjust=admitted)
+    durations = (
+        None
+        if machine.flat
+        else {
+            job.id: machine.shortest_run_time(job.runtime, job.size)
+            for job in instance.jobs
+        }
+    )
+    releases = chain_release(
+        instance.jobs, chain_graph(instance.jobs), durations=durations, adjust=admitted
+    )
     jobs = tuple(
         job.replace(release=releases[job.id]) for job in without_chains(instance.jobs)
     )

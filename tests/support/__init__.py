@@ -1,0 +1,1 @@
+"""Support code shared by the tests and the benchmark harnesses."""
