@@ -22,6 +22,7 @@ from optsched.heuristics.engine.runner import simulate
 from optsched.heuristics.rigid.mallmann import Mallmann
 from optsched.heuristics.rigid.orders import ORDER_NAMES
 from optsched.heuristics.rigid.policies import (
+    RIGID_NAMES,
     SELECT_NAMES,
     Backfill,
     BestPackage,
@@ -37,13 +38,20 @@ from optsched.heuristics.shelf.algorithms import (
     shelf_plan,
     shelf_schedule,
 )
-from optsched.heuristics.shelf.policies import PC2, Batch
-from optsched.heuristics.spec import POLICY_NAMES, parse_policy, split_policy_specs
+from optsched.heuristics.shelf.policies import PC2, SHELF_POLICY_NAMES, Batch
+from optsched.heuristics.spec import parse_policy, split_policy_specs
 from optsched.heuristics.topology.combinators import (
     COMBINATOR_NAMES,
     Combinator,
     parse_combinator,
 )
+
+POLICY_NAMES: tuple[str, ...] = (*RIGID_NAMES, *SHELF_POLICY_NAMES)
+"""The named policies of the family (each parses on its own and runs on
+every instance). The preemptive ones (``pbi``, ``psrs``, ``gang``), those
+that choose processor counts and Rassmann's combinators are listed apart
+(:func:`optsched.heuristics.spec.valid_names` gives every name): they build
+their schedules themselves and refuse what their algorithms do not cover."""
 
 __all__ = [
     "ALLOCATION_RULES",

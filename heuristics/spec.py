@@ -3,7 +3,32 @@
 Grammar::
 
     spec   := name [":" param ("," param)*]
-    param  := key "=" value | "oracle"
+    param  := key "=" value | flag
+
+Whitespace around the name, keys and values is ignored; names and keys are
+read in lower case, values as written (each family lowers the values that
+are names). An empty parameter (``easy:order=spt,``), a key given twice,
+a key the policy does not take and a key without its value are refused
+by :func:`split_spec` and :meth:`SpecParts.check`, for every family in one
+style, naming the spec and the valid keys::
+
+    policy 'easy:foo=1': unknown parameter 'foo'; valid: order, oracle, ...
+    policy 'easy:order': parameter 'order' needs a value (order=...)
+    policy 'gang:quantum=4,quantum=5': parameter 'quantum' given twice
+
+A *flag* is a key a family lets stand alone: ``oracle`` (the engine's and
+the shelf policies), ``repair`` (``orig``).
+
+Families
+--------
+Each family of policies describes itself in a :class:`Family` record, in its
+own room: the names it answers to and the parser that turns the tokens of a
+spec (:class:`SpecParts`) into its policy with typed options. This module
+knows only where the records are (:data:`FAMILIES`, ``"module:attribute"``
+strings imported on first use, as :func:`optsched.families.load` does for
+the feature table), so it imports no family: the families import it for
+the tokenizer, and no import cycle arises. A new family adds its record and
+one line to :data:`FAMILIES`.
 
 Names (aliases in parentheses):
 
@@ -35,6 +60,11 @@ Names (aliases in parentheses):
   ``fifo-fit``, ``lpt-back``, ``lpt-fifo-optim``, ...: Rassmann's
   combinators (:mod:`optsched.heuristics.topology.combinators`), run by the node
   simulator on flat machines and on machines with speeds or SMP nodes.
+- ``pbi``, ``psrs``, ``gang``: preemptive policies
+  (:mod:`optsched.heuristics.preempt.policies`); ``rescale``,
+  ``adaptive``, ``easy-scaling``, ``deq``: policies that choose processor
+  counts (:mod:`optsched.heuristics.moldable.wrappers`); ``orig``: the
+  trace's recorded schedule (:mod:`optsched.heuristics.rigid.orig`).
 
 Parameters:
 
@@ -78,86 +108,321 @@ Every :class:`~optsched.heuristics.rigid.policies.Policy` has a canonical
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING, Any, cast
 
-from optsched.heuristics.moldable.wrappers import MOLDABLE_NAMES, MoldablePolicy
-from optsched.heuristics.preempt.policies import PREEMPTIVE_NAMES, Preemptive
-from optsched.heuristics.rigid.mallmann import STRICT_BACKFILL, Mallmann
-from optsched.heuristics.rigid.orders import ORDER_NAMES, canonical_order
-from optsched.heuristics.rigid.orig import Orig
-from optsched.heuristics.rigid.policies import (
-    SELECT_NAMES,
-    Backfill,
-    BestPackage,
-    Conservative,
-    FirstFit,
-    Policy,
-    Strict,
+from optsched.families import load
+
+if TYPE_CHECKING:
+    from optsched.heuristics.rigid.policies import Policy
+
+__all__ = [
+    "FAMILIES",
+    "Family",
+    "SpecError",
+    "SpecParts",
+    "boolean",
+    "families",
+    "integer",
+    "join_spec",
+    "optional",
+    "parse_policy",
+    "seconds",
+    "share",
+    "spec_name",
+    "split_policy_specs",
+    "split_spec",
+    "valid_names",
+]
+
+
+# --------------------------------------------------------------------------
+# The tokenizer
+# --------------------------------------------------------------------------
+
+
+class SpecError(ValueError):
+    """A spec refused: ``"{noun} '{text}': {reason}"``, one line.
+
+    ``text`` is the spec as written, so that a caller can tell its own spec
+    from an inner one (rescaling's inner scheduler) named in ``reason``.
+    """
+
+    def __init__(self, text: str, reason: str, noun: str = "policy") -> None:
+        super().__init__(f"{noun} {text!r}: {reason}")
+        self.text = text
+        self.reason = reason
+        self.noun = noun
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Keep the error picklable (process pools) despite its signature.
+        return (type(self), (self.text, self.reason, self.noun))
+
+
+@dataclass(frozen=True)
+class SpecParts:
+    """The tokens of one spec (:func:`split_spec`).
+
+    Attributes
+    ----------
+    text
+        The spec as written, stripped: every error names it.
+    name
+        The name, stripped and in lower case.
+    params
+        Each key (lower case) to its value (stripped, case kept), ``None``
+        for a key written alone (a flag), in the order written.
+    noun
+        What the spec names, for the errors (``policy``, ``shelf
+        algorithm``).
+    """
+
+    text: str
+    name: str
+    params: Mapping[str, str | None] = field(default_factory=dict)
+    noun: str = "policy"
+
+    def error(self, reason: str) -> SpecError:
+        """The error naming this spec (to raise)."""
+        return SpecError(self.text, reason, self.noun)
+
+    def check(self, keys: Sequence[str], flags: Collection[str] = ()) -> None:
+        """Refuse a key not in ``keys`` and a key without a value (only
+        ``flags`` may stand alone); ``keys`` are listed in that order."""
+        for key in self.params:
+            if key not in keys:
+                valid = ", ".join(keys) or "none"
+                raise self.error(f"unknown parameter {key!r}; valid: {valid}")
+        for key, value in self.params.items():
+            if value is None and key not in flags:
+                raise self.error(f"parameter {key!r} needs a value ({key}=...)")
+
+    def options(self) -> dict[str, str]:
+        """Each key to its value, ``"true"`` for a flag."""
+        return {k: "true" if v is None else v for k, v in self.params.items()}
+
+    def with_options(self, extra: Mapping[str, str]) -> SpecParts:
+        """These tokens and ``extra`` (options passed beside the text),
+        which must not repeat a key."""
+        params = dict(self.params)
+        for key, value in extra.items():
+            if key in params:
+                raise self.error(f"parameter {key!r} given twice")
+            params[key] = str(value).strip()
+        return SpecParts(self.text, self.name, params, self.noun)
+
+
+def spec_name(text: str) -> str:
+    """The name of a spec, stripped and in lower case (no check)."""
+    return text.partition(":")[0].strip().lower()
+
+
+def split_spec(text: str | SpecParts, noun: str = "policy") -> SpecParts:
+    """The tokens of ``name[:key=value,...]`` (module docstring).
+
+    Tokens are passed through, so that a parser takes a spec or its tokens.
+
+    Raises
+    ------
+    SpecError
+        An empty parameter or a key given twice.
+    """
+    if isinstance(text, SpecParts):
+        return text
+    written = text.strip()
+    name, _, raw = written.partition(":")
+    parts = SpecParts(written, name.strip().lower(), {}, noun)
+    params: dict[str, str | None] = {}
+    if raw.strip():
+        for item in raw.split(","):
+            key, sep, value = item.partition("=")
+            key = key.strip().lower()
+            if not key:
+                raise parts.error("empty parameter")
+            if key in params:
+                raise parts.error(f"parameter {key!r} given twice")
+            params[key] = value.strip() if sep else None
+    return SpecParts(written, parts.name, params, noun)
+
+
+def join_spec(name: str, items: Iterable[str]) -> str:
+    """``name`` or ``name:item,item,...``: the form of every canonical spec."""
+    text = ",".join(items)
+    return f"{name}:{text}" if text else name
+
+
+# --------------------------------------------------------------------------
+# Typed values (messages name the key; the caller adds the spec)
+# --------------------------------------------------------------------------
+
+
+def integer(key: str, value: str, least: int | None = None) -> int:
+    """``value`` as an integer (at least ``least``, if given)."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise ValueError(f"{key} must be an integer, got {value!r}") from None
+    if least is not None and number < least:
+        raise ValueError(f"{key} must be >= {least}, got {number}")
+    return number
+
+
+def share(key: str, value: str) -> float:
+    """``value`` as a number (the policy checks that it lies in [0, 1])."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(f"{key} must be a number in [0, 1], got {value!r}") from None
+    return number
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def seconds(key: str, value: str) -> int:
+    """A duration: integer seconds, or an integer with a unit suffix
+    ``s``, ``m``, ``h`` or ``d`` (``8h`` is 28800)."""
+    text = value.strip().lower()
+    unit = _UNITS.get(text[-1:])
+    number = text[:-1] if unit is not None else text
+    try:
+        amount = int(number)
+    except ValueError:
+        raise ValueError(
+            f"{key} must be whole seconds or a number with s, m, h or d, got {value!r}"
+        ) from None
+    return amount * (unit or 1)
+
+
+def boolean(key: str, value: str) -> bool:
+    """``true``/``1``/``yes``/``on`` or ``false``/``0``/``no``/``off``."""
+    lowered = value.lower()
+    if lowered in ("true", "1", "yes", "on"):
+        return True
+    if lowered in ("false", "0", "no", "off"):
+        return False
+    raise ValueError(f"{key} must be true or false, got {value!r}")
+
+
+def optional(
+    params: Mapping[str, str], key: str, convert: Callable[[str, str], Any]
+) -> Any:
+    """``convert(key, value)`` if ``key`` was given, else ``None``."""
+    return convert(key, params[key]) if key in params else None
+
+
+# --------------------------------------------------------------------------
+# The family table
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Family:
+    """A family of policies as the spec parser sees it.
+
+    Attributes
+    ----------
+    parse
+        Its policy from the tokens of a spec naming it (``ValueError`` on a
+        bad one; an error that is no :class:`SpecError` of that spec gets
+        the spec's name in front).
+    names
+        Its policies' own names (listed first in :func:`valid_names`).
+    generic
+        Names of general forms that other names are cases of (``strict``,
+        ``backfill``, ``batch``, ``mallmann``).
+    presets
+        Names that fix some parameters of another policy (not plain
+        aliases).
+    aliases
+        Other spellings of its names.
+    """
+
+    parse: Callable[[SpecParts], Policy]
+    names: tuple[str, ...] = ()
+    generic: tuple[str, ...] = ()
+    presets: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+
+
+FAMILIES: tuple[str, ...] = (
+    "optsched.heuristics.rigid.policies:FAMILY",
+    "optsched.heuristics.shelf.policies:FAMILY",
+    "optsched.heuristics.preempt.policies:FAMILY",
+    "optsched.heuristics.moldable.wrappers:FAMILY",
+    "optsched.heuristics.topology.combinators:FAMILY",
+    "optsched.heuristics.rigid.orig:FAMILY",
+    "optsched.heuristics.rigid.mallmann:FAMILY",
 )
-from optsched.heuristics.shelf.algorithms import SHELF_NAMES, ShelfSpec
-from optsched.heuristics.shelf.policies import PC2, Batch, pc2_interactive
-from optsched.heuristics.topology.combinators import COMBINATOR_NAMES, Combinator
+"""Where each family's :class:`Family` record is, in the order their names
+are listed (imported on first use: see the module docstring)."""
 
-POLICY_NAMES: tuple[str, ...] = (
-    *ORDER_NAMES,
-    "firstfit",
-    "easy",
-    "conservative",
-    "best-package",
-    *SHELF_NAMES,
-    "pc2",
-)
-"""The named policies of the family (each parses on its own and runs on
-every instance). The preemptive ones (:data:`PREEMPTIVE_NAMES`: ``pbi``,
-``psrs``) are listed apart: they build schedules in pieces, which the
-pipeline compares with the preemptive optimum, and they refuse what their
-algorithms do not cover."""
+_TIERS = ("names", "generic", "presets", "aliases")
 
-_ALIASES: dict[str, str] = {
-    "fifo": "fcfs",
-    "sjf": "spt",
-    "ljf": "lpt",
-    "first-fit": "firstfit",
-    "greedy": "firstfit",
-    "bestpackage": "best-package",
-    "package": "best-package",
-}
-_GENERIC = ("strict", "backfill", "batch", "mallmann")
-_PRESETS = ("easy-sjbf", "strict-backfill")
-"""Names that fix some parameters of another policy (not plain aliases)."""
-_COMMON = ("order", "oracle", "seed")
-_PARAMS: dict[str, tuple[str, ...]] = {
-    "strict": _COMMON,
-    "firstfit": _COMMON,
-    "easy": (*_COMMON, "select", "maxwait", "maxidle"),
-    "backfill": (*_COMMON, "depth", "select", "maxwait", "maxidle"),
-    "conservative": _COMMON,
-    "best-package": (*_COMMON, "limit"),
-    "easy-sjbf": _COMMON,
-    "mallmann": (*_COMMON, "variant", "fairness", "reading", "f", "t"),
-    "strict-backfill": _COMMON,
-    **{name: ("oracle",) for name in SHELF_NAMES},
-    "smart": ("order", "sequence", "fit", "weights", "oracle"),
-    "batch": ("inner", "order", "sequence", "fit", "weights", "oracle"),
-    "pc2": ("interactive", "batch_share", "oracle"),
-}
+
+@cache
+def families() -> tuple[Family, ...]:
+    """The records of :data:`FAMILIES`, imported."""
+    return tuple(cast(Family, load(target)) for target in FAMILIES)
+
+
+@cache
+def _family_of() -> dict[str, Family]:
+    table: dict[str, Family] = {}
+    for family in families():
+        for tier in _TIERS:
+            for name in getattr(family, tier):
+                # Two families answering to one name is a programming error.
+                if name in table:
+                    raise RuntimeError(f"policy name {name!r} registered twice")
+                table[name] = family
+    return table
 
 
 def valid_names() -> str:
-    """Every accepted policy name, for error messages and help."""
+    """Every accepted policy name, for error messages and help: every
+    family's names, then the generic names, the presets, the aliases."""
     return ", ".join(
-        (
-            *POLICY_NAMES,
-            *PREEMPTIVE_NAMES,
-            *MOLDABLE_NAMES,
-            *COMBINATOR_NAMES,
-            "orig",
-            *_GENERIC,
-            *_PRESETS,
-            *_ALIASES,
-        )
+        name
+        for tier in _TIERS
+        for family in families()
+        for name in getattr(family, tier)
     )
+
+
+@cache
+def _policy_class() -> type:
+    return cast(type, load("optsched.heuristics.rigid.policies:Policy"))
+
+
+def parse_policy(spec: str | Policy) -> Policy:
+    """The policy a spec names (a :class:`Policy` is returned as is).
+
+    Raises
+    ------
+    ValueError
+        One line naming the problem and the valid choices.
+    """
+    if isinstance(spec, _policy_class()):
+        return cast("Policy", spec)
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"empty policy spec; valid names: {valid_names()}")
+    text = spec.strip()
+    family = _family_of().get(spec_name(text))
+    if family is None:
+        written = text.partition(":")[0].strip()
+        raise ValueError(f"unknown policy {written!r}; valid names: {valid_names()}")
+    parts = split_spec(text)
+    try:
+        return family.parse(parts)
+    except SpecError as error:
+        if error.text == parts.text:
+            raise
+        raise parts.error(str(error)) from None
+    except ValueError as error:
+        raise parts.error(str(error)) from None
 
 
 def split_policy_specs(text: str) -> list[str]:
@@ -180,242 +445,3 @@ def split_policy_specs(text: str) -> list[str]:
         else:
             out.append(bare)
     return out
-
-
-def parse_policy(spec: str | Policy) -> Policy:
-    """The policy a spec names (a :class:`Policy` is returned as is).
-
-    Raises
-    ------
-    ValueError
-        One line naming the problem and the valid choices.
-    """
-    if isinstance(spec, Policy):
-        return spec
-    if not isinstance(spec, str) or not spec.strip():
-        raise ValueError(f"empty policy spec; valid names: {valid_names()}")
-    text = spec.strip()
-    raw_name, _, raw_params = text.partition(":")
-    name = raw_name.strip().lower()
-    if name in COMBINATOR_NAMES:
-        return _build_combinator(text)
-    name = _ALIASES.get(name, name)
-    fixed_order: str | None = None
-    if name in ORDER_NAMES:
-        fixed_order, name = name, "strict"
-    if name in PREEMPTIVE_NAMES:
-        return _build_preemptive(text, name, raw_params)
-    if name in MOLDABLE_NAMES:
-        return _build_moldable(text, name, raw_params)
-    if name == "orig":
-        return Orig(algorithm=text.lower())
-    if name not in _PARAMS:
-        raise ValueError(
-            f"unknown policy {raw_name.strip()!r}; valid names: {valid_names()}"
-        )
-    params = _split_params(text, raw_params, _PARAMS[name])
-    if fixed_order is not None:
-        if "order" in params:
-            raise ValueError(
-                f"policy {text!r}: the name {fixed_order!r} fixes the order; "
-                "use strict:order=NAME"
-            )
-        params["order"] = fixed_order
-    try:
-        return _build(name, params)
-    except ValueError as error:
-        raise ValueError(f"policy {text!r}: {error}") from None
-
-
-def _split_params(text: str, raw: str, allowed: tuple[str, ...]) -> dict[str, str]:
-    params: dict[str, str] = {}
-    if not raw.strip():
-        return params
-    for item in raw.split(","):
-        key, sep, value = item.partition("=")
-        key = key.strip().lower()
-        value = value.strip()
-        if not key:
-            raise ValueError(f"policy {text!r}: empty parameter")
-        if key not in allowed:
-            raise ValueError(
-                f"policy {text!r}: unknown parameter {key!r}; "
-                f"valid: {', '.join(allowed)}"
-            )
-        if key in params:
-            raise ValueError(f"policy {text!r}: parameter {key!r} given twice")
-        if not sep and key != "oracle":
-            raise ValueError(
-                f"policy {text!r}: parameter {key!r} needs a value ({key}=...)"
-            )
-        params[key] = value if sep else "true"
-    return params
-
-
-def _build(name: str, params: dict[str, str]) -> Policy:
-    if name in SHELF_NAMES or name in ("batch", "pc2"):
-        return _build_shelf(name, params)
-    common: dict[str, Any] = {
-        "order": canonical_order(params.get("order", "fcfs")),
-        "oracle": _flag("oracle", params.get("oracle", "false")),
-        "seed": _optional(params, "seed", _integer),
-    }
-    if name == "strict":
-        return Strict(**common)
-    if name == "firstfit":
-        return FirstFit(**common)
-    if name == "conservative":
-        return Conservative(**common)
-    if name == "best-package":
-        return BestPackage(
-            **common, limit=_integer("limit", params.get("limit", "128"))
-        )
-    if name == "easy-sjbf":
-        return Backfill(**common, select="shortest")
-    if name in ("mallmann", "strict-backfill"):
-        return _build_mallmann(name, common, params)
-    depth_text = params.get("depth", "1")
-    if name == "backfill" and depth_text.lower() in ("all", "inf", "infinite"):
-        if any(k in params for k in ("select", "maxwait", "maxidle")):
-            raise ValueError("select, maxwait and maxidle need a finite depth")
-        return Conservative(**common)
-    return Backfill(
-        **common,
-        depth=_integer("depth", depth_text),
-        select=_select(params.get("select", "queue")),
-        maxwait=_optional(params, "maxwait", _integer),
-        maxidle=_optional(params, "maxidle", _share),
-    )
-
-
-def _build_mallmann(
-    name: str, common: dict[str, Any], params: dict[str, str]
-) -> Policy:
-    if name == "strict-backfill":
-        variant, fairness, reading = STRICT_BACKFILL
-        return Mallmann(**common, variant=variant, fairness=fairness, reading=reading)
-    return Mallmann(
-        **common,
-        variant=params.get("variant", "ff").lower(),
-        fairness=_integer("fairness", params.get("fairness", "0")),
-        reading=params.get("reading", "profile").lower(),
-        f=_optional(params, "f", _share),
-        t=_optional(params, "t", _seconds),
-    )
-
-
-def _build_preemptive(text: str, name: str, raw: str) -> Policy:
-    # The algorithm checks its own options; the spec is made canonical
-    # (spaces around options dropped, options sorted) so that equal specs
-    # compare equal. Values keep their case: gang's classes=FILE is a path.
-    options = sorted(
-        "=".join(x.strip() for x in part.partition("=")[::2]) if "=" in part
-        else part.strip()
-        for part in raw.split(",")
-        if part.strip()
-    )  # fmt: skip
-    algorithm = name + (":" + ",".join(options) if options else "")
-    try:
-        return Preemptive(algorithm=algorithm)
-    except ValueError as error:
-        raise ValueError(f"policy {text!r}: {error}") from None
-
-
-def _build_moldable(text: str, name: str, raw: str) -> Policy:
-    # As _build_preemptive, but the options keep their order: rescale's
-    # inner scheduler spec is itself a list of options.
-    options = [part.strip() for part in raw.split(",") if part.strip()]
-    algorithm = name + (":" + ",".join(options) if options else "")
-    try:
-        if name == "rescale":
-            from optsched.heuristics.moldable.rescaling import (
-                parse_rescale,
-                rescale_spec,
-            )
-
-            # Canonical: every option written, in one order.
-            algorithm = rescale_spec(**parse_rescale(algorithm))  # type: ignore[arg-type]
-        return MoldablePolicy(algorithm=algorithm)
-    except ValueError as error:
-        raise ValueError(f"policy {text!r}: {error}") from None
-
-
-def _build_combinator(text: str) -> Policy:
-    # Rassmann's combinators (optsched.heuristics.topology.combinators); an alias
-    # becomes its canonical spec.
-    try:
-        return Combinator(algorithm=text)
-    except ValueError as error:
-        message = str(error)
-        if message.startswith("policy "):
-            raise
-        raise ValueError(f"policy {text!r}: {message}") from None
-
-
-def _build_shelf(name: str, params: dict[str, str]) -> Policy:
-    oracle = _flag("oracle", params.pop("oracle", "false"))
-    if name == "pc2":
-        return PC2(
-            oracle=oracle,
-            interactive=pc2_interactive(params.get("interactive", "0")),
-            batch_share=_share("batch_share", params.get("batch_share", "0.5")),
-        )
-    inner = params.pop("inner", "ffdh") if name == "batch" else name
-    options = {key: value.lower() for key, value in params.items()}
-    return Batch(oracle=oracle, inner=ShelfSpec.parse(inner.lower(), **options))
-
-
-def _optional(
-    params: dict[str, str], key: str, convert: Callable[[str, str], Any]
-) -> Any:
-    return convert(key, params[key]) if key in params else None
-
-
-def _integer(key: str, value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise ValueError(f"{key} must be an integer, got {value!r}") from None
-    return number
-
-
-def _share(key: str, value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        raise ValueError(f"{key} must be a number in [0, 1], got {value!r}") from None
-    return number
-
-
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def _seconds(key: str, value: str) -> int:
-    """A duration: integer seconds, or an integer with a unit suffix
-    ``s``, ``m``, ``h`` or ``d`` (``8h`` is 28800)."""
-    text = value.strip().lower()
-    unit = _UNITS.get(text[-1:])
-    number = text[:-1] if unit is not None else text
-    try:
-        amount = int(number)
-    except ValueError:
-        raise ValueError(
-            f"{key} must be whole seconds or a number with s, m, h or d, got {value!r}"
-        ) from None
-    return amount * (unit or 1)
-
-
-def _flag(key: str, value: str) -> bool:
-    lowered = value.lower()
-    if lowered in ("true", "1", "yes", "on"):
-        return True
-    if lowered in ("false", "0", "no", "off"):
-        return False
-    raise ValueError(f"{key} must be true or false, got {value!r}")
-
-
-def _select(value: str) -> str:
-    lowered = value.lower()
-    if lowered not in SELECT_NAMES:
-        raise ValueError(f"unknown select {value!r}; valid: {', '.join(SELECT_NAMES)}")
-    return lowered

@@ -46,6 +46,11 @@ from typing import Any
 from optsched.families import feature, offline_view, refusal
 from optsched.instance import Instance
 from optsched.models.common.relaxation import solve_relaxed
+from optsched.models.common.settings import (
+    DEFAULT_TIME_LIMIT,
+    DEFAULT_WORKERS,
+    SolverSettings,
+)
 from optsched.objective import Objective
 from optsched.result import Bound, Incumbent, Result, SolveStatus
 from optsched.schedule import Schedule
@@ -117,8 +122,8 @@ def solve(
     objective: Objective | str = "cmax",
     *,
     backend: str = "cpsat",
-    time_limit: float = 60.0,
-    workers: int = 2,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    workers: int = DEFAULT_WORKERS,
     incumbents: Sequence[Incumbent] = (),
     hint: Schedule | None = None,
     **options: Any,
@@ -150,8 +155,9 @@ def solve(
     Raises
     ------
     ValueError
-        Unknown back-end (the message lists the valid ones) or an option the
-        back-end does not take.
+        Unknown back-end (the message lists the valid ones), an option the
+        back-end does not take, a negative time limit or fewer than one
+        worker (:class:`~optsched.models.common.settings.SolverSettings`).
     """
     run = BACKENDS[_checked_name(backend)]
     refused = refusal(instance, backend)
@@ -163,10 +169,7 @@ def solve(
             f"back-end {backend!r} takes no option {unknown[0]!r}; its options: "
             f"{', '.join(backend_options(backend)) or 'none'}"
         )
-    if time_limit is not None and time_limit < 0:
-        raise ValueError(f"time limit {time_limit} must not be negative")
-    if workers < 1:
-        raise ValueError(f"workers {workers} must be at least 1")
+    SolverSettings(time_limit=time_limit, workers=workers)  # refuses bad values
     offline = offline_view(instance)
     given = (*incumbents, *([Incumbent("hint", hint)] if hint else []))
     if offline is not instance:

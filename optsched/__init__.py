@@ -36,6 +36,7 @@ the command line start fast.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,12 +48,14 @@ from optsched.schedule import Placement, Schedule
 if TYPE_CHECKING:
     import pandas as pd
 
+    from optsched.bench.suite import SolverSpec
     from optsched.heuristics import simulate
     from optsched.io import read, read_trace
     from optsched.io.schedules import read_schedule, write_schedule
     from optsched.models import solve
     from optsched.objective import Objective
     from optsched.result import Result
+    from optsched.windows.selection import WindowRule
     from optsched.windows.window import cut_window
 
 __version__ = "0.1.0"
@@ -140,8 +143,8 @@ def bound(
 def competitive_gap(
     source: str | Path | Instance,
     *,
-    policies: str = "fcfs,firstfit,easy,conservative,best-package",
-    objectives: str = "cmax,wct",
+    policies: str | Sequence[str] = "fcfs,firstfit,easy,conservative,best-package",
+    objectives: str | Sequence[str] = "cmax,wct",
     backend: str = "cpsat",
     time_limit: float = 10.0,
     workers: int = 2,
@@ -151,9 +154,10 @@ def competitive_gap(
 ) -> pd.DataFrame:
     """Each policy's competitive ratio, window by window: ``optsched gap``.
 
-    The same suite, run through the same task graph, as ``optsched gap
-    FILE --policies ... --objective ... -o rows.csv``: the returned rows are
-    those that command writes (one per window, policy and objective; see
+    The same suite (:func:`optsched.bench.analysis.gap_suite`), run through
+    the same task graph, as ``optsched gap FILE --policies ... --objective
+    ... -o rows.csv``: the returned rows are those that command writes (one
+    per window, policy and objective; see
     :func:`optsched.bench.store.gap_frame` for the columns: ``value``,
     ``lower``, ``upper``, ``optimal``, ``ratio_low``, ``ratio_high``,
     ``comparable``, ``defect``, ...).
@@ -164,9 +168,10 @@ def competitive_gap(
         An instance or trace file, or an :class:`Instance` (written to a
         temporary native JSON file first, so that it is read as a file).
     policies
-        Comma-separated policy specs.
+        Policy specs: one comma-separated string (``"fcfs,easy"``), or a
+        list of specs (``["fcfs", "easy:order=spt,oracle"]``).
     objectives
-        Comma-separated objectives.
+        Objectives: one comma-separated string, or a list of them.
     backend
         Reference back-end: ``cpsat``, ``milp`` or ``bounds-only``.
     time_limit
@@ -209,43 +214,32 @@ def competitive_gap(
                 time_limit=time_limit, workers=workers, window_jobs=window_jobs,
                 windows=windows, first_job=first_job,
             )  # fmt: skip
-    return _gap_rows(
-        Path(source), policies, objectives, backend, time_limit, workers,
-        window_jobs, windows, first_job,
-    )  # fmt: skip
-
-
-def _gap_rows(
-    path: Path,
-    policies: str,
-    objectives: str,
-    backend: str,
-    time_limit: float,
-    workers: int,
-    window_jobs: int | None,
-    windows: int | None,
-    first_job: int,
-) -> pd.DataFrame:
-    import click
-
-    from optsched.bench.analysis import analyse
     from optsched.bench.suite import SolverSpec
-    from optsched.cli.gap import gap_suite
     from optsched.windows.selection import WindowRule
 
     if window_jobs is None:
         rule = WindowRule("whole")
     else:
         rule = WindowRule("consecutive", window_jobs, windows, 0, first_job)
-    try:
-        suite = gap_suite(
-            path, input_format=None, processors=None, allocation=None, rule=rule,
-            policies=policies, objectives=objectives,
-            solver=SolverSpec(backend, time_limit, workers),
-        )  # fmt: skip
-    except click.UsageError as error:
-        # The command's own checks: a plain ValueError outside the CLI.
-        raise ValueError(error.message) from None
+    return _gap_rows(
+        Path(source), rule, policies, objectives,
+        SolverSpec(backend, time_limit, workers),
+    )  # fmt: skip
+
+
+def _gap_rows(
+    path: Path,
+    rule: WindowRule,
+    policies: str | Sequence[str],
+    objectives: str | Sequence[str],
+    solver: SolverSpec,
+) -> pd.DataFrame:
+    """The rows of :func:`competitive_gap` on a file."""
+    from optsched.bench.analysis import analyse, gap_suite
+
+    suite = gap_suite(
+        path, rule=rule, policies=policies, objectives=objectives, solver=solver
+    )
     found = analyse(suite)
     if found.interrupted:
         raise KeyboardInterrupt

@@ -6,13 +6,14 @@ rich would turn ``wct:one:relative`` into an emoji (``:one:``) and read
 (:func:`console`), with markup, emoji and highlighting off; ``rich.table.Table``
 cells and titles given as ``str`` are rendered through the console, so they
 stay literal too. The library's progress bars and reports use it as the
-command line does, which is why it lives outside :mod:`optsched.cli`.
+command line does, which is why it lives in the library, not in the
+command-line package (the library never imports that one).
 
 Control characters in user text are shown, not obeyed: an instance named
 ``"a\x1b[2J"`` would clear the screen of whoever runs ``optsched info`` on
 it. :func:`literal` escapes them visibly (``\x1b``); the consoles made here
 apply it to every string they print, and commands apply it to the user text
-they print with ``click.echo`` (:func:`optsched.cli.console.echo`).
+they print with ``click.echo`` (the command line's ``echo``).
 """
 
 from __future__ import annotations

@@ -95,17 +95,18 @@ class Result:
     ``error`` holds the back-end's words when ``status`` is ``ERROR``;
     ``interrupted`` says that the solve was stopped (Ctrl-C) before its time
     limit, so its bounds are weaker than the limit allows; ``rejected`` lists
-    the incumbents that could not be used, one line each; ``relaxed`` names
+    the incumbents that could not be used, one line each; ``skipped`` lists
+    one line per step left out for the time limit (a bound, an incumbent's
+    check, the search) or because its model would not fit the solver's
+    numbers (the result then rests on the bounds and heuristics); ``relaxed`` names
     the features of the family table (:data:`optsched.families.FEATURES`)
     relaxed for the lower bound because the back-end does not model them
     together (:mod:`optsched.models.common.relaxation`): the bounds hold for the
     instance, and the schedule, when there is one, passed the checker on
     it. ``params`` keeps
     the back-end's own settings and model facts (``hint_source``,
-    ``weight_scale``, ...); ``params["skipped"]``, when present, lists one
-    line per step left out for the time limit (a bound, an incumbent's
-    check, the search) or because its model would not fit the solver's
-    numbers (the result then rests on the bounds and heuristics).
+    ``weight_scale``, ...); ``params["skipped"]`` repeats ``skipped`` (when
+    not empty) for the readers that still look there (``optsched bound``).
     """
 
     status: SolveStatus
@@ -121,12 +122,14 @@ class Result:
     interrupted: bool = False
     rejected: tuple[str, ...] = ()
     relaxed: tuple[str, ...] = ()
+    skipped: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
         object.__setattr__(self, "bounds", tuple(self.bounds))
         object.__setattr__(self, "rejected", tuple(self.rejected))
         object.__setattr__(self, "relaxed", tuple(self.relaxed))
+        object.__setattr__(self, "skipped", tuple(self.skipped))
         if (self.status is SolveStatus.ERROR) != (self.error is not None):
             raise ValueError(
                 f"result of {self.backend}: status {self.status} with error "

@@ -126,6 +126,33 @@ def test_competitive_gap_gives_the_rows_gap_writes(tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(again[numbers], rows[numbers])
 
 
+def test_competitive_gap_takes_lists_of_specs() -> None:
+    # A list holds one spec per entry, its own parameters included.
+    rows = _gap(KTH)
+    numbers = ["value", "lower", "upper", "ratio_low", "ratio_high"]
+    for policies in (["fcfs", "easy"], ("fcfs", " easy ")):
+        listed = optsched.competitive_gap(
+            KTH, policies=policies, objectives=["cmax"], backend="bounds-only",
+            time_limit=5.0,
+        )  # fmt: skip
+        assert list(listed["policy"]) == ["fcfs", "easy"]
+        pd.testing.assert_frame_equal(listed[numbers], rows[numbers])
+    spec = "easy:order=spt,oracle"
+    listed = optsched.competitive_gap(
+        KTH, policies=[spec], objectives=("cmax",), backend="bounds-only",
+        time_limit=5.0,
+    )  # fmt: skip
+    from optsched.heuristics import parse_policy
+
+    assert list(listed["policy"]) == [parse_policy(spec).spec]
+    with pytest.raises(ValueError, match="--policies: no policy given"):
+        optsched.competitive_gap(KTH, policies=[])
+    with pytest.raises(ValueError, match="--policies: 3 is not a string"):
+        optsched.competitive_gap(KTH, policies=["fcfs", 3])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="--objective: no objective given"):
+        optsched.competitive_gap(KTH, objectives=())
+
+
 def test_competitive_gap_refuses_bad_specs() -> None:
     with pytest.raises(ValueError, match="--policies: no policy given"):
         optsched.competitive_gap(KTH, policies=" , ")

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from conftest import swf_job, write_swf
 
 from optsched.bench.suite import (
     DEFAULT_SOLVER_WORKERS,
@@ -207,7 +209,7 @@ def test_unknown_key_in_a_trace_table(tmp_path: Path) -> None:
     assert message == (
         f"{tmp_path / 'suite.toml'}:13: unknown key 'columns' in [traces]; "
         "valid keys: path, sha256, format, processors, allocation, moldable, "
-        "malleable, machine, site, arrivals"
+        "malleable, machine, site, arrivals, chains"
     )
 
 
@@ -232,6 +234,40 @@ def test_trace_moldable_options(tmp_path: Path) -> None:
     ):
         text = HEAD + SUITE + TRACE.replace("\n\n", "\n") + bad + "\n\n" + WINDOWS
         assert message in _error(tmp_path, text + SOLVER)
+
+
+def test_trace_chains_option(tmp_path: Path) -> None:
+    # chains = false is --no-chains for every window of the trace.
+    lines = [
+        swf_job(1, 0, 60, 2),
+        swf_job(2, 10, 60, 2, preceding=1, think=5),
+        swf_job(3, 20, 60, 2),
+    ]
+    write_swf(tmp_path / "c.swf", lines, 4)
+    trace = '[[traces]]\npath = "c.swf"\n'
+    plain_text = HEAD + SUITE + trace + "\n" + SOLVER
+    plain = expand(load_suite(write_suite(tmp_path, plain_text, "plain.toml")))
+    assert plain.instance(plain.tasks[0]).job(2).preceding_job == 1
+    assert "chains" not in plain.tasks[0].params
+    # chains = true is the default: the same tasks, the same ids.
+    text = HEAD + SUITE + trace + "chains = true\n\n" + SOLVER
+    kept = expand(load_suite(write_suite(tmp_path, text, "kept.toml")))
+    assert [t.task_id for t in kept.tasks] == [t.task_id for t in plain.tasks]
+    text = HEAD + SUITE + trace + "chains = false\n\n" + SOLVER
+    suite = load_suite(write_suite(tmp_path, text, "loose.toml"))
+    (ref,) = suite.traces
+    assert not ref.chains and ref.read_options() == {"chains": False}
+    assert not ref.preparation.chains
+    loose = expand(suite)
+    for task in loose.tasks:
+        assert all(j.preceding_job is None for j in loose.instance(task).jobs)
+        assert task.params["chains"] is False
+    assert not {t.task_id for t in loose.tasks} & {t.task_id for t in plain.tasks}
+    bad = HEAD + SUITE + trace + 'chains = "no"\n\n' + SOLVER
+    assert _error(tmp_path, bad) == (
+        f"{tmp_path / 'suite.toml'}:9: [[traces]] chains must be true or false, "
+        "got 'no'"
+    )
 
 
 def test_trace_read_options(tmp_path: Path) -> None:
@@ -424,15 +460,21 @@ def test_a_trace_is_read_once_from_load_to_expansion(
 ) -> None:
     """Loading validates each trace by reading it; expansion reuses that read."""
     import optsched.io
+    import optsched.io.swf
 
     reads: list[Path] = []
-    real = optsched.io.read_trace
 
-    def counting(path: Path, *args: object, **kwargs: object) -> object:
-        reads.append(Path(path))
-        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+    def counted(real: Any) -> Any:
+        def counting(path: Path, *args: object, **kwargs: object) -> object:
+            reads.append(Path(path))
+            return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(optsched.io, "read_trace", counting)
+        return counting
+
+    # Either reader: optsched.windows.prepare.read_source reads SWF files
+    # with read_swf (it filters statuses itself), the others with read_trace.
+    monkeypatch.setattr(optsched.io, "read_trace", counted(optsched.io.read_trace))
+    monkeypatch.setattr(optsched.io.swf, "read_swf", counted(optsched.io.swf.read_swf))
     plan = expand(load_suite(SUITES / "tiny.toml"))
     assert len(reads) == 1 and reads[0].name == "tiny.swf"
     assert plan.tasks

@@ -189,6 +189,25 @@ def test_info_bad_input_one_line(args: list[object], message: str) -> None:
     assert result.stdout == ""
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--malleable"], "--malleable needs --moldable MODEL"),
+        (["--nodes", "5x1"], "machine: 5 nodes x 1 processors make 5, not the"),
+    ],
+)
+def test_an_option_that_does_not_fit_is_a_usage_error(
+    args: list[str], message: str
+) -> None:
+    # Found while the instance is prepared (optsched.windows.prepare), shown
+    # as click shows a usage error: the usage line, then the reason.
+    result = _run("info", RECORDED, *args)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Usage: ")
+    assert f"Error: {message}" in result.stderr
+    assert result.stdout == ""
+
+
 def test_info_processors_option_fixes_missing_size() -> None:
     result = _run("info", SWF / "no_machine_size.swf", "--processors", "4")
     assert result.exit_code == 0, result.output

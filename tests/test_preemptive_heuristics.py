@@ -221,7 +221,7 @@ def test_refusals() -> None:
         parse_preemptive("pb")
     with pytest.raises(ValueError, match="order must be one of smith, literal"):
         parse_preemptive("pbi:order=area")
-    with pytest.raises(ValueError, match="psrs takes weights="):
+    with pytest.raises(ValueError, match="unknown parameter 'order'; valid: weights"):
         parse_preemptive("psrs:order=smith")
 
 

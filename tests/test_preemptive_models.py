@@ -538,7 +538,7 @@ def test_wct_horizon_limit() -> None:
     result = preemptive_wct(inst, "wct", max_horizon=100, too_large="bound")
     assert (result.objective, result.lower_bound) == (1100, 1100)
     assert "preemptive-lp" in {b.method for b in result.bounds}
-    assert "horizon" in result.params["skipped"][0]
+    assert "horizon" in result.skipped[0]
     valid(inst, result.schedule)
 
 

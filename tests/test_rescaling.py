@@ -313,7 +313,7 @@ def test_parse_rescale_defaults_and_round_trip():
     ("spec", "message"),
     [
         ("easy", "not a rescale spec"),
-        ("rescale:speed=3", "unknown key 'speed'"),
+        ("rescale:speed=3", "unknown parameter 'speed'; valid: search, budget"),
         ("rescale:budget", "needs a value"),
         ("rescale:budget=1,budget=2", "given twice"),
         ("rescale:budget=ten", "budget must be an integer"),

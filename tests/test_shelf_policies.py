@@ -311,7 +311,10 @@ def test_specs_round_trip(spec: str, expected: object, canonical: str) -> None:
     ("spec", "message"),
     [
         ("ffdh:order=smith", "unknown parameter 'order'; valid: oracle"),
-        ("batch:inner=ffdh,order=smith", "unknown option 'order'"),
+        (
+            "batch:inner=ffdh,order=smith",
+            "shelf algorithm 'ffdh': unknown parameter 'order'; valid: none",
+        ),
         ("batch:inner=nope", "unknown shelf algorithm 'nope'"),
         ("smart:fit=best", "fit must be one of next, first"),
         ("pc2:order=spt", "unknown parameter 'order'"),

@@ -286,7 +286,7 @@ def test_specs_and_errors() -> None:
     inst = make(2, [(0, 1, 1)])
     for bad, message in [
         ("nope", "unknown shelf algorithm 'nope'"),
-        ("ffdh:order=smith", "unknown option 'order'"),
+        ("ffdh:order=smith", "unknown parameter 'order'; valid: none"),
         ("smart:order=random", "order must be one of size, smith"),
         ("smart:fit", "needs a value"),
         ("smart:fit=next,fit=first", "given twice"),

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import itertools
 import os
+import subprocess
+import sys
 from collections.abc import Sequence
 
 import pytest
@@ -29,6 +31,7 @@ from optsched.models.site.bounds import (
     site_released,
     wide_jobs_window_bound,
 )
+from optsched.models.site.greedy import site_list_schedule
 from optsched.objective import Objective
 from optsched.result import Incumbent, Result, SolveStatus
 from optsched.schedule import Schedule
@@ -453,3 +456,78 @@ def test_the_judge_agrees_with_the_checker(
     }
     schedule = _as_schedule(instance, starts)
     assert feasible(instance, starts) == (check_schedule(instance, schedule) == [])
+
+
+# -- the model's own starting schedule ----------------------------------------------
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(instance=tiny_site_instances())
+def test_the_site_list_schedule_keeps_every_rule(instance: Instance) -> None:
+    schedule = site_list_schedule(instance)
+    assert check_schedule(instance, schedule) == []
+
+
+def test_the_list_schedule_lets_a_later_job_start_first() -> None:
+    # 4 CPUs; over [0, 10) jobs of at most 2 may start. J1 (3 CPUs) waits
+    # for 10; J2 (2 CPUs), later in submit order, starts at 0 beside it.
+    jobs = (Job(1, 0, 3, 5), Job(2, 0, 2, 4))
+    instance = Instance(Machine(4, calendar=_calendar([(0, 10, None, 2)])), jobs)
+    schedule = site_list_schedule(instance)
+    assert check_schedule(instance, schedule) == []
+    assert (schedule[1].start, schedule[2].start) == (10, 0)
+
+
+def test_the_list_schedule_keeps_the_admission_of_earlier_starts() -> None:
+    # 4 CPUs, batch capacity 2 over [0, 20). J1 (2 CPUs, 3 s, released at 5)
+    # is placed first, at 5. J2 (2 CPUs, 10 s) fits the machine at 0, but
+    # would still run at 5, where J1's start would then find 4 > 2 held;
+    # during J1 its own start finds 4 > 2: it starts when J1 ends, at 8.
+    jobs = (Job(1, 5, 2, 3), Job(2, 0, 2, 10))
+    instance = Instance(Machine(4, calendar=_calendar([(0, 20, 2, None)])), jobs)
+    schedule = site_list_schedule(instance)
+    assert check_schedule(instance, schedule) == []
+    assert (schedule[1].start, schedule[2].start) == (5, 8)
+
+
+def test_without_incumbents_the_site_model_starts_from_its_list_schedule() -> None:
+    # A model never runs the simulator: without a caller's schedule it
+    # starts from its own list schedule, and the simulator stays unloaded.
+    code = (
+        "import sys\n"
+        "from optsched.calendar import Calendar, Period\n"
+        "from optsched.instance import Instance, Job, Machine\n"
+        "from optsched.models import solve\n"
+        "calendar = Calendar((Period(tuple(range(8)), 0, 10, None, 2),))\n"
+        "instance = Instance(Machine(4, calendar=calendar),\n"
+        "                    (Job(1, 0, 3, 5), Job(2, 0, 2, 4)))\n"
+        "for backend in ('cpsat', 'bounds-only'):\n"
+        "    result = solve(instance, 'cmax', backend=backend, workers=1)\n"
+        "    assert result.objective == 15, result\n"
+        "    assert result.upper_bound_source == 'site:list', result\n"
+        "loaded = [m for m in sys.modules if m.startswith('optsched.heuristics')]\n"
+        "assert not loaded, loaded\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_job_no_period_admits_can_never_start() -> None:
+    instance = Instance(
+        Machine(4, calendar=_calendar([(0, 86_400, None, 2)])), (Job(1, 0, 3, 5),)
+    )
+    with pytest.raises(ValueError, match="job 1 of 3 processors can never start"):
+        solve(instance, "cmax", workers=1, time_limit=5)
+
+
+def test_the_list_schedule_on_a_machine_with_speeds_follows_the_chains() -> None:
+    # Speeds take no calendar: the chains are the only rule. Job 1 on the
+    # two speed-2 processors ends at 3 (10 s of work / 4 rounded up); job 2
+    # starts at 3 + the think time 1 and ends at 4 + 8 / 4 = 6.
+    machine = Machine(4, speeds=(1.0, 1.0, 2.0, 2.0))
+    jobs = (Job(1, 0, 2, 10), Job(2, 0, 2, 8, preceding_job=1, think_time=1))
+    instance = Instance(machine, jobs)
+    schedule = site_list_schedule(instance)
+    assert check_schedule(instance, schedule) == []
+    assert [(schedule[j].start, schedule[j].end) for j in (1, 2)] == [(0, 3), (4, 6)]

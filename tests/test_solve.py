@@ -9,6 +9,8 @@ the proven optimum.
 
 from __future__ import annotations
 
+import inspect
+import math
 import random
 import time
 
@@ -17,12 +19,18 @@ import pytest
 from optsched.check import check_schedule
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.models import BACKENDS, solve
+from optsched.models.common.settings import (
+    DEFAULT_TIME_LIMIT,
+    DEFAULT_WORKERS,
+    SolverSettings,
+)
 from optsched.models.common.solution import (
     checked_candidate,
     completion_deadlines,
     finish,
     upper_bound_candidates,
 )
+from optsched.models.rigid import cpsat
 from optsched.models.rigid.enumerate import solve_exact
 from optsched.objective import Objective
 from optsched.result import Bound, SolveStatus
@@ -149,6 +157,41 @@ def test_bad_time_limit_and_workers_are_refused() -> None:
         solve(golden_instance(), "cmax", time_limit=-1)
     with pytest.raises(ValueError, match="workers"):
         solve(golden_instance(), "cmax", workers=0)
+
+
+def test_solver_settings_hold_the_defaults_and_refuse_bad_values() -> None:
+    settings = SolverSettings()
+    assert (settings.time_limit, settings.workers) == (
+        DEFAULT_TIME_LIMIT,
+        DEFAULT_WORKERS,
+    )
+    defaults = inspect.signature(solve).parameters
+    assert defaults["time_limit"].default == DEFAULT_TIME_LIMIT
+    assert defaults["workers"].default == DEFAULT_WORKERS
+    with pytest.raises(ValueError, match=r"^time limit -1 must not be negative$"):
+        SolverSettings(time_limit=-1)
+    with pytest.raises(ValueError, match=r"^time limit nan must be a number"):
+        SolverSettings(time_limit=math.nan)
+    with pytest.raises(ValueError, match=r"^workers 0 must be at least 1$"):
+        SolverSettings(workers=0)
+    # A back-end called directly checks its settings too.
+    with pytest.raises(ValueError, match=r"^time limit nan must be a number"):
+        cpsat.solve(golden_instance(), "cmax", time_limit=math.nan)
+    given = {"instance": None, "time_limit": 5, "workers": 1, "solver": "highs"}
+    assert SolverSettings.of(given) == SolverSettings(time_limit=5, workers=1)
+
+
+def test_steps_left_out_are_a_typed_field() -> None:
+    # No time at all: the bounds and the search are skipped, each named in
+    # Result.skipped (and, for the readers that still look there, in
+    # params["skipped"]); the list schedule is still a checked answer.
+    result = solve(golden_instance(), "cmax", time_limit=0, workers=1)
+    assert "cpsat: search skipped (time limit)" in result.skipped
+    assert list(result.skipped) == list(result.params["skipped"])
+    assert result.schedule is not None
+    assert check_schedule(golden_instance(), result.schedule) == []
+    proven = solve(golden_instance(), "cmax", time_limit=10, workers=1)
+    assert proven.skipped == () and "skipped" not in proven.params
 
 
 def test_optimal_hint_is_the_upper_bound_source() -> None:

@@ -23,7 +23,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from conftest import DATA, trace_path
+from conftest import DATA, swf_job, trace_path, write_swf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,6 +33,7 @@ from optsched.instance import BusyBlock, Instance, Job, Machine, Source, Window
 from optsched.io.swf import read_swf
 from optsched.schedule import Placement, Schedule
 from optsched.trace import Trace
+from optsched.windows.selection import WindowSpec
 from optsched.windows.window import cut_window, wants_window
 
 RECORDED = DATA / "swf" / "recorded.swf"
@@ -470,3 +471,138 @@ def test_recorded_windows_feasible(instance: Instance, data: st.DataObject) -> N
     for job in window.jobs:
         assert job.release == instance.job(job.id).release - t0
     assert check_schedule(window, _recorded_schedule(window)) == []
+
+
+# --------------------------------------------------------------------------
+# prepare(): the one preparation of the commands and the suites
+# --------------------------------------------------------------------------
+
+DAY = 86400
+
+PREPARE_SITE = (
+    '[site]\nname = "p"\nprocessors = 8\ninteractive_queues = [0]\n'
+    "detect_holidays = true\n"
+    '[[batch]]\ndays = ["mon", "tue", "wed", "thu", "fri"]\n'
+    'from = "08:00"\nto = "20:00"\nprocessors = 4\nmax_size = 2\n'
+)
+"""Weekdays 08:00-20:00: 4 of the site's 8 processors, jobs of at most 2;
+queue 0 is interactive, and a weekday without an interactive start is a
+holiday."""
+
+
+def _site_and_chained_trace(folder: Path) -> tuple[Path, Path]:
+    """A 4-processor trace starting on a Monday 00:00: two interactive jobs
+    (queue 0, Monday and Thursday), batch jobs on the Wednesday between, and
+    a chain (job 5 follows job 4); and a site written for 8 processors."""
+    lines = [
+        swf_job(1, 10 * 3600, 600, 1, queue=0),
+        swf_job(2, 2 * DAY + 9 * 3600, 600, 4, wait=30),
+        swf_job(3, 2 * DAY + 9 * 3600 + 20, 300, 2),
+        swf_job(4, 2 * DAY + 10 * 3600, 900, 3, wait=60),
+        swf_job(5, 2 * DAY + 10 * 3600 + 10, 200, 1, preceding=4, think=5),
+        swf_job(6, 3 * DAY + 9 * 3600, 600, 1, queue=0),
+    ]
+    site = folder / "site.toml"
+    site.write_text(PREPARE_SITE)
+    return write_swf(folder / "t.swf", lines, 4), site
+
+
+def test_prepare_order_gives_what_both_old_orders_gave(tmp_path: Path) -> None:
+    # The command line applied the speed-up model before the site, the
+    # arrival mode and --no-chains; suites applied it after the site and the
+    # arrival mode. prepare() applies it after all three: the model reads
+    # only the job's size, run time and the machine size, which those steps
+    # leave alone, so both old orders give the instance prepare() gives.
+    from optsched.moldable.speedup import parse_model
+    from optsched.site.chains import without_chains
+    from optsched.site.files import apply_site, read_site
+    from optsched.windows.prepare import Preparation, prepare, requested_window
+
+    trace_file, site = _site_and_chained_trace(tmp_path)
+    model = parse_model("linear:max=4")
+    window = requested_window(first_job=0, jobs=6)
+    chosen = Preparation(
+        site=site, arrivals="window-start", chains=False, moldable=model, malleable=True
+    )
+    prepared = prepare(trace_file, chosen, window, notes=False)
+    # The site left the interactive jobs out and found Tuesday and Wednesday
+    # holidays (days 1 and 2: no interactive start between Monday and
+    # Thursday), from the recorded submit times.
+    assert [j.id for j in prepared.jobs] == [2, 3, 4, 5]
+    assert prepared.machine.calendar is not None
+    assert prepared.machine.calendar.holidays == frozenset({1, 2})
+    # All released at the first submit left (job 2's; the window starts at
+    # job 1's, Monday 10:00).
+    assert {j.release for j in prepared.jobs} == {2 * DAY - 3600}
+    assert all(j.malleable and j.moldable for j in prepared.jobs)
+    assert prepared.job(5).preceding_job is None
+
+    trace = read_swf(trace_file)
+
+    def site_of(instance: Instance) -> Instance:
+        return apply_site(instance, read_site(site), trace.header)[0]
+
+    def window_start(instance: Instance) -> Instance:
+        first = min(j.release for j in instance.jobs)
+        return instance.with_jobs(j.replace(release=first) for j in instance.jobs)
+
+    def unchained(instance: Instance) -> Instance:
+        return instance.with_jobs(without_chains(instance.jobs))
+
+    def moldable(instance: Instance) -> Instance:
+        return model.apply(instance, malleable=True)
+
+    command = unchained(window_start(site_of(moldable(window.cut(trace)))))
+    suite = unchained(moldable(window_start(site_of(window.cut(trace)))))
+    assert command == prepared == suite
+
+
+def test_prepare_reads_a_file_as_the_commands_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from optsched.cli.options import load_trace_and_instance
+    from optsched.windows.prepare import WHOLE, Preparation, prepare
+
+    trace_file, site = _site_and_chained_trace(tmp_path)
+    trace, loaded = load_trace_and_instance(
+        str(trace_file), site=str(site), no_chains=True, first_job=0, n_jobs=4
+    )
+    command_notes = capsys.readouterr().err
+    assert "optsched: note: site p: 8 processors scaled to the machine's 4" in (
+        command_notes
+    )
+    chosen = Preparation(site=site, chains=False)
+    window = WindowSpec(first_job=0, jobs=4)
+    assert prepare(trace_file, chosen, window) == loaded
+    assert capsys.readouterr().err == command_notes
+    # A trace already read skips the reading; notes=False prints nothing.
+    assert prepare(trace, chosen, window, notes=False) == loaded
+    assert capsys.readouterr().err == ""
+    assert prepare(trace_file) == read_swf(trace_file).instance
+    assert prepare(trace, window=WHOLE, notes=False) == trace.instance
+
+
+def test_preparation_refuses_options_that_cannot_apply(tmp_path: Path) -> None:
+    from optsched.topology.machines import MachineShape
+    from optsched.windows.prepare import (
+        WHOLE,
+        OptionError,
+        Preparation,
+        prepare,
+        requested_window,
+    )
+
+    assert requested_window() == WHOLE
+    assert requested_window(initial_state="recorded") == WindowSpec(
+        initial_state="recorded"
+    )
+    with pytest.raises(OptionError, match="arrivals 'soon' is not one of"):
+        Preparation(arrivals="soon")
+    with pytest.raises(OptionError, match="partial runtime 'all' is not one of"):
+        Preparation(partial_runtime="all")
+    trace_file, _ = _site_and_chained_trace(tmp_path)
+    with pytest.raises(OptionError, match="--malleable needs --moldable MODEL"):
+        prepare(trace_file, Preparation(malleable=True), notes=False)
+    three_nodes = Preparation(machine=MachineShape.parse("nodes=3x1"))
+    with pytest.raises(OptionError, match="3 nodes x 1 processors make 3, not the"):
+        prepare(trace_file, three_nodes, notes=False)

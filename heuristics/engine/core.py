@@ -105,7 +105,7 @@ from optsched.heuristics.engine.allocation import (
     Range,
 )
 from optsched.heuristics.site.user_limit import UserAccounts
-from optsched.instance import BusyBlock, Instance, Job
+from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.packing import EXPAND_LIMIT, Profile, processor_set
 from optsched.schedule import Placement, Schedule
 
@@ -252,19 +252,36 @@ class Simulator:
         migration: bool = False,
         keep_profile: bool = False,
     ) -> None:
+        machine = instance.machine
+        self._options(machine, allocation_rule, migration)
+        self.instance = instance
+        self.migration = migration
+        self.kill_at_estimate = kill_at_estimate
+        jobs = self._init_jobs(instance, oracle, kill_at_estimate)
+        self._init_queue(len(jobs))
+        self._init_blocks(machine, keep_profile)
+        self._any = AnyAllocator(self.processors) if not self.contiguous else None
+        self._chains(jobs)
+        self._init_site(machine, jobs)
+        self._init_loop(len(jobs), allocation_rule)
+
+    def _options(self, machine: Machine, allocation_rule: str, migration: bool) -> None:
+        """Refuse an unknown allocation rule and migration on an ``any``
+        machine."""
         if allocation_rule not in ALLOCATION_RULES:
             raise ValueError(
                 f"unknown allocation rule {allocation_rule!r}; valid: "
                 f"{', '.join(ALLOCATION_RULES)}"
             )
-        machine = instance.machine
         self.contiguous = machine.allocation == "contiguous"
         if migration and not self.contiguous:
             raise ValueError("migration applies only to contiguous machines")
-        self.instance = instance
-        self.migration = migration
-        self.kill_at_estimate = kill_at_estimate
-        self.processors = machine.processors
+
+    def _init_jobs(
+        self, instance: Instance, oracle: bool, kill_at_estimate: bool
+    ) -> list[Job]:
+        """Per-job arrays, jobs numbered by ``(release, id)``."""
+        self.processors = instance.machine.processors
         jobs = sorted(instance.jobs, key=lambda j: (j.release, j.id))
         self.jobs = jobs
         self.job_id = [j.id for j in jobs]
@@ -289,7 +306,10 @@ class Simulator:
         self.killed: set[int] = set()
         self.first_reservation: dict[int, int] = {}
         self.predicted: dict[int, int] = {}
+        return jobs
 
+    def _init_queue(self, n: int) -> None:
+        """The queue, the running jobs and what changed since the last pass."""
         self.now = 0
         self.free = self.processors
         self.queue: list[int] = []
@@ -304,6 +324,8 @@ class Simulator:
         """Blocks added since the previous pass (:meth:`add_block`, and
         outages when they start)."""
 
+    def _init_blocks(self, machine: Machine, keep_profile: bool) -> None:
+        """Busy blocks, outages and the profile of estimated ends."""
         self.blocks = sorted(
             (b for b in machine.unavailable if b.end > b.start),
             key=lambda b: (b.start, b.end, b.offset if b.offset is not None else -1),
@@ -328,8 +350,9 @@ class Simulator:
             for b in self.blocks:
                 self._profile.add(b.start, b.end, -b.size)
 
-        self._any = AnyAllocator(self.processors) if not self.contiguous else None
-        self._chains(jobs)
+    def _init_site(self, machine: Machine, jobs: list[Job]) -> None:
+        """The site's rules: queues, the calendar (every size must start at
+        some time) and the user limit."""
         self.job_queue = [j.queue for j in jobs]
         self._sequential: dict[int, int] = {}  # running jobs per sequential queue
         self._anytime_held = 0  # processors of running jobs of anytime queues
@@ -357,6 +380,9 @@ class Simulator:
         self.demoted: list[int] = []
         """Jobs the user limit moved to the end of the queue since the
         previous pass (a policy that keeps reservations re-plans them)."""
+
+    def _init_loop(self, n: int, allocation_rule: str) -> None:
+        """The event heap, the allocators and the counters."""
         self._next_rank = n
         self.simple = not self.blocks and not self.contiguous and self.calendar is None
         """Processor counting without busy blocks: fits now = ``size <= free``."""

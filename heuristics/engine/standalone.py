@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from optsched.heuristics.engine.core import SimulationResult, SimulationStats
 from optsched.heuristics.rigid.policies import Policy
+from optsched.heuristics.spec import spec_name
 from optsched.instance import Instance
 from optsched.schedule import Schedule
 
@@ -40,7 +41,7 @@ class Standalone(Policy):
     @property
     def name(self) -> str:
         """The algorithm's name (its spec before ``:``)."""
-        return self.algorithm.partition(":")[0]
+        return spec_name(self.algorithm)
 
     @property
     def spec(self) -> str:

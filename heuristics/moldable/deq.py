@@ -105,6 +105,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import permutations
 
+from optsched.heuristics.spec import SpecParts, split_spec
 from optsched.instance import Instance, Job, Mode
 from optsched.schedule import Piece, Placement, Schedule
 
@@ -135,26 +136,23 @@ def deq_ratio_bound(n: int) -> float:
     return 2 - 2 / (n + 1)
 
 
-def parse_deq(spec: str) -> dict[str, str]:
-    """The keyword arguments of :func:`deq` named by ``deq[:rigid=refuse]``.
+def parse_deq(spec: str | SpecParts) -> dict[str, str]:
+    """The keyword arguments of :func:`deq` named by ``deq[:rigid=refuse]``
+    (or by its tokens, :func:`~optsched.heuristics.spec.split_spec`).
 
     Raises
     ------
     ValueError
         Another name, an unknown key or value.
     """
-    name, _, rest = spec.strip().partition(":")
-    if name.strip().lower() != DEQ_NAME:
-        raise ValueError(f"not a DEQ spec: {spec!r}")
-    out: dict[str, str] = {}
-    for part in filter(None, (p.strip() for p in rest.split(","))):
-        key, eq, value = (x.strip() for x in part.partition("="))
-        if not eq or key != "rigid" or value not in RIGID_OPTIONS:
-            raise ValueError(
-                f"DEQ spec {spec!r}: bad parameter {part!r} (rigid="
-                f"{'|'.join(RIGID_OPTIONS)})"
-            )
-        out[key] = value
+    parts = split_spec(spec)
+    if parts.name != DEQ_NAME:
+        raise ValueError(f"not a DEQ spec: {parts.text!r}")
+    parts.check(("rigid",))
+    out = parts.options()
+    if out.get("rigid", RIGID_OPTIONS[0]) not in RIGID_OPTIONS:
+        valid = ", ".join(RIGID_OPTIONS)
+        raise parts.error(f"rigid must be one of {valid}, got {out['rigid']!r}")
     return out
 
 

@@ -73,6 +73,7 @@ import heapq
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from optsched.heuristics.spec import SpecParts, spec_name, split_spec
 from optsched.instance import Instance, Job, Mode
 from optsched.schedule import Placement, Schedule
 
@@ -89,29 +90,28 @@ MOLDABLE_POLICY_NAMES = ("adaptive", "easy-scaling")
 """Names of the online moldable policies of this module."""
 
 
-def parse_moldable_policy(spec: str) -> dict[str, object]:
-    """The options of ``adaptive`` or ``easy-scaling`` (neither takes any).
+def parse_moldable_policy(spec: str | SpecParts) -> dict[str, object]:
+    """The options of ``adaptive`` or ``easy-scaling`` (neither takes any),
+    from a spec or its tokens (:func:`~optsched.heuristics.spec.split_spec`).
 
     Raises
     ------
     ValueError
         Another name, or parameters.
     """
-    name, _, rest = spec.strip().partition(":")
-    name = name.strip().lower()
-    if name not in MOLDABLE_POLICY_NAMES:
+    parts = split_spec(spec)
+    if parts.name not in MOLDABLE_POLICY_NAMES:
         valid = ", ".join(MOLDABLE_POLICY_NAMES)
-        raise ValueError(f"unknown moldable policy {spec!r}; valid: {valid}")
-    if rest.strip():
-        raise ValueError(f"policy {name} takes no parameters, got {rest.strip()!r}")
+        raise ValueError(f"unknown moldable policy {parts.text!r}; valid: {valid}")
+    parts.check(())
     return {}
 
 
 def run_moldable_policy(instance: Instance, spec: str) -> Schedule:
     """The schedule of ``instance`` under the policy ``spec``."""
     parse_moldable_policy(spec)
-    name = spec.strip().partition(":")[0].strip().lower()
-    return adaptive(instance) if name == "adaptive" else easy_scaling(instance)
+    run = adaptive if spec_name(spec) == "adaptive" else easy_scaling
+    return run(instance)
 
 
 def adaptive_target(free: int, waiting_behind: int) -> int:

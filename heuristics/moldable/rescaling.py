@@ -117,6 +117,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from optsched.heuristics.engine.standalone import Scheduler, policy_scheduler
+from optsched.heuristics.spec import SpecParts, integer, join_spec, split_spec
 from optsched.instance import Instance, Job, Mode
 from optsched.objective import Objective
 from optsched.schedule import Schedule
@@ -659,8 +660,9 @@ def _canonical_search(search: str) -> str:
 _KEYS = ("search", "budget", "inner", "seed", "objective", "population", "init")
 
 
-def parse_rescale(spec: str) -> dict[str, object]:
-    """The keyword arguments of :func:`rescale` a spec names.
+def parse_rescale(spec: str | SpecParts) -> dict[str, object]:
+    """The keyword arguments of :func:`rescale` a spec (or its tokens,
+    :func:`~optsched.heuristics.spec.split_spec`) names.
 
     ``rescale[:search=S,budget=N,inner=SPEC,seed=N,objective=OBJ,
     population=N,init=I]`` (module docstring; ``/`` and ``;`` stand for
@@ -675,27 +677,14 @@ def parse_rescale(spec: str) -> dict[str, object]:
         or repeated key, a key without value, a bad number, search, inner
         scheduler, objective or GA option.
     """
-    text = spec.strip()
-    name, _, rest = text.partition(":")
-    if name.strip().lower() != RESCALE_NAME:
-        raise ValueError(f"spec {text!r} is not a {RESCALE_NAME} spec")
-    raw: dict[str, str] = {}
-    for item in filter(None, (part.strip() for part in rest.split(","))):
-        key, eq, value = item.partition("=")
-        key = key.strip().lower()
-        if key not in _KEYS:
-            raise ValueError(
-                f"{text!r}: unknown key {key!r}; valid: {', '.join(_KEYS)}"
-            )
-        if not eq or not value.strip():
-            raise ValueError(f"{text!r}: key {key!r} needs a value ({key}=...)")
-        if key in raw:
-            raise ValueError(f"{text!r}: key {key!r} given twice")
-        raw[key] = value.strip()
+    parts = split_spec(spec)
+    if parts.name != RESCALE_NAME:
+        raise ValueError(f"spec {parts.text!r} is not a {RESCALE_NAME} spec")
+    parts.check(_KEYS)
     try:
-        return _options(raw)
+        return _options(parts.options())
     except ValueError as error:
-        raise ValueError(f"{text!r}: {error}") from None
+        raise parts.error(str(error)) from None
 
 
 def _options(raw: dict[str, str]) -> dict[str, object]:
@@ -707,13 +696,13 @@ def _options(raw: dict[str, str]) -> dict[str, object]:
         objective = Objective.parse(objective.replace("/", ":")).label
     out: dict[str, object] = {
         "search": search,
-        "budget": _natural("budget", raw.get("budget", "1000"), 0),
+        "budget": integer("budget", raw.get("budget", "1000"), 0),
         "inner": inner,
-        "seed": _natural("seed", raw.get("seed", "0"), 0),
+        "seed": integer("seed", raw.get("seed", "0"), 0),
         "objective": objective,
     }
     if search == "ga":
-        out["population"] = _natural("population", raw.get("population", "50"), 1)
+        out["population"] = integer("population", raw.get("population", "50"), 1)
         init = raw.get("init", "random").lower()
         if init not in INITS:
             raise ValueError(f"init {init!r} is not one of {', '.join(INITS)}")
@@ -721,16 +710,6 @@ def _options(raw: dict[str, str]) -> dict[str, object]:
     elif "population" in raw or "init" in raw:
         raise ValueError("population and init apply to search=ga only")
     return out
-
-
-def _natural(key: str, value: str, least: int) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise ValueError(f"{key} must be an integer, got {value!r}") from None
-    if number < least:
-        raise ValueError(f"{key} must be >= {least}, got {number}")
-    return number
 
 
 def _inner_from_spec(text: str) -> str:
@@ -768,7 +747,7 @@ def rescale_spec(
         parts.append(f"population={population}")
     if init is not None:
         parts.append(f"init={init}")
-    return f"{RESCALE_NAME}:" + ",".join(parts)
+    return join_spec(RESCALE_NAME, parts)
 
 
 def run_rescale(instance: Instance, spec: str) -> Schedule:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from optsched.heuristics.engine.standalone import Standalone
+from optsched.heuristics.spec import Family, SpecParts, join_spec, spec_name, split_spec
 from optsched.instance import Instance
 from optsched.schedule import Schedule
 
@@ -34,7 +35,7 @@ MOLDABLE_NAMES: tuple[str, ...] = ("rescale", "adaptive", "easy-scaling", "deq")
 
 def chooses_sizes(spec: str) -> bool:
     """Whether the policy ``spec`` chooses processor counts (by its name)."""
-    return spec.strip().partition(":")[0].strip().lower() in MOLDABLE_NAMES
+    return spec_name(spec) in MOLDABLE_NAMES
 
 
 @dataclass(frozen=True)
@@ -56,17 +57,7 @@ class MoldablePolicy(Standalone):
     rule: ClassVar[str] = "moldable"
 
     def _options(self) -> dict[str, Any]:
-        if self.name == "rescale":
-            from optsched.heuristics.moldable.rescaling import parse_rescale
-
-            return parse_rescale(self.algorithm)
-        if self.name == "deq":
-            from optsched.heuristics.moldable.deq import parse_deq
-
-            return parse_deq(self.algorithm)
-        from optsched.heuristics.moldable.policies import parse_moldable_policy
-
-        return parse_moldable_policy(self.algorithm)
+        return _parse_options(self.algorithm)
 
     def _schedule(self, instance: Instance) -> Schedule:
         if self.name == "rescale":
@@ -80,3 +71,47 @@ class MoldablePolicy(Standalone):
         from optsched.heuristics.moldable.policies import run_moldable_policy
 
         return run_moldable_policy(instance, self.algorithm)
+
+
+def _parse_options(spec: str | SpecParts) -> dict[str, Any]:
+    """The options of a spec (or of its tokens), by its algorithm's parser."""
+    parts = split_spec(spec)
+    if parts.name == "rescale":
+        from optsched.heuristics.moldable.rescaling import parse_rescale
+
+        return parse_rescale(parts)
+    if parts.name == "deq":
+        from optsched.heuristics.moldable.deq import parse_deq
+
+        return parse_deq(parts)
+    from optsched.heuristics.moldable.policies import parse_moldable_policy
+
+    return parse_moldable_policy(parts)
+
+
+def parse_moldable(parts: SpecParts) -> MoldablePolicy:
+    """The :class:`MoldablePolicy` named by a spec's tokens.
+
+    Its canonical spec: rescaling's from its options (every option written,
+    in one order: :func:`~optsched.heuristics.moldable.rescaling.
+    rescale_spec`); the others' options as written, in their order.
+
+    Raises
+    ------
+    ValueError
+        An unknown key, a bad value (the algorithm's parser).
+    """
+    options = _parse_options(parts)  # errors name the spec as written
+    if parts.name == "rescale":
+        from optsched.heuristics.moldable.rescaling import rescale_spec
+
+        algorithm = rescale_spec(**options)
+    else:
+        items = (f"{key}={value}" for key, value in parts.options().items())
+        algorithm = join_spec(parts.name, items)
+    return MoldablePolicy(algorithm=algorithm)
+
+
+FAMILY = Family(parse_moldable, names=MOLDABLE_NAMES)
+"""The policies that choose processor counts in the spec parser's table
+(:data:`optsched.heuristics.spec.FAMILIES`)."""

@@ -174,6 +174,7 @@ from itertools import pairwise
 from typing import Protocol
 
 from optsched.heuristics.shelf.algorithms import item_weight
+from optsched.heuristics.spec import SpecParts, split_spec
 from optsched.instance import Instance, Job, Machine
 from optsched.schedule import Piece, Placement, ProcessorSet, Schedule
 
@@ -881,29 +882,24 @@ _OPTIONS: dict[str, dict[str, tuple[str, ...]]] = {
 }
 
 
-def parse_preemptive(spec: str) -> BatchAlgorithm:
+def parse_preemptive(spec: str | SpecParts) -> BatchAlgorithm:
     """The algorithm of a spec: ``"pbi"``, ``"pbi:order=literal,strict=true"``,
-    ``"psrs:weights=one"``.
+    ``"psrs:weights=one"`` (or of its tokens, :func:`~optsched.heuristics.
+    spec.split_spec`).
 
     Raises ``ValueError`` naming the valid names, options or values.
     """
-    name, _, rest = spec.partition(":")
+    parts = split_spec(spec)
+    name = parts.name
     if name not in PREEMPTIVE_ALGORITHMS:
         valid = ", ".join(PREEMPTIVE_ALGORITHMS)
         raise ValueError(f"unknown preemptive algorithm {name!r}; expected {valid}")
+    allowed = _OPTIONS[name]
+    parts.check(tuple(allowed))
     options: dict[str, object] = {}
-    for part in filter(None, rest.split(",")):
-        key, eq, value = part.partition("=")
-        allowed = _OPTIONS[name]
-        if not eq or key not in allowed:
-            raise ValueError(
-                f"{spec!r}: bad option {part!r}; {name} takes "
-                f"{', '.join(k + '=' for k in allowed)}"
-            )
+    for key, value in parts.options().items():
         if value not in allowed[key]:
-            raise ValueError(
-                f"{spec!r}: {key} must be one of {', '.join(allowed[key])}"
-            )
+            raise parts.error(f"{key} must be one of {', '.join(allowed[key])}")
         options[key] = value == "true" if key == "strict" else value
     return partial(PREEMPTIVE_ALGORITHMS[name], **options)
 

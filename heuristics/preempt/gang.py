@@ -112,6 +112,7 @@ from optsched.heuristics.preempt.gang_classes import (
     GangClasses,
     JobClass,
     default_classes,
+    load_classes,
 )
 from optsched.heuristics.preempt.gang_matrix import (
     PACKINGS,
@@ -122,6 +123,7 @@ from optsched.heuristics.preempt.gang_matrix import (
     overlaps,
     place,
 )
+from optsched.heuristics.spec import SpecParts, split_spec
 from optsched.instance import Instance, Job
 from optsched.schedule import Piece, Placement, ProcessorSet, Schedule
 
@@ -247,7 +249,7 @@ GANG_PARAMS = ("packing", "quantum", "alternative", "classes", "over_limit")
 """Keys of a ``gang:`` spec (:func:`parse_gang_spec`)."""
 
 
-def parse_gang_spec(spec: str) -> dict[str, object]:
+def parse_gang_spec(spec: str | SpecParts) -> dict[str, object]:
     """The keyword arguments of :func:`gang` named by a spec string.
 
     ``gang[:key=value,...]`` with keys ``packing``, ``quantum`` (seconds),
@@ -255,33 +257,27 @@ def parse_gang_spec(spec: str) -> dict[str, object]:
     :func:`~optsched.heuristics.preempt.gang_classes.load_classes`) and
     ``over_limit``; e.g. ``gang:packing=buddy,quantum=600``, the producer
     :func:`gang` writes. For a command line: ``gang(instance,
-    **parse_gang_spec(text))``.
+    **parse_gang_spec(text))``. The spec's tokens
+    (:func:`~optsched.heuristics.spec.split_spec`) serve as well.
 
     Raises
     ------
     ValueError
         Another name, an unknown key or a bad value.
     """
-    from optsched.heuristics.preempt.gang_classes import load_classes
-
-    name, _, rest = spec.strip().partition(":")
-    if name.strip() != "gang":
-        raise ValueError(f"not a gang spec: {spec!r}")
+    parts = split_spec(spec)
+    if parts.name != "gang":
+        raise ValueError(f"not a gang spec: {parts.text!r}")
+    parts.check(GANG_PARAMS)
     out: dict[str, object] = {}
-    for part in filter(None, (p.strip() for p in rest.split(","))):
-        key, eq, value = (x.strip() for x in part.partition("="))
-        if not eq or key not in GANG_PARAMS:
-            raise ValueError(
-                f"gang spec {spec!r}: bad parameter {part!r} "
-                f"(keys: {', '.join(GANG_PARAMS)})"
-            )
+    for key, value in parts.options().items():
         if key == "quantum":
             if not value.isdigit():
-                raise ValueError(f"gang spec {spec!r}: quantum must be an integer")
+                raise parts.error("quantum must be an integer")
             out[key] = int(value)
         elif key == "alternative":
             if value not in ("on", "off"):
-                raise ValueError(f"gang spec {spec!r}: alternative is on or off")
+                raise parts.error("alternative is on or off")
             out[key] = value == "on"
         elif key == "classes":
             out[key] = load_classes(value)

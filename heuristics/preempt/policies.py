@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from optsched.heuristics.engine.standalone import Standalone
+from optsched.heuristics.spec import Family, SpecParts, join_spec, spec_name, split_spec
 from optsched.instance import Instance
 from optsched.schedule import Schedule
 
@@ -35,7 +36,7 @@ def preempts(spec: str) -> bool:
     """Whether the policy ``spec`` builds preemptive schedules: by its name,
     or, for rescaling (:mod:`optsched.heuristics.moldable.rescaling`), by its inner
     scheduler's (PBI by default)."""
-    name = spec.strip().partition(":")[0].strip().lower()
+    name = spec_name(spec)
     if name == "rescale":
         from optsched.heuristics.moldable.rescaling import parse_rescale
 
@@ -66,14 +67,7 @@ class Preemptive(Standalone):
 
     def _options(self) -> dict[str, object]:
         """The gang keyword arguments (after checking any spec)."""
-        if self.name == "gang":
-            from optsched.heuristics.preempt.gang import parse_gang_spec
-
-            return parse_gang_spec(self.algorithm)
-        from optsched.heuristics.preempt.algorithms import parse_preemptive
-
-        parse_preemptive(self.algorithm)
-        return {}
+        return _parse_options(self.algorithm)
 
     def _schedule(self, instance: Instance) -> Schedule:
         """Every job complete, in pieces."""
@@ -84,3 +78,38 @@ class Preemptive(Standalone):
         from optsched.heuristics.preempt.algorithms import batched
 
         return batched(instance, self.algorithm)
+
+
+def _parse_options(spec: str | SpecParts) -> dict[str, object]:
+    """Check a spec (or its tokens) with its algorithm's parser; the gang
+    keyword arguments."""
+    parts = split_spec(spec)
+    if parts.name == "gang":
+        from optsched.heuristics.preempt.gang import parse_gang_spec
+
+        return parse_gang_spec(parts)
+    from optsched.heuristics.preempt.algorithms import parse_preemptive
+
+    parse_preemptive(parts)
+    return {}
+
+
+def parse_preemptive_policy(parts: SpecParts) -> Preemptive:
+    """The :class:`Preemptive` policy named by a spec's tokens.
+
+    Its canonical spec keeps the values as written (gang's ``classes=FILE``
+    is a path) and sorts the options, so that equal specs compare equal.
+
+    Raises
+    ------
+    ValueError
+        An unknown key, a bad value (the algorithm's parser).
+    """
+    _parse_options(parts)  # errors name the spec as written
+    items = sorted(f"{key}={value}" for key, value in parts.options().items())
+    return Preemptive(algorithm=join_spec(parts.name, items))
+
+
+FAMILY = Family(parse_preemptive_policy, names=PREEMPTIVE_NAMES)
+"""The preemptive policies in the spec parser's table
+(:data:`optsched.heuristics.spec.FAMILIES`)."""

@@ -117,10 +117,21 @@ from typing import ClassVar
 
 from optsched.heuristics.engine.core import WAITING, Simulator
 from optsched.heuristics.rigid.policies import (
+    COMMON_KEYS,
     DEFAULT_PACKAGE_LIMIT,
     Policy,
     best_package,
+    common_options,
     planned,
+)
+from optsched.heuristics.spec import (
+    Family,
+    SpecParts,
+    integer,
+    join_spec,
+    optional,
+    seconds,
+    share,
 )
 from optsched.packing import Profile
 
@@ -251,7 +262,7 @@ class Mallmann(Policy):
             items.append("oracle")
         if self.seed is not None:
             items.append(f"seed={self.seed}")
-        return name + (":" + ",".join(items) if items else "")
+        return join_spec(name, items)
 
     # -- decisions ---------------------------------------------------------
     def new_state(self, sim: Simulator) -> _Limits:
@@ -503,3 +514,41 @@ class _Preview:
         for slot in self.placed:
             if slot is not None:
                 self.profile.add(slot[0], slot[0] + slot[1], -slot[2])
+
+
+# --------------------------------------------------------------------------
+# Specs: the family record
+# --------------------------------------------------------------------------
+
+_KEYS = (*COMMON_KEYS, "variant", "fairness", "reading", "f", "t")
+
+
+def parse_mallmann(parts: SpecParts) -> Mallmann:
+    """The :class:`Mallmann` policy named by a spec's tokens (``mallmann``
+    or ``strict-backfill``, which fixes variant, fairness and reading).
+
+    Raises
+    ------
+    ValueError
+        A key the policy does not take, a bad value.
+    """
+    if parts.name == "strict-backfill":
+        parts.check(COMMON_KEYS, flags=("oracle",))
+        variant, fairness, reading = STRICT_BACKFILL
+        common = common_options(parts.options())
+        return Mallmann(**common, variant=variant, fairness=fairness, reading=reading)
+    parts.check(_KEYS, flags=("oracle",))
+    params = parts.options()
+    return Mallmann(
+        **common_options(params),
+        variant=params.get("variant", "ff").lower(),
+        fairness=integer("fairness", params.get("fairness", "0")),
+        reading=params.get("reading", "profile").lower(),
+        f=optional(params, "f", share),
+        t=optional(params, "t", seconds),
+    )
+
+
+FAMILY = Family(parse_mallmann, generic=("mallmann",), presets=("strict-backfill",))
+"""Mallmann's backfilling in the spec parser's table
+(:data:`optsched.heuristics.spec.FAMILIES`)."""

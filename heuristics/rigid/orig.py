@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from optsched.heuristics.engine.standalone import Standalone
+from optsched.heuristics.spec import Family, SpecParts, join_spec, split_spec
 from optsched.instance import Instance
 from optsched.packing import Profile
 from optsched.schedule import Placement, Schedule
@@ -113,12 +114,44 @@ class Orig(Standalone):
 
     rule: ClassVar[str] = "orig"
 
+    def __post_init__(self) -> None:
+        # Any spelling becomes the canonical spec (the results store's key).
+        canonical = _canonical(_repair(split_spec(self.algorithm)))
+        object.__setattr__(self, "algorithm", canonical)
+        super().__post_init__()
+
     def _options(self) -> dict[str, Any]:
-        if self.algorithm not in ("orig", "orig:repair"):
-            raise ValueError(
-                f"policy orig takes only the option repair, got {self.algorithm!r}"
-            )
-        return {"repair": self.algorithm == "orig:repair"}
+        return {"repair": self.algorithm == _canonical(True)}
 
     def _schedule(self, instance: Instance) -> Schedule:
         return recorded_schedule(instance, **self._options())[0]
+
+
+def _repair(parts: SpecParts) -> bool:
+    """Whether an ``orig`` spec asks for repairs (its one option, a flag).
+
+    Raises
+    ------
+    ValueError
+        Another name, another key, a value given to ``repair``.
+    """
+    if parts.name != "orig":
+        raise ValueError(f"not an orig spec: {parts.text!r}")
+    parts.check(("repair",), flags=("repair",))
+    if parts.params.get("repair") is not None:
+        raise parts.error("parameter 'repair' takes no value")
+    return "repair" in parts.params
+
+
+def _canonical(repair: bool) -> str:
+    return join_spec("orig", ["repair"] if repair else [])
+
+
+def parse_orig(parts: SpecParts) -> Orig:
+    """The :class:`Orig` policy named by a spec's tokens."""
+    return Orig(algorithm=_canonical(_repair(parts)))
+
+
+FAMILY = Family(parse_orig, names=("orig",))
+"""The recorded schedule in the spec parser's table
+(:data:`optsched.heuristics.spec.FAMILIES`)."""

@@ -114,13 +114,22 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any, ClassVar
 
 from optsched.heuristics.engine.core import WAITING, Simulator, WaitingIndex
-from optsched.heuristics.rigid.orders import ORDER_NAMES
+from optsched.heuristics.rigid.orders import ORDER_NAMES, canonical_order
+from optsched.heuristics.spec import (
+    Family,
+    SpecParts,
+    boolean,
+    integer,
+    join_spec,
+    optional,
+    share,
+)
 from optsched.packing import Profile
 
 SELECT_NAMES: tuple[str, ...] = (
@@ -196,7 +205,7 @@ class Policy:
             for key in _SPEC_KEYS
             if (value := params.get(key)) is not None
         ]
-        return name + (":" + ",".join(items) if items else "")
+        return join_spec(name, items)
 
     def _name_and_params(self) -> tuple[str, dict[str, str]]:
         params = {} if self.order == "fcfs" else {"order": self.order}
@@ -991,3 +1000,117 @@ def _backtrack(
         total -= sizes[i]
     chosen.reverse()
     return chosen
+
+
+# --------------------------------------------------------------------------
+# Specs: the family record of the engine's rigid policies
+# --------------------------------------------------------------------------
+
+RIGID_NAMES: tuple[str, ...] = (
+    *ORDER_NAMES,
+    "firstfit",
+    "easy",
+    "conservative",
+    "best-package",
+)
+"""The engine's rigid policies that a plain name gives (the queue orders
+are strict list scheduling in that order)."""
+
+_ALIASES: dict[str, str] = {
+    "fifo": "fcfs",
+    "sjf": "spt",
+    "ljf": "lpt",
+    "first-fit": "firstfit",
+    "greedy": "firstfit",
+    "bestpackage": "best-package",
+    "package": "best-package",
+}
+
+COMMON_KEYS: tuple[str, ...] = ("order", "oracle", "seed")
+"""The spec keys every engine policy takes (:func:`common_options`)."""
+
+_KEYS: dict[str, tuple[str, ...]] = {
+    "strict": COMMON_KEYS,
+    "firstfit": COMMON_KEYS,
+    "easy": (*COMMON_KEYS, "select", "maxwait", "maxidle"),
+    "backfill": (*COMMON_KEYS, "depth", "select", "maxwait", "maxidle"),
+    "conservative": COMMON_KEYS,
+    "best-package": (*COMMON_KEYS, "limit"),
+    "easy-sjbf": COMMON_KEYS,
+}
+_PLAIN: dict[str, type[Policy]] = {
+    "strict": Strict,
+    "firstfit": FirstFit,
+    "conservative": Conservative,
+}
+_UNBOUNDED = ("all", "inf", "infinite")
+
+
+def common_options(params: Mapping[str, str]) -> dict[str, Any]:
+    """The :class:`Policy` keywords of a spec's ``order``, ``oracle`` and
+    ``seed`` (defaults when absent)."""
+    return {
+        "order": canonical_order(params.get("order", "fcfs")),
+        "oracle": boolean("oracle", params.get("oracle", "false")),
+        "seed": optional(params, "seed", integer),
+    }
+
+
+def parse_rigid(parts: SpecParts) -> Policy:
+    """The engine policy named by a spec's tokens (:data:`FAMILY`).
+
+    Raises
+    ------
+    ValueError
+        A key the policy does not take, a bad value.
+    """
+    name = _ALIASES.get(parts.name, parts.name)
+    fixed: str | None = None
+    if name in ORDER_NAMES:
+        fixed, name = name, "strict"
+    parts.check(_KEYS[name], flags=("oracle",))
+    params = parts.options()
+    if fixed is not None:
+        if "order" in params:
+            raise parts.error(
+                f"the name {fixed!r} fixes the order; use strict:order=NAME"
+            )
+        params["order"] = fixed
+    common = common_options(params)
+    if name in _PLAIN:
+        return _PLAIN[name](**common)
+    if name == "best-package":
+        limit = params.get("limit", str(DEFAULT_PACKAGE_LIMIT))
+        return BestPackage(**common, limit=integer("limit", limit))
+    if name == "easy-sjbf":
+        return Backfill(**common, select="shortest")
+    depth = params.get("depth", "1")
+    if depth.lower() in _UNBOUNDED:
+        if any(k in params for k in ("select", "maxwait", "maxidle")):
+            raise ValueError("select, maxwait and maxidle need a finite depth")
+        return Conservative(**common)
+    return Backfill(
+        **common,
+        depth=integer("depth", depth),
+        select=_select(params.get("select", "queue")),
+        maxwait=optional(params, "maxwait", integer),
+        maxidle=optional(params, "maxidle", share),
+    )
+
+
+def _select(value: str) -> str:
+    lowered = value.lower()
+    if lowered not in SELECT_NAMES:
+        raise ValueError(f"unknown select {value!r}; valid: {', '.join(SELECT_NAMES)}")
+    return lowered
+
+
+FAMILY = Family(
+    parse_rigid,
+    names=RIGID_NAMES,
+    generic=("strict", "backfill"),
+    presets=("easy-sjbf",),
+    aliases=tuple(_ALIASES),
+)
+"""The engine's rigid policies in the spec parser's table
+(:data:`optsched.heuristics.spec.FAMILIES`)."""

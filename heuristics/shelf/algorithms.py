@@ -137,6 +137,7 @@ import bisect
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from optsched.heuristics.spec import join_spec, split_spec
 from optsched.instance import BusyBlock, Instance, Job
 from optsched.packing import Profile, Strip, contiguous_placement
 from optsched.schedule import Placement, Schedule
@@ -278,7 +279,7 @@ class ShelfSpec:
     def spec(self) -> str:
         """Canonical text form."""
         items = [f"{k}={v}" for k, v in self.options.items()]
-        return self.name + (":" + ",".join(items) if items else "")
+        return join_spec(self.name, items)
 
     def __str__(self) -> str:
         return self.spec
@@ -302,33 +303,14 @@ def parse_shelf_algorithm(text: str | ShelfSpec, **options: str) -> ShelfSpec:
         if not options:
             return text
         text = text.spec
-    name, _, raw = text.strip().partition(":")
-    name = name.strip().lower()
-    values: dict[str, str] = {}
-    for item in [i for i in raw.split(",") if i.strip()] if raw.strip() else []:
-        key, sep, value = item.partition("=")
-        key = key.strip().lower()
-        if not sep:
-            raise ValueError(f"shelf algorithm {text!r}: {key!r} needs a value")
-        if key in values:
-            raise ValueError(f"shelf algorithm {text!r}: {key!r} given twice")
-        values[key] = value.strip().lower()
-    for key, value in options.items():
-        if key in values:
-            raise ValueError(f"shelf algorithm {text!r}: {key!r} given twice")
-        values[key] = str(value).strip().lower()
-    if name not in SHELF_ALGORITHMS:
+    parts = split_spec(text, noun="shelf algorithm").with_options(options)
+    if parts.name not in SHELF_ALGORITHMS:
         raise ValueError(
-            f"unknown shelf algorithm {name!r}; valid: {', '.join(SHELF_NAMES)}"
+            f"unknown shelf algorithm {parts.name!r}; valid: {', '.join(SHELF_NAMES)}"
         )
-    allowed = SHELF_ALGORITHMS[name].options
-    unknown = [k for k in values if k not in allowed]
-    if unknown:
-        valid = ", ".join(allowed) if allowed else "none"
-        raise ValueError(
-            f"shelf algorithm {name!r}: unknown option {unknown[0]!r}; valid: {valid}"
-        )
-    return ShelfSpec(name, **values)
+    parts.check(tuple(SHELF_ALGORITHMS[parts.name].options))
+    values = {key: value.lower() for key, value in parts.options().items()}
+    return ShelfSpec(parts.name, **values)
 
 
 def height_class(height: int) -> int:

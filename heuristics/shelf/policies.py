@@ -89,6 +89,8 @@ from typing import ClassVar
 from optsched.heuristics.engine.core import DONE, WAITING, Simulator
 from optsched.heuristics.rigid.policies import Policy
 from optsched.heuristics.shelf.algorithms import (
+    SHELF_ALGORITHMS,
+    SHELF_NAMES,
     Builder,
     Item,
     Obstacles,
@@ -98,8 +100,15 @@ from optsched.heuristics.shelf.algorithms import (
     item_weight,
     parse_shelf_algorithm,
 )
+from optsched.heuristics.spec import Family, SpecParts, boolean, join_spec, share
 
-__all__ = ["PC2", "Batch", "pc2_interactive"]
+__all__ = [
+    "PC2",
+    "SHELF_POLICY_NAMES",
+    "Batch",
+    "parse_shelf_policy",
+    "pc2_interactive",
+]
 
 DEFAULT_INTERACTIVE: tuple[int, ...] = (0,)
 """SWF queue numbers PC² counts as interactive by default (the SWF
@@ -345,7 +354,7 @@ class PC2(Policy):
             items.append(f"batch_share={float(self.batch_share)}")
         if self.oracle:
             items.append("oracle")
-        return "pc2" + (":" + ",".join(items) if items else "")
+        return join_spec("pc2", items)
 
     def new_state(self, sim: Simulator) -> _PC2State:
         return _PC2State(_obstacles(sim), _positions(sim))
@@ -477,3 +486,50 @@ def pc2_interactive(text: str) -> tuple[int, ...]:
         raise ValueError(
             f"interactive must be queue numbers joined by '+' (or none), got {text!r}"
         ) from None
+
+
+# --------------------------------------------------------------------------
+# Specs: the family record
+# --------------------------------------------------------------------------
+
+SHELF_POLICY_NAMES: tuple[str, ...] = (*SHELF_NAMES, "pc2")
+"""The shelf policies a plain name gives: the batch framework over each
+shelf algorithm, and PC²."""
+
+_PC2_KEYS = ("interactive", "batch_share", "oracle")
+_BATCH_KEYS = ("inner", *SHELF_ALGORITHMS["smart"].options, "oracle")
+
+
+def parse_shelf_policy(parts: SpecParts) -> Policy:
+    """The :class:`Batch` or :class:`PC2` policy named by a spec's tokens
+    (a shelf algorithm's name is ``batch:inner=NAME``).
+
+    Raises
+    ------
+    ValueError
+        A key the policy does not take, a bad value.
+    """
+    name = parts.name
+    if name == "pc2":
+        keys: tuple[str, ...] = _PC2_KEYS
+    elif name == "batch":
+        keys = _BATCH_KEYS
+    else:
+        keys = (*SHELF_ALGORITHMS[name].options, "oracle")
+    parts.check(keys, flags=("oracle",))
+    params = parts.options()
+    oracle = boolean("oracle", params.pop("oracle", "false"))
+    if name == "pc2":
+        return PC2(
+            oracle=oracle,
+            interactive=pc2_interactive(params.get("interactive", "0")),
+            batch_share=share("batch_share", params.get("batch_share", "0.5")),
+        )
+    inner = params.pop("inner", "ffdh") if name == "batch" else name
+    options = {key: value.lower() for key, value in params.items()}
+    return Batch(oracle=oracle, inner=ShelfSpec.parse(inner.lower(), **options))
+
+
+FAMILY = Family(parse_shelf_policy, names=SHELF_POLICY_NAMES, generic=("batch",))
+"""The shelf policies in the spec parser's table
+(:data:`optsched.heuristics.spec.FAMILIES`)."""

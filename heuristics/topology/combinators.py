@@ -84,6 +84,7 @@ from fractions import Fraction
 from typing import Any, ClassVar
 
 from optsched.heuristics.engine.standalone import Standalone
+from optsched.heuristics.spec import Family, SpecParts, integer, optional, split_spec
 from optsched.heuristics.topology.simulator import PLACEMENTS, NodeSimulator
 from optsched.instance import Instance, Job
 from optsched.schedule import Schedule
@@ -95,6 +96,7 @@ KINDS: tuple[str, ...] = ("blocking", "fit", "fit2", "afkt-backfill", "optimisti
 """The combinator names (§A2.2)."""
 
 _TWO = ("fit2", "afkt-backfill", "optimistic")  # the kinds with a g
+_ONE_KEYS = ("f", "placement", "seed")  # the keys of the kinds without
 
 ALIASES: dict[str, tuple[str, str, str]] = {
     "fifo-fit": ("fit", "fifo", "fifo"),
@@ -157,65 +159,41 @@ class CombinatorSpec:
         return f"{self.kind}:{','.join(params)}"
 
 
-def parse_combinator(text: str) -> CombinatorSpec:
-    """The combinator a spec names (a kind or an alias, with parameters).
+def parse_combinator(text: str | SpecParts) -> CombinatorSpec:
+    """The combinator a spec (or its tokens,
+    :func:`~optsched.heuristics.spec.split_spec`) names: a kind or an
+    alias, with parameters.
 
     Raises
     ------
     ValueError
         One line naming the problem and the valid choices.
     """
-    raw_name, _, raw_params = text.strip().partition(":")
-    name = raw_name.strip().lower()
-    params: dict[str, str] = {}
-    for item in raw_params.split(","):
-        if not item.strip():
-            continue
-        key, sep, value = item.partition("=")
-        key, value = key.strip().lower(), value.strip().lower()
-        if not sep or not value:
-            raise ValueError(f"policy {text!r}: parameter {key!r} needs a value")
-        if key in params:
-            raise ValueError(f"policy {text!r}: parameter {key!r} given twice")
-        params[key] = value
+    parts = split_spec(text)
+    name = parts.name
+    if name not in COMBINATOR_NAMES:
+        raise ValueError(
+            f"unknown combinator {name!r}; valid: {', '.join(COMBINATOR_NAMES)}"
+        )
+    if name in ALIASES:
+        parts.check(("placement", "seed"))
+    else:
+        parts.check(("f", "g", "placement", "seed") if name in _TWO else _ONE_KEYS)
+    # Every value is a name or a number: read in lower case.
+    params = {key: value.lower() for key, value in parts.options().items()}
     if name in ALIASES:
         kind, f, g = ALIASES[name]
-        allowed: tuple[str, ...] = ("placement", "seed")
-    elif name in KINDS:
-        kind = name
-        allowed = ("f", "g", "placement", "seed")
-        if name not in _TWO:
-            allowed = ("f", "placement", "seed")
-        if "f" not in params:
-            raise ValueError(
-                f"policy {text!r}: {name} needs f=ORDER, one of "
-                f"{', '.join(BASE_ORDERS)}"
-            )
-        f = params["f"]
+    elif "f" in params:
+        kind, f = name, params["f"]
         g = params.get("g", f)
     else:
-        raise ValueError(
-            f"unknown combinator {raw_name.strip()!r}; valid: "
-            f"{', '.join(COMBINATOR_NAMES)}"
-        )
-    for key in params:
-        if key not in allowed:
-            raise ValueError(
-                f"policy {text!r}: unknown parameter {key!r}; valid: "
-                f"{', '.join(allowed)}"
-            )
-    seed: int | None = None
-    if "seed" in params:
-        try:
-            seed = int(params["seed"])
-        except ValueError:
-            raise ValueError(
-                f"policy {text!r}: seed must be an integer, got {params['seed']!r}"
-            ) from None
+        valid = ", ".join(BASE_ORDERS)
+        raise parts.error(f"{name} needs f=ORDER, one of {valid}")
     try:
+        seed = optional(params, "seed", integer)
         return CombinatorSpec(kind, f, g, params.get("placement", "auto"), seed)
     except ValueError as error:
-        raise ValueError(f"policy {text!r}: {error}") from None
+        raise parts.error(str(error)) from None
 
 
 def base_ranks(
@@ -339,3 +317,14 @@ class Combinator(Standalone):
 
     def _schedule(self, instance: Instance) -> Schedule:
         return run_combinator(instance, self._options()["spec"])
+
+
+def parse_combinator_policy(parts: SpecParts) -> Combinator:
+    """The :class:`Combinator` named by a spec's tokens, with its canonical
+    spec (an alias becomes the kind with its orders)."""
+    return Combinator(algorithm=parse_combinator(parts).canonical)
+
+
+FAMILY = Family(parse_combinator_policy, names=COMBINATOR_NAMES)
+"""Rassmann's combinators in the spec parser's table
+(:data:`optsched.heuristics.spec.FAMILIES`)."""

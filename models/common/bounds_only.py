@@ -25,12 +25,16 @@ themselves (offline heuristics, simulated policies) are the caller's cost.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
-from typing import Any
 
 from optsched.instance import Instance
-from optsched.models.common.solution import empty_result, finish, upper_bound_candidates
+from optsched.models.common.settings import DEFAULT_WORKERS, SolverSettings
+from optsched.models.common.template import (
+    PROBLEM_FACTS,
+    conclude,
+    plain_candidates,
+    prepare,
+)
 from optsched.models.rigid.bounds import lower_bounds_within
 from optsched.objective import Objective
 from optsched.result import Incumbent, Result
@@ -43,7 +47,7 @@ def solve(
     objective: Objective | str,
     *,
     time_limit: float | None = None,
-    workers: int = 1,
+    workers: int = DEFAULT_WORKERS,
     incumbents: Sequence[Incumbent] = (),
     log: bool = False,
 ) -> Result:
@@ -74,37 +78,19 @@ def solve(
         ``OPTIMAL`` when the best heuristic meets the best bound, else
         ``FEASIBLE``.
     """
-    del workers, log
-    started = time.perf_counter()
-    deadline = None if time_limit is None else time.monotonic() + time_limit
-    objective = Objective.parse(objective)
-    if not instance.jobs:
-        return empty_result(objective, BACKEND, started)
-    # Schedules first: the long bounds can stop at the deadline, the checks
-    # of the schedules cannot.
-    candidates, rejected = upper_bound_candidates(
-        instance, objective, incumbents=incumbents, deadline=deadline
-    )
+    settings = SolverSettings.of(locals())
+    candidates = plain_candidates
     if instance.moldable:
         # Greedy mode choice, and malleable incumbents with pieces (DEQ's):
         # imported here (the module loads OR-Tools).
-        from optsched.models.moldable.model import add_greedy, malleable_incumbents
+        from optsched.models.moldable.model import moldable_candidates
 
-        add_greedy(instance, objective, candidates, rejected, deadline)
-        if instance.malleable:
-            rejected = malleable_incumbents(
-                instance, objective, incumbents, candidates, rejected
-            )
-    bounds, skipped = lower_bounds_within(instance, objective, deadline)
-    params: dict[str, Any] = {
-        "objective": objective.label,
-        "allocation": instance.machine.allocation,
-    }
-    if rejected:
-        params["rejected"] = rejected
-    if skipped:
-        params["skipped"] = skipped
-    return finish(
-        instance, objective, backend=BACKEND, candidates=candidates,
-        bounds=bounds, started=started, params=params,
+        candidates = moldable_candidates
+    solving = prepare(
+        instance, objective, settings, backend=BACKEND, incumbents=incumbents,
+        candidates=candidates, bounds=lower_bounds_within, searching=False,
+        record=PROBLEM_FACTS,
     )  # fmt: skip
+    if isinstance(solving, Result):
+        return solving
+    return conclude(solving)

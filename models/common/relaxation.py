@@ -22,6 +22,7 @@ from typing import Any
 from optsched.check import check_schedule
 from optsched.families import ExactPlan, feature, features_of, load, relaxed
 from optsched.instance import Instance
+from optsched.models.common.solution import upper_bound_candidates
 from optsched.objective import Objective
 from optsched.result import Incumbent, Result, SolveStatus
 from optsched.schedule import Schedule
@@ -44,7 +45,9 @@ def solve_relaxed(
     dropped = (*result.relaxed, *(n for n in relax if n not in result.relaxed))
     if result.schedule is not None and not check_schedule(instance, result.schedule):
         return dataclasses.replace(result, relaxed=dropped)
-    best = _best_valid(instance, objective, incumbents)
+    best = _best_valid(instance, objective, incumbents) or _own_candidate(
+        instance, objective
+    )
     titles = " and the ".join(feature(name).title for name in relax)
     rejected = (*result.rejected, f"the solver's schedule breaks the {titles}")
     if result.schedule is None:
@@ -70,6 +73,20 @@ def solve_relaxed(
         rejected=rejected,
         error=None,
     )
+
+
+def _own_candidate(
+    instance: Instance, objective: Objective
+) -> tuple[float, str, Schedule] | None:
+    """The best starting schedule of the instance itself (the family table's
+    candidates: e.g. the calendar- and chain-aware list schedule), for a
+    caller that gave no valid incumbent; ``None`` when there is none."""
+    try:
+        candidates, _ = upper_bound_candidates(instance, objective)
+    except (RuntimeError, ValueError):
+        return None  # no feasible starting schedule: only the bound is left
+    best = candidates[0]
+    return best.value, best.source, best.schedule
 
 
 def _best_valid(

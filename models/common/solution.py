@@ -1,7 +1,7 @@
 """From solver output and heuristic schedules to one checked :class:`Result`.
 
-Shared by every back-end (:mod:`~optsched.models.rigid.cpsat`,
-:mod:`~optsched.models.rigid.milp`, :mod:`~optsched.models.common.bounds_only`):
+Shared by every back-end (through the frame of
+:mod:`~optsched.models.common.template`, which calls these):
 
 * :func:`upper_bound_candidates` collects the schedules every back-end starts
   from: the incumbents its caller gives (policies' complete schedules,
@@ -499,15 +499,19 @@ def finish(
     ``ERROR`` when ``params`` holds an ``"error"`` (a back-end failure) or
     when a bound exceeds the objective of a checked schedule.
 
-    The back-ends collect ``"error"``, ``"interrupted"`` and ``"rejected"``
-    in their working ``params``; they become the typed fields
-    :attr:`Result.error`, :attr:`Result.interrupted` and
-    :attr:`Result.rejected` here, so no consumer reads them from a dict.
+    The back-ends collect ``"error"``, ``"interrupted"``, ``"rejected"``
+    and ``"skipped"`` in their working ``params``; they become the typed
+    fields :attr:`Result.error`, :attr:`Result.interrupted`,
+    :attr:`Result.rejected` and :attr:`Result.skipped` here, so no consumer
+    need read them from a dict. ``params["skipped"]`` stays as well, for
+    the readers outside the models that still look there
+    (:mod:`optsched.cli.bound`).
     """
     params = dict(params)
     error = params.pop("error", None)
     interrupted = bool(params.pop("interrupted", False))
     rejected = tuple(str(r) for r in params.pop("rejected", ()))
+    skipped = tuple(str(s) for s in params.get("skipped", ()))
     lower = best_lower_bound(instance, objective, bounds)
     if not candidates:
         status = SolveStatus.BOUNDED if lower is not None else SolveStatus.UNKNOWN
@@ -517,7 +521,7 @@ def finish(
             status, None, lower, None, time.perf_counter() - started, backend,
             params, tuple(bounds), None,
             error=None if error is None else str(error),
-            interrupted=interrupted, rejected=rejected,
+            interrupted=interrupted, rejected=rejected, skipped=skipped,
         )  # fmt: skip
     best = min(candidates, key=lambda c: c.value)
     if error is not None:
@@ -545,6 +549,7 @@ def finish(
         error=None if error is None else str(error),
         interrupted=interrupted,
         rejected=rejected,
+        skipped=skipped,
     )
 
 

@@ -631,7 +631,7 @@ class _Model:
     ) -> None:
         self.clusters = clusters
         self.requests = requests
-        m = self.model = cp_model.CpModel()
+        self.model = cp_model.CpModel()
         self.accept: dict[int, Any] = {}
         self.start: dict[int, Any] = {}
         self.x: dict[tuple[int, int, str], Any] = {}
@@ -643,85 +643,93 @@ class _Model:
         intervals: dict[str, list[tuple[Any, int]]] = {c.name: [] for c in clusters}
         index = {c.name: n for n, c in enumerate(clusters)}
         for r in requests:
-            eligible = [
-                [c.name for c in clusters if c.processors >= q] for q in r.parts
-            ]
-            a = self.accept[r.id] = m.new_bool_var(f"a{r.id}")
-            if r.latest_start < r.earliest_start or not _matchable(r.parts, eligible):
-                m.add(a == 0)
-                continue
-            st = self.start[r.id] = m.new_int_var(
-                r.earliest_start, r.latest_start, f"S{r.id}"
-            )
-            per_cluster: dict[str, list[Any]] = defaultdict(list)
-            for p, q in enumerate(r.parts):
-                lits = []
-                for cn in eligible[p]:
-                    x = self.x[(r.id, p, cn)] = m.new_bool_var(f"x{r.id}_{p}_{cn}")
-                    iv = m.new_optional_fixed_size_interval_var(
-                        st, r.duration, x, f"I{r.id}_{p}_{cn}"
-                    )
-                    intervals[cn].append((iv, q))
-                    per_cluster[cn].append(x)
-                    lits.append(x)
-                m.add(sum(lits) == a)
-            for lits in per_cluster.values():
-                if len(lits) > 1:
-                    m.add_at_most_one(lits)
-            # Identical parts take clusters in increasing order (relabelling).
-            for p in range(len(r.parts)):
-                for p2 in range(p + 1, len(r.parts)):
-                    if r.parts[p] == r.parts[p2]:
-                        m.add(
-                            sum(index[cn] * self.x[(r.id, p, cn)] for cn in eligible[p])
-                            < sum(
-                                index[cn] * self.x[(r.id, p2, cn)]
-                                for cn in eligible[p2]
-                            )
-                        ).only_enforce_if(a)
-                        break  # the chain p < p2 < ... suffices
+            self._add_request(r, index, intervals)
         for c in clusters:
-            top = horizon(c, requests)
-            groups: dict[tuple[int, int, int], list[Any]] = defaultdict(list)
-            for j in sorted(c.jobs, key=lambda j: j.id):
-                v = self.job_start[(c.name, j.id)] = m.new_int_var(
-                    j.release, top - j.runtime, f"J{c.name}_{j.id}"
-                )
-                intervals[c.name].append(
-                    (
-                        m.new_fixed_size_interval_var(
-                            v, j.runtime, f"JI{c.name}_{j.id}"
-                        ),
-                        j.size,
-                    )
-                )
-                groups[(j.release, j.size, j.runtime)].append(v)
-                # The wait as its own variable: objectives without a
-                # constant offset keep CP-SAT's bound an exact integer.
-                w = self.wait[(c.name, j.id)] = m.new_int_var(
-                    0, top - j.runtime - j.release, f"W{c.name}_{j.id}"
-                )
-                m.add(w == v - j.release)
-            for group in groups.values():
-                for u, v in itertools.pairwise(group):
-                    m.add(u <= v)
-            for a_, b_, q in c.busy:
-                if b_ > a_ and q:
-                    intervals[c.name].append(
-                        (
-                            m.new_fixed_size_interval_var(
-                                a_, b_ - a_, f"B{c.name}_{a_}"
-                            ),
-                            q,
-                        )
-                    )
-            if intervals[c.name]:
-                m.add_cumulative(
-                    [iv for iv, _ in intervals[c.name]],
-                    [q for _, q in intervals[c.name]],
-                    c.processors,
-                )
+            self._add_cluster(c, intervals[c.name])
         self.index = index
+
+    def _add_request(
+        self,
+        r: Request,
+        index: dict[str, int],
+        intervals: dict[str, list[tuple[Any, int]]],
+    ) -> None:
+        """Request ``r``: accepted or not, its start, one cluster per part."""
+        m = self.model
+        clusters = self.clusters
+        eligible = [[c.name for c in clusters if c.processors >= q] for q in r.parts]
+        a = self.accept[r.id] = m.new_bool_var(f"a{r.id}")
+        if r.latest_start < r.earliest_start or not _matchable(r.parts, eligible):
+            m.add(a == 0)
+            return
+        st = self.start[r.id] = m.new_int_var(
+            r.earliest_start, r.latest_start, f"S{r.id}"
+        )
+        per_cluster: dict[str, list[Any]] = defaultdict(list)
+        for p, q in enumerate(r.parts):
+            lits = []
+            for cn in eligible[p]:
+                x = self.x[(r.id, p, cn)] = m.new_bool_var(f"x{r.id}_{p}_{cn}")
+                iv = m.new_optional_fixed_size_interval_var(
+                    st, r.duration, x, f"I{r.id}_{p}_{cn}"
+                )
+                intervals[cn].append((iv, q))
+                per_cluster[cn].append(x)
+                lits.append(x)
+            m.add(sum(lits) == a)
+        for lits in per_cluster.values():
+            if len(lits) > 1:
+                m.add_at_most_one(lits)
+        # Identical parts take clusters in increasing order (relabelling).
+        for p in range(len(r.parts)):
+            for p2 in range(p + 1, len(r.parts)):
+                if r.parts[p] == r.parts[p2]:
+                    m.add(
+                        sum(index[cn] * self.x[(r.id, p, cn)] for cn in eligible[p])
+                        < sum(index[cn] * self.x[(r.id, p2, cn)] for cn in eligible[p2])
+                    ).only_enforce_if(a)
+                    break  # the chain p < p2 < ... suffices
+
+    def _add_cluster(self, c: OfflineCluster, intervals: list[tuple[Any, int]]) -> None:
+        """Cluster ``c``'s local jobs and busy blocks, and its capacity."""
+        m = self.model
+        requests = self.requests
+        top = horizon(c, requests)
+        groups: dict[tuple[int, int, int], list[Any]] = defaultdict(list)
+        for j in sorted(c.jobs, key=lambda j: j.id):
+            v = self.job_start[(c.name, j.id)] = m.new_int_var(
+                j.release, top - j.runtime, f"J{c.name}_{j.id}"
+            )
+            intervals.append(
+                (
+                    m.new_fixed_size_interval_var(v, j.runtime, f"JI{c.name}_{j.id}"),
+                    j.size,
+                )
+            )
+            groups[(j.release, j.size, j.runtime)].append(v)
+            # The wait as its own variable: objectives without a
+            # constant offset keep CP-SAT's bound an exact integer.
+            w = self.wait[(c.name, j.id)] = m.new_int_var(
+                0, top - j.runtime - j.release, f"W{c.name}_{j.id}"
+            )
+            m.add(w == v - j.release)
+        for group in groups.values():
+            for u, v in itertools.pairwise(group):
+                m.add(u <= v)
+        for a_, b_, q in c.busy:
+            if b_ > a_ and q:
+                intervals.append(
+                    (
+                        m.new_fixed_size_interval_var(a_, b_ - a_, f"B{c.name}_{a_}"),
+                        q,
+                    )
+                )
+        if intervals:
+            m.add_cumulative(
+                [iv for iv, _ in intervals],
+                [q for _, q in intervals],
+                c.processors,
+            )
 
     def wait_expr(self) -> Any:
         return sum(self.wait.values())

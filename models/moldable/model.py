@@ -87,28 +87,30 @@ from ortools.sat.python import cp_model
 
 from optsched.check import check_schedule
 from optsched.instance import Instance, Job, Mode
+from optsched.models.common.settings import (
+    BOUND_SUBSOLVERS,
+    DEFAULT_TIME_LIMIT,
+    DEFAULT_WORKERS,
+    LogSink,
+    SolverSettings,
+)
 from optsched.models.common.solution import (
     Candidate,
-    bounds_deadline,
     checked_candidate,
-    empty_result,
-    finish,
     option_deadlines,
-    upper_bound_candidates,
 )
+from optsched.models.common.template import conclude, plain_candidates, prepare
 from optsched.models.moldable.bounds import job_modes, moldable_lower_bounds
 from optsched.models.rigid.cpsat import (
     BACKEND,
-    BOUND_SUBSOLVERS,
-    LogSink,
-    _configure,
     _identical_groups,
     _relabel,
     add_completion_objective,
     add_processor_boxes,
     objective_bound,
     overflow_note,
-    run_search,
+    refusal_note,
+    search_collect,
 )
 from optsched.objective import Objective
 from optsched.packing import Profile, Strip, assign_processors, contiguous_placement
@@ -122,8 +124,8 @@ def solve(
     instance: Instance,
     objective: Objective | str,
     *,
-    time_limit: float = 60.0,
-    workers: int = 2,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    workers: int = DEFAULT_WORKERS,
     incumbents: Sequence[Incumbent] = (),
     log: bool | LogSink = False,
     symmetry: bool = True,
@@ -159,55 +161,57 @@ def solve(
         bounds and (without malleable jobs) the solver's bound. See the
         module notes for malleable jobs.
     """
-    started = time.perf_counter()
-    deadline = time.monotonic() + time_limit
-    objective = Objective.parse(objective)
-    if not instance.jobs:
-        return empty_result(objective, BACKEND, started)
-    candidates, rejected = upper_bound_candidates(
-        instance, objective, incumbents=incumbents, deadline=deadline
-    )
+    settings = SolverSettings.of(locals())
+    solving = prepare(
+        instance, objective, settings, backend=BACKEND, incumbents=incumbents,
+        candidates=moldable_candidates, bounds=moldable_lower_bounds,
+        restriction="moldable" if instance.malleable else None,
+    )  # fmt: skip
+    if isinstance(solving, Result):
+        return solving
+    objective = solving.objective
+    # The hint is the best schedule of one mode per job: the malleable
+    # incumbents join the candidates after it (see moldable_candidates).
+    hint = solving.hint
+    solving.params["moldable_jobs"] = sum(1 for j in instance.jobs if j.modes)
+    refusal = refusal_note(solving, _overflow(instance, objective, hint.schedule))
+    if refusal is not None:
+        solving.skip(refusal)
+    else:
+        model = _Model(
+            instance, objective, hint, solving.bounds if bound_domain else [],
+            symmetry=symmetry,
+        )  # fmt: skip
+        search_collect(
+            solving, model.model, lambda value: _read(model, value),
+            model.solver_bound, lambda found: _decode(instance, objective, found),
+            infeasible="CP-SAT proved the moldable model infeasible (a model "
+            "bug: the hint is feasible)",
+            stats={"weight_scale": model.scale,
+                   "symmetry_groups": model.symmetry_groups},
+            # A bound of the moldable restriction only (module notes).
+            bound_note="moldable_bound" if instance.malleable else None,
+        )  # fmt: skip
+    return conclude(solving)
+
+
+def moldable_candidates(
+    instance: Instance,
+    objective: Objective,
+    incumbents: Sequence[Incumbent],
+    deadline: float | None,
+) -> tuple[list[Candidate], list[str]]:
+    """The checked incumbents and list schedule, the greedy moldable
+    schedules (:func:`add_greedy`; best first: the first is the hint), then
+    the malleable incumbents with pieces (:func:`malleable_incumbents`;
+    upper bounds, never hints)."""
+    candidates, rejected = plain_candidates(instance, objective, incumbents, deadline)
     add_greedy(instance, objective, candidates, rejected, deadline)
-    hint = candidates[0]  # one mode per job: a moldable schedule
     if instance.malleable:
         rejected = malleable_incumbents(
             instance, objective, incumbents, candidates, rejected
         )
-    bounds, skipped = moldable_lower_bounds(
-        instance, objective, bounds_deadline(deadline)
-    )
-    params: dict[str, Any] = {
-        "time_limit": time_limit,
-        "workers": workers,
-        "objective": objective.label,
-        "allocation": instance.machine.allocation,
-        "hint_source": hint.source,
-        "subsolvers": list(bound_subsolvers),
-        "moldable_jobs": sum(1 for j in instance.jobs if j.modes),
-    }
-    if instance.malleable:
-        params["restriction"] = "moldable"
-    if rejected:
-        params["rejected"] = rejected
-    too_large = _overflow(instance, objective, hint.schedule)
-    if too_large is not None:
-        skipped.append(f"{BACKEND}: model not built: {too_large}")
-    elif time.monotonic() >= deadline:
-        skipped.append(f"{BACKEND}: search skipped (time limit)")
-    else:
-        model = _Model(
-            instance, objective, hint, bounds if bound_domain else [],
-            symmetry=symmetry,
-        )  # fmt: skip
-        _run_search(model, params, bounds, candidates, deadline, workers=workers,
-                    log=log, subsolvers=bound_subsolvers, seed=seed,
-                    parameters=parameters or {})  # fmt: skip
-    if skipped:
-        params["skipped"] = skipped
-    return finish(
-        instance, objective, backend=BACKEND, candidates=candidates,
-        bounds=bounds, started=started, params=params,
-    )  # fmt: skip
+    return candidates, rejected
 
 
 GREEDY_WORK = 10**8
@@ -581,39 +585,6 @@ class _Found:
     modes: dict[int, Mode]
 
 
-def _run_search(
-    model: _Model,
-    params: dict[str, Any],
-    bounds: list[Bound],
-    candidates: list[Candidate],
-    deadline: float,
-    **settings: Any,
-) -> None:
-    """Search ``model`` until ``deadline``; add what it found to the lists."""
-    solver = cp_model.CpSolver()
-    _configure(solver, time_limit=max(0.0, deadline - time.monotonic()), **settings)
-    search = run_search(
-        solver,
-        model.model,
-        lambda value: _read(model, value),
-        model.solver_bound,
-        "CP-SAT proved the moldable model infeasible (a model bug: the hint "
-        "is feasible)",
-    )
-    params.update(
-        cpsat_status=search.status_name,
-        weight_scale=model.scale,
-        symmetry_groups=model.symmetry_groups,
-        **search.notes,
-    )
-    if search.bound is not None and model.instance.malleable:
-        # A bound of the moldable restriction only (module notes).
-        params["moldable_bound"] = search.bound.value
-    elif search.bound is not None:
-        bounds.append(search.bound)
-    _add_found(model, params, candidates, search.found)
-
-
 def _read(model: _Model, value: Callable[[Any], int]) -> _Found:
     modes = {}
     for jid, literals in model.chosen.items():
@@ -628,21 +599,6 @@ def _read(model: _Model, value: Callable[[Any], int]) -> _Found:
         {jid: int(value(v)) for jid, v in model.offsets.items()},
         modes,
     )
-
-
-def _add_found(
-    model: _Model,
-    params: dict[str, Any],
-    candidates: list[Candidate],
-    found: _Found | None,
-) -> None:
-    if found is None:
-        return
-    candidate, reason = _decode(model.instance, model.objective, found)
-    if candidate is not None:
-        candidates.append(candidate)
-    else:
-        params.setdefault("rejected", []).append(str(reason))
 
 
 def _decode(

@@ -40,11 +40,17 @@ from typing import Any
 
 from optsched.check import check_schedule
 from optsched.instance import Instance
-from optsched.models.common.solution import (
-    Candidate,
-    completion_deadlines,
-    empty_result,
-    finish,
+from optsched.models.common.settings import (
+    DEFAULT_TIME_LIMIT,
+    DEFAULT_WORKERS,
+    SolverSettings,
+)
+from optsched.models.common.solution import Candidate, completion_deadlines
+from optsched.models.common.template import (
+    PROBLEM_FACTS,
+    Solving,
+    conclude,
+    prepare,
 )
 from optsched.models.preempt.configurations import (
     ConfigurationProblem,
@@ -68,6 +74,12 @@ from optsched.schedule import Piece, Placement, Schedule
 
 MAKESPAN_BACKEND = "preemptive-lp"
 WCT_BACKEND = "preemptive-timeindexed"
+
+CONTIGUOUS_RELAXATION = (
+    "migrating optimum on the same capacity: a lower bound for "
+    "contiguous schedules without migration"
+)
+"""``params["relaxation"]`` of a contiguous machine's result (module notes)."""
 
 __all__ = [
     "MAKESPAN_BACKEND",
@@ -264,58 +276,46 @@ def preemptive_makespan(
     tasks to minimize schedule length", IEEE Trans. Computers 35(5), 1986;
     M. Drozdowski, *Scheduling for Parallel Processing*, Springer 2009.
     """
-    started = time.perf_counter()
-    deadline = None if time_limit is None else time.monotonic() + time_limit
-    objective = Objective("cmax")
     _refuse_switch_costs(instance, "preemptive_makespan")
-    if not instance.jobs:
-        return empty_result(objective, MAKESPAN_BACKEND, started)
+    solving = prepare(
+        instance, Objective("cmax"), SolverSettings(time_limit=time_limit),
+        backend=MAKESPAN_BACKEND, incumbents=incumbents, candidates=None,
+        bounds=None, record=("time_limit", "allocation"),
+    )  # fmt: skip
+    if isinstance(solving, Result):
+        return solving
+    objective = solving.objective
     relaxed = _relaxed(instance)
     problem = ConfigurationProblem.of(relaxed)
-    generation = solve_configuration_lp(problem, deadline=deadline)
+    generation = solve_configuration_lp(problem, deadline=solving.deadline)
     chosen = generation.chosen
-    bound = Bound(
-        math.ceil(generation.lower_bound),
-        "configuration-lp",
-        time.perf_counter() - started,
-    )
-    bounds = [bound, *preemptive_closed_form_bounds(relaxed, objective)]
-    params: dict[str, Any] = {
-        "time_limit": time_limit,
-        "allocation": instance.machine.allocation,
-        "lp_bound": exact_value(generation.lower_bound),
-        "lp_value": None if chosen is None else chosen.value,
-        "lp_converged": bool(chosen and chosen.converged),
-        "intervals": len(problem.intervals),
-        "candidates": len(generation.candidates),
+    solving.bounds = [
+        Bound(
+            math.ceil(generation.lower_bound),
+            "configuration-lp",
+            time.perf_counter() - solving.started,
+        ),
+        *preemptive_closed_form_bounds(relaxed, objective),
+    ]
+    solving.params.update(
+        lp_bound=exact_value(generation.lower_bound),
+        lp_value=None if chosen is None else chosen.value,
+        lp_converged=bool(chosen and chosen.converged),
+        intervals=len(problem.intervals),
+        candidates=len(generation.candidates),
         **generation.notes,
-    }
+    )
     if instance.machine.allocation == "contiguous":
-        params["relaxation"] = (
-            "migrating optimum on the same capacity: a lower bound for "
-            "contiguous schedules without migration"
-        )
-        return _bounded(MAKESPAN_BACKEND, bounds, started, params)
-    candidates, rejected = _fallback(instance, objective, incumbents)
+        solving.params["relaxation"] = CONTIGUOUS_RELAXATION
+        return _bounded(solving)
+    solving.candidates, solving.rejected = _fallback(instance, objective, incumbents)
     if chosen is not None:
-        durations, method = round_durations(problem, chosen, deadline=deadline)
-        params["rounding"] = method
+        durations, method = round_durations(problem, chosen, deadline=solving.deadline)
+        solving.params["rounding"] = method
         segments = lay_out(problem, chosen, durations)
         schedule = schedule_from_segments(instance, segments, MAKESPAN_BACKEND)
-        _add_checked(
-            instance, objective, MAKESPAN_BACKEND, schedule, candidates, params
-        )
-    if rejected:
-        params["rejected"] = rejected
-    return finish(
-        instance,
-        objective,
-        backend=MAKESPAN_BACKEND,
-        candidates=candidates,
-        bounds=bounds,
-        started=started,
-        params=params,
-    )
+        _add_checked(solving, schedule)
+    return conclude(solving)
 
 
 def configuration_lp_bound(
@@ -376,40 +376,35 @@ def _fallback(
     return candidates, rejected
 
 
-def _add_checked(
-    instance: Instance,
-    objective: Objective,
-    source: str,
-    schedule: Schedule,
-    candidates: list[Candidate],
-    params: dict[str, Any],
-) -> None:
+def _add_checked(solving: Solving, schedule: Schedule) -> None:
     """Check the model's schedule; a violation is a model bug (an error)."""
+    instance, source = solving.instance, solving.backend
     violations = check_schedule(instance, schedule)
     if violations:
-        params["error"] = (
+        solving.params["error"] = (
             f"{source}: the model's schedule fails the checker: {violations[0]}"
         )
         return
     # The model's schedule first: on equal values it names the optimum.
-    candidates.insert(
-        0, Candidate(source, schedule, objective.value(instance, schedule))
-    )
+    value = solving.objective.value(instance, schedule)
+    solving.candidates.insert(0, Candidate(source, schedule, value))
 
 
-def _bounded(
-    backend: str, bounds: Sequence[Bound], started: float, params: dict[str, Any]
-) -> Result:
+def _bounded(solving: Solving) -> Result:
     """A lower bound without a schedule (the contiguous relaxation)."""
+    params = dict(solving.params)
+    if solving.skipped:
+        params["skipped"] = list(solving.skipped)
     return Result(
         status=SolveStatus.BOUNDED,
         objective=None,
-        lower_bound=max(b.value for b in bounds),
+        lower_bound=max(b.value for b in solving.bounds),
         schedule=None,
-        runtime=time.perf_counter() - started,
-        backend=backend,
+        runtime=time.perf_counter() - solving.started,
+        backend=solving.backend,
         params=params,
-        bounds=tuple(bounds),
+        bounds=tuple(solving.bounds),
+        skipped=tuple(solving.skipped),
     )
 
 
@@ -473,7 +468,7 @@ def preemptive_wct(
     objective: Objective | str = "wct",
     *,
     time_limit: float | None = None,
-    workers: int = 2,
+    workers: int = DEFAULT_WORKERS,
     incumbents: Sequence[Incumbent] = (),
     max_horizon: int = MAX_HORIZON,
     max_slots: int = MAX_SLOTS,
@@ -536,19 +531,23 @@ def preemptive_wct(
         return preemptive_makespan(
             instance, time_limit=time_limit, incumbents=incumbents
         )
-    started = time.perf_counter()
     if too_large not in ("raise", "bound"):
         raise ValueError(f"too_large {too_large!r} is not one of raise, bound")
     if engine not in ("highs", "cpsat"):
         raise ValueError(f"engine {engine!r} is not one of highs, cpsat")
     _refuse_switch_costs(instance, "preemptive_wct")
-    if not instance.jobs:
-        return empty_result(objective, WCT_BACKEND, started)
     relaxed = _relaxed(instance)
-    candidates, rejected = _fallback(relaxed, objective, incumbents)
-    if not candidates:
-        raise RuntimeError(f"preemptive_wct: {rejected[0]}")
-    best = min(candidates, key=lambda c: c.value)
+    solving = prepare(
+        instance, objective, SolverSettings(time_limit=time_limit, workers=workers),
+        backend=WCT_BACKEND, incumbents=incumbents,
+        candidates=lambda _, objective, incumbents, __: _wct_fallback(
+            relaxed, objective, incumbents
+        ),
+        bounds=None, record=PROBLEM_FACTS,
+    )  # fmt: skip
+    if isinstance(solving, Result):
+        return solving
+    best = min(solving.candidates, key=lambda c: c.value)
     deadlines = completion_deadlines(relaxed, objective, best.schedule)
     refusal = horizon_refusal(
         relaxed, deadlines, max_horizon=max_horizon, max_slots=max_slots
@@ -556,99 +555,61 @@ def preemptive_wct(
     if refusal is not None and too_large == "raise":
         raise ValueError(f"preemptive_wct: {refusal}")
     if refusal is not None:
-        return _wct_interval(
-            instance, relaxed, objective, candidates, rejected, refusal, started
-        )
+        # Bounds and the best checked schedule: an interval.
+        solving.skip(f"time-indexed model: {refusal}")
+        solving.bounds = [
+            preemptive_wct_lp_bound(relaxed, objective),
+            *preemptive_closed_form_bounds(relaxed, objective),
+        ]
+        if instance.machine.allocation == "contiguous":
+            return _bounded(solving)
+        return conclude(solving)
     if engine == "highs":
         solution = solve_slots_highs(
             relaxed, objective, deadlines, time_limit=time_limit
         )
     else:
         solution = solve_slots(
-            relaxed,
-            objective,
-            deadlines,
-            hint=best.schedule,
-            time_limit=time_limit,
-            workers=workers,
-        )
-    params: dict[str, Any] = {
-        "time_limit": time_limit,
-        "objective": objective.label,
-        "allocation": instance.machine.allocation,
-        "engine": engine,
+            relaxed, objective, deadlines, hint=best.schedule,
+            time_limit=time_limit, workers=workers,
+        )  # fmt: skip
+    solving.params = {
+        "time_limit": time_limit, **solving.params, "engine": engine,
         **solution.notes,
-    }
-    bounds = preemptive_closed_form_bounds(relaxed, objective)
+    }  # fmt: skip
+    solving.bounds = preemptive_closed_form_bounds(relaxed, objective)
     if solution.bound is not None:
         value = solution.bound - objective.offset(instance)
-        bounds.append(Bound(value, "time-indexed", time.perf_counter() - started))
+        runtime = time.perf_counter() - solving.started
+        solving.bounds.append(Bound(value, "time-indexed", runtime))
     if instance.machine.allocation == "contiguous":
-        params["relaxation"] = (
-            "migrating optimum on the same capacity: a lower bound for "
-            "contiguous schedules without migration"
-        )
-        return _bounded(WCT_BACKEND, bounds, started, params)
+        solving.params["relaxation"] = CONTIGUOUS_RELAXATION
+        return _bounded(solving)
     if solution.slots is not None:
         schedule = schedule_from_segments(
             instance, slot_segments(solution.slots), WCT_BACKEND
         )
-        _add_checked(instance, objective, WCT_BACKEND, schedule, candidates, params)
-    return _wct_result(
-        instance, objective, candidates, bounds, rejected, started, params
-    )
+        _add_checked(solving, schedule)
+    return conclude(solving)
 
 
-def _wct_interval(
-    instance: Instance,
-    relaxed: Instance,
-    objective: Objective,
-    candidates: list[Candidate],
-    rejected: list[str],
-    refusal: str,
-    started: float,
-) -> Result:
-    """Bounds and the best checked schedule, for a model too large to build."""
-    bounds = [
-        preemptive_wct_lp_bound(relaxed, objective),
-        *preemptive_closed_form_bounds(relaxed, objective),
-    ]
-    params: dict[str, Any] = {
-        "objective": objective.label,
-        "allocation": instance.machine.allocation,
-        "skipped": [f"time-indexed model: {refusal}"],
-    }
-    if instance.machine.allocation == "contiguous":
-        return _bounded(WCT_BACKEND, bounds, started, params)
-    return _wct_result(
-        instance, objective, candidates, bounds, rejected, started, params
-    )
-
-
-def _wct_result(
-    instance: Instance,
-    objective: Objective,
-    candidates: list[Candidate],
-    bounds: list[Bound],
-    rejected: list[str],
-    started: float,
-    params: dict[str, Any],
-) -> Result:
-    """The ``wct`` result from the checked schedules and the bounds."""
-    if rejected:
-        params["rejected"] = rejected
-    return finish(
-        instance, objective, backend=WCT_BACKEND, candidates=candidates,
-        bounds=bounds, started=started, params=params,
-    )  # fmt: skip
+def _wct_fallback(
+    relaxed: Instance, objective: Objective, incumbents: Sequence[Incumbent]
+) -> tuple[list[Candidate], list[str]]:
+    """:func:`_fallback` on the ``any`` machine; ``RuntimeError`` when no
+    schedule passes (the list schedule always should)."""
+    candidates, rejected = _fallback(relaxed, objective, incumbents)
+    if not candidates:
+        raise RuntimeError(f"preemptive_wct: {rejected[0]}")
+    return candidates, rejected
 
 
 def solve(
     instance: Instance,
     objective: Objective | str,
     *,
-    time_limit: float | None = 60.0,
-    workers: int = 2,
+    time_limit: float | None = DEFAULT_TIME_LIMIT,
+    workers: int = DEFAULT_WORKERS,
     incumbents: Sequence[Incumbent] = (),
     max_horizon: int = MAX_HORIZON,
     max_slots: int = MAX_SLOTS,
@@ -674,9 +635,10 @@ def solve(
     earliest completion is then taken from its release, since its pieces
     may run around busy blocks.
     """
+    settings = SolverSettings(time_limit=time_limit, workers=workers)
     objective = Objective.parse(objective)
     if instance.moldable:
-        return _moldable_bounds_only(instance, objective)
+        return _moldable_bounds_only(instance, objective, settings)
     if objective.kind == "cmax":
         return preemptive_makespan(
             instance, time_limit=time_limit, incumbents=incumbents
@@ -693,25 +655,26 @@ def solve(
     )
 
 
-def _moldable_bounds_only(instance: Instance, objective: Objective) -> Result:
+def _moldable_bounds_only(
+    instance: Instance, objective: Objective, settings: SolverSettings
+) -> Result:
     """The preemptive back-end's answer for jobs with modes (see :func:`solve`)."""
     from optsched.models.moldable.bounds import moldable_lower_bounds
 
-    started = time.perf_counter()
+    solving = prepare(
+        instance, objective, settings, backend="preemptive", candidates=None,
+        bounds=None, record=(),
+    )  # fmt: skip
+    if isinstance(solving, Result):
+        return solving
     relaxed = instance.with_jobs(
         job.replace(modes=job.modes or (job.mode(job.size),), malleable=True)
         for job in instance.jobs
     )
-    bounds, _ = moldable_lower_bounds(relaxed, objective, None)
-    return finish(
-        instance,
-        objective,
-        backend="preemptive",
-        candidates=[],
-        bounds=bounds,
-        started=started,
-        params={"moldable": "bounds only: every job as malleable"},
-    )
+    # Without a time limit: the notes of bounds cut short cannot arise.
+    solving.bounds, _ = moldable_lower_bounds(relaxed, objective, None)
+    solving.params["moldable"] = "bounds only: every job as malleable"
+    return conclude(solving)
 
 
 def exact_value(value: Fraction) -> str:

@@ -75,17 +75,22 @@ from ortools.sat.python import cp_model
 from optsched.families import exact_plan
 from optsched.instance import Instance, Job
 from optsched.models.common.relaxation import solve_planned
+from optsched.models.common.settings import (
+    BOUND_SUBSOLVERS,
+    CPSAT_KEYWORDS,
+    DEFAULT_TIME_LIMIT,
+    DEFAULT_WORKERS,
+    LogSink,
+    SolverSettings,
+)
 from optsched.models.common.solution import (
     Candidate,
     assign_processors,
-    bounds_deadline,
     checked_candidate,
     completion_deadlines,
-    empty_result,
-    finish,
     round_up_bound,
-    upper_bound_candidates,
 )
+from optsched.models.common.template import Solving, conclude, prepare
 from optsched.models.rigid import wct_decompose
 from optsched.models.rigid.bounds import lower_bounds_within
 from optsched.models.rigid.tiling import strengthen as tiling_strengthen
@@ -99,22 +104,18 @@ Found = TypeVar("Found")
 
 BACKEND = "cpsat"
 
-BOUND_SUBSOLVERS: tuple[str, ...] = ("objective_lb_search", "objective_shaving")
-"""Sub-solvers added to raise the lower bound (names as in OR-Tools 9.15).
-See benchmarks/README.md for their measured effect."""
+__all__ = ["BACKEND", "BOUND_SUBSOLVERS", "LogSink", "solve"]
 
 _EXACT_LIMIT = 2**50
 _MAX_SCALED_WEIGHT = 2**20
-
-LogSink = Callable[[str], None]
 
 
 def solve(
     instance: Instance,
     objective: Objective | str,
     *,
-    time_limit: float = 60.0,
-    workers: int = 2,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    workers: int = DEFAULT_WORKERS,
     incumbents: Sequence[Incumbent] = (),
     log: bool | LogSink = False,
     symmetry: bool = True,
@@ -188,103 +189,52 @@ def solve(
     default, ``cliques`` is not forwarded). A site calendar or job chains go
     to :func:`optsched.models.site.model.solve` (``cliques`` not forwarded).
     """
+    settings = SolverSettings.of(locals())
     plan = exact_plan(instance)
     if plan.model is not None or plan.relaxed or plan.blocking is not None:
         # A feature with an exact model of its own (the family table), or
         # features relaxed for the bound. Redundant cliques and the release
         # decomposition are rigid-model options.
-        common: dict[str, Any] = {
-            "time_limit": time_limit, "workers": workers, "log": log,
-            "symmetry": symmetry, "bound_domain": bound_domain,
-            "bound_subsolvers": bound_subsolvers, "seed": seed,
-            "parameters": parameters,
-        }  # fmt: skip
+        common = settings.keywords(*CPSAT_KEYWORDS)
         return solve_planned(plan, instance, objective, incumbents, common, solve)
     if decompose and wct_decompose.applies(instance, Objective.parse(objective)):
         return wct_decompose.solve(
-            instance, Objective.parse(objective), time_limit=time_limit,
-            search=solve, incumbents=incumbents, workers=workers, log=log,
-            symmetry=symmetry,
-            cliques=cliques, bound_domain=bound_domain,
-            bound_subsolvers=bound_subsolvers, seed=seed, parameters=parameters,
+            instance, Objective.parse(objective), search=solve,
+            incumbents=incumbents,
+            **settings.keywords("time_limit", *wct_decompose.INNER_SETTINGS),
         )  # fmt: skip
-    started = time.perf_counter()
-    deadline = time.monotonic() + time_limit
-    objective = Objective.parse(objective)
-    if not instance.jobs:
-        return empty_result(objective, BACKEND, started)
-    candidates, rejected = upper_bound_candidates(
-        instance, objective, incumbents=incumbents, deadline=deadline
+    solving = prepare(
+        instance, objective, settings, backend=BACKEND, incumbents=incumbents,
+        bounds=lower_bounds_within,
+    )  # fmt: skip
+    if isinstance(solving, Result):
+        return solving
+    objective = solving.objective
+    tiled = tiling_strengthen(
+        instance, objective, solving.bounds, solving.candidates, solving.until
     )
-    bounds, skipped = lower_bounds_within(
-        instance, objective, bounds_deadline(deadline)
-    )
-    tiled = tiling_strengthen(instance, objective, bounds, candidates, deadline)
-    params: dict[str, Any] = {
-        "time_limit": time_limit,
-        "workers": workers,
-        "objective": objective.label,
-        "allocation": instance.machine.allocation,
-        "hint_source": candidates[0].source,
-        "subsolvers": list(bound_subsolvers),
-    }
-    if rejected:
-        params["rejected"] = rejected
     if tiled.notes:
-        params["tiling"] = tiled.notes
-    refusal = search_refusal(BACKEND, instance, objective, candidates[0], deadline)
+        solving.params["tiling"] = tiled.notes
+    refusal = search_refusal(solving)
     if refusal is not None:
-        skipped.append(refusal)
+        solving.skip(refusal)
     else:
         model = _Model(
-            instance, objective, candidates[0], bounds if bound_domain else [],
+            instance, objective, solving.hint, solving.bounds if bound_domain else [],
             symmetry=symmetry, cliques=cliques,
         )  # fmt: skip
-        _run_search(model, params, bounds, candidates, deadline, workers=workers,
-                    log=log, subsolvers=bound_subsolvers, seed=seed,
-                    parameters=parameters or {})  # fmt: skip
-    if skipped:
-        params["skipped"] = skipped
-    return finish(
-        instance, objective, backend=BACKEND, candidates=candidates,
-        bounds=bounds, started=started, params=params,
-    )  # fmt: skip
-
-
-def _run_search(
-    model: _Model,
-    params: dict[str, Any],
-    bounds: list[Bound],
-    candidates: list[Candidate],
-    deadline: float,
-    **settings: Any,
-) -> None:
-    """Search ``model`` until ``deadline``; add what it found to the lists."""
-    solver = cp_model.CpSolver()
-    _configure(solver, time_limit=max(0.0, deadline - time.monotonic()), **settings)
-    search = run_search(
-        solver,
-        model.model,
-        lambda value: read_starts(model.starts, model.offsets, value),
-        model.solver_bound,
-        "CP-SAT proved the model infeasible (a model bug: the hint is feasible)",
-    )
-    params.update(
-        cpsat_status=search.status_name,
-        weight_scale=model.scale,
-        symmetry_groups=model.symmetry_groups,
-        cliques=len(model.cliques),
-        **search.notes,
-    )
-    if search.bound is not None:
-        bounds.append(search.bound)
-    if search.found is not None:
-        found = search.found
-        candidate, reason = _decode(model.instance, model.objective, model, found)
-        if candidate is not None:
-            candidates.append(candidate)
-        else:
-            params.setdefault("rejected", []).append(str(reason))
+        search_collect(
+            solving, model.model,
+            lambda value: read_starts(model.starts, model.offsets, value),
+            model.solver_bound,
+            lambda found: _decode(instance, objective, model, found),
+            infeasible="CP-SAT proved the model infeasible (a model bug: the "
+            "hint is feasible)",
+            stats={"weight_scale": model.scale,
+                   "symmetry_groups": model.symmetry_groups,
+                   "cliques": len(model.cliques)},
+        )  # fmt: skip
+    return conclude(solving)
 
 
 INTEGER_LIMIT = 2**62
@@ -294,25 +244,26 @@ INTEGER_LIMIT = 2**62
 raises ``TypeError`` on a bound beyond ``int64``)."""
 
 
-def search_refusal(
-    backend: str,
-    instance: Instance,
-    objective: Objective,
-    incumbent: Candidate,
-    deadline: float,
-    *,
-    per_job: int = 1,
-) -> str | None:
+def search_refusal(solving: Solving, *, per_job: int = 1) -> str | None:
     """Why a CP-SAT back-end does not search, as a ``skipped`` note, or ``None``.
 
-    The model would not fit CP-SAT's integers (:func:`model_overflow`), or
-    the time limit is already spent (bounds and incumbents used it).
+    The model hinted with ``solving.hint`` would not fit CP-SAT's integers
+    (:func:`model_overflow`), or the time limit is already spent (bounds
+    and incumbents used it).
     """
-    too_large = model_overflow(instance, objective, incumbent.schedule, per_job=per_job)
+    too_large = model_overflow(
+        solving.instance, solving.objective, solving.hint.schedule, per_job=per_job
+    )
+    return refusal_note(solving, too_large)
+
+
+def refusal_note(solving: Solving, too_large: str | None) -> str | None:
+    """The ``skipped`` note of a model that is ``too_large`` (why, or
+    ``None``) or of a search with no time left; ``None`` to search."""
     if too_large is not None:
-        return f"{backend}: model not built: {too_large}"
-    if time.monotonic() >= deadline:
-        return f"{backend}: search skipped (time limit)"
+        return f"{solving.backend}: model not built: {too_large}"
+    if solving.expired():
+        return f"{solving.backend}: search skipped (time limit)"
     return None
 
 
@@ -879,39 +830,36 @@ def run_search(
 
 
 def search_collect(
+    solving: Solving,
     model: cp_model.CpModel,
     read: Callable[[Callable[[Any], int]], Found],
     solver_bound: Callable[[float], float],
     decode: Callable[[Found], tuple[Candidate | None, str | None]],
-    lists: tuple[dict[str, Any], list[Bound], list[Candidate]],
-    deadline: float,
     *,
     infeasible: str,
     stats: Mapping[str, Any],
-    **settings: Any,
+    bound_note: str | None = None,
 ) -> None:
-    """Run CP-SAT on ``model`` until ``deadline`` and collect what it gives.
+    """Run CP-SAT on ``model`` until ``solving``'s deadline; collect what it gives.
 
-    ``lists`` are the caller's ``(params, bounds, candidates)``: ``params``
-    gets the status, ``stats`` (the model's sizes) and the search notes,
-    ``bounds`` the solver's bound, ``candidates`` the solution ``decode``
-    turns into a checked candidate (or ``params["rejected"]`` its reason).
+    ``solving.params`` gets the status, ``stats`` (the model's sizes) and
+    the search notes; ``solving.bounds`` the solver's bound, or, with
+    ``bound_note``, ``params[bound_note]`` its value (a bound of a
+    restriction only, no bound of the problem); the solution goes through
+    ``decode`` to a checked candidate or a rejection (:meth:`Solving.keep`).
     ``read``, ``solver_bound`` and ``infeasible`` are as in
-    :func:`run_search`; ``settings`` go to the solver's configuration.
+    :func:`run_search`; the solver is configured from ``solving.settings``.
     """
-    params, bounds, candidates = lists
     solver = cp_model.CpSolver()
-    _configure(solver, time_limit=max(0.0, deadline - time.monotonic()), **settings)
+    _configure(solver, time_limit=solving.left(), **solving.settings.cpsat())
     outcome = run_search(solver, model, read, solver_bound, infeasible)
-    params.update(cpsat_status=outcome.status_name, **stats, **outcome.notes)
-    if outcome.bound is not None:
-        bounds.append(outcome.bound)
+    solving.params.update(cpsat_status=outcome.status_name, **stats, **outcome.notes)
+    if outcome.bound is not None and bound_note is not None:
+        solving.params[bound_note] = outcome.bound.value
+    elif outcome.bound is not None:
+        solving.bounds.append(outcome.bound)
     if outcome.found is not None:
-        candidate, reason = decode(outcome.found)
-        if candidate is not None:
-            candidates.append(candidate)
-        else:
-            params.setdefault("rejected", []).append(str(reason))
+        solving.keep(decode(outcome.found))
 
 
 class _Tracker(cp_model.CpSolverSolutionCallback, Generic[Found]):

@@ -60,16 +60,18 @@ import numpy as np
 import pulp
 
 from optsched.instance import Instance
+from optsched.models.common.settings import (
+    DEFAULT_TIME_LIMIT,
+    DEFAULT_WORKERS,
+    SolverSettings,
+)
 from optsched.models.common.solution import (
     Candidate,
     assign_processors,
-    bounds_deadline,
     checked_candidate,
     completion_deadlines,
-    empty_result,
-    finish,
-    upper_bound_candidates,
 )
+from optsched.models.common.template import conclude, prepare
 from optsched.models.common.timegrid import (
     TimeGrid,
     choose_step,
@@ -98,8 +100,8 @@ def solve(
     instance: Instance,
     objective: Objective | str,
     *,
-    time_limit: float = 60.0,
-    workers: int = 2,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    workers: int = DEFAULT_WORKERS,
     incumbents: Sequence[Incumbent] = (),
     solver: str = "highs",
     lp_only: bool = False,
@@ -142,45 +144,34 @@ def solve(
         ``params`` records the step, the model sizes, the solver status and
         which contiguous model was used.
     """
-    started = time.perf_counter()
-    objective = Objective.parse(objective)
+    settings = SolverSettings.of(locals())
     require_rigid("milp", instance)
     if solver not in SOLVERS:
         raise ValueError(f"unknown MILP solver {solver!r}; valid: {', '.join(SOLVERS)}")
     if grid is not None and grid < 1:
         raise ValueError(f"grid step {grid} must be a positive number of seconds")
-    if not instance.jobs:
-        return empty_result(objective, BACKEND, started)
-    run = _Run(instance, objective, started, time_limit, workers, solver, log)
-    deadline = time.monotonic() + time_limit
-    heuristics, rejected = upper_bound_candidates(
-        instance, objective, incumbents=incumbents, deadline=deadline
-    )
-    run.bounds, skipped = lower_bounds_within(
-        instance, objective, bounds_deadline(deadline)
-    )
-    run.params["rejected"] = rejected
-    deadlines = completion_deadlines(instance, objective, heuristics[0].schedule)
+    solving = prepare(
+        instance, objective, settings, backend=BACKEND, incumbents=incumbents,
+        bounds=lower_bounds_within, record=(),
+    )  # fmt: skip
+    if isinstance(solving, Result):
+        return solving
+    objective = solving.objective
+    run = _Run(instance, objective, solving.started, time_limit, workers, solver, log)
+    run.bounds, run.params = solving.bounds, solving.params
+    heuristics = solving.candidates
+    deadlines = completion_deadlines(instance, objective, solving.hint.schedule)
     horizon = max(deadlines.values())
     step = grid if grid is not None else choose_step(horizon, max_cells)
     run.params.update(step=step, horizon=horizon, lp_only=lp_only)
     too_large = model_overflow(objective, run.weights, horizon)
-    found: list[Candidate] = []
     if too_large is not None:
-        skipped.append(f"{BACKEND}: model not built: {too_large}")
-    elif time.monotonic() >= deadline:
-        skipped.append(f"{BACKEND}: model skipped (time limit)")
+        solving.skip(f"{BACKEND}: model not built: {too_large}")
+    elif solving.expired():
+        solving.skip(f"{BACKEND}: model skipped (time limit)")
     else:
-        found = _solve_guarded(run, deadlines, step, lp_only, heuristics)
-    if skipped:
-        run.params["skipped"] = skipped
-    if not run.params["rejected"]:
-        del run.params["rejected"]
-    candidates = [] if lp_only else heuristics + found
-    return finish(
-        instance, objective, backend=BACKEND, candidates=candidates,
-        bounds=run.bounds, started=started, params=run.params,
-    )  # fmt: skip
+        solving.candidates += _solve_guarded(run, deadlines, step, lp_only, heuristics)
+    return conclude(solving, schedules=not lp_only)
 
 
 FLOAT_EXACT = 2**53

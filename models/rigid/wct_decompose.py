@@ -63,13 +63,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from optsched.instance import Instance, Job
+from optsched.models.common.settings import SolverSettings
 from optsched.models.common.solution import (
     Candidate,
     assign_processors,
     checked_candidate,
-    finish,
-    upper_bound_candidates,
 )
+from optsched.models.common.template import Solving, conclude, prepare
 from optsched.objective import Objective
 from optsched.packing import list_schedule
 from optsched.result import Bound, Incumbent, Result
@@ -262,6 +262,19 @@ def applies(instance: Instance, objective: Objective) -> bool:
     )
 
 
+INNER_SETTINGS = (
+    "workers",
+    "log",
+    "symmetry",
+    "cliques",
+    "bound_domain",
+    "bound_subsolvers",
+    "seed",
+    "parameters",
+)
+"""The settings passed to every inner search (each gets its own time)."""
+
+
 def solve(
     instance: Instance,
     objective: Objective,
@@ -287,8 +300,9 @@ def solve(
     incumbents
         Starting schedules, as for :func:`optsched.models.rigid.cpsat.solve`.
     **options
-        The other options of :func:`optsched.models.rigid.cpsat.solve` (workers,
-        log, symmetry, ...), passed to every inner call.
+        The other settings of :func:`optsched.models.rigid.cpsat.solve`
+        (:data:`INNER_SETTINGS`: workers, log, symmetry, ...), passed to
+        every inner call.
 
     Returns
     -------
@@ -308,59 +322,58 @@ def solve(
     :func:`~optsched.models.common.solution.finish`. See the module notes for the
     references.
     """
-    started = time.perf_counter()
-    deadline = time.monotonic() + time_limit
-    candidates, rejected = upper_bound_candidates(
-        instance, objective, incumbents=incumbents, deadline=deadline
-    )
-    blocks = release_blocks(instance, candidates[0].schedule)
+    settings = SolverSettings(time_limit=time_limit, **options)
+    solving = prepare(
+        instance, objective, settings, backend=BACKEND, incumbents=incumbents,
+        bounds=None, record=(),
+    )  # fmt: skip
+    if isinstance(solving, Result):
+        return solving
+    options = settings.keywords(*INNER_SETTINGS)
+    incumbent = solving.hint
+    blocks = release_blocks(instance, incumbent.schedule)
     if LARGEST_BLOCK is not None:
-        blocks = chunked(blocks, candidates[0].schedule, LARGEST_BLOCK)
+        blocks = chunked(blocks, incumbent.schedule, LARGEST_BLOCK)
     if len(blocks) < 2 or max(map(len, blocks)) > LOPSIDED * len(instance.jobs):
         # One block, or one block holding nearly every job: its search would
         # be the whole search with half of the time (a 99-job block of a
         # 100-job window lost a proof that way).
         return search(
-            instance, objective, time_limit=max(0.0, deadline - time.monotonic()),
+            instance, objective, time_limit=solving.left(),
             incumbents=incumbents, decompose=False, **options,
         )  # fmt: skip
-    parts_deadline = time.monotonic() + PART_SHARE * max(
-        0.0, deadline - time.monotonic()
-    )
+    parts_deadline = time.monotonic() + PART_SHARE * solving.left()
     results = _solve_blocks(
-        instance, objective, blocks, candidates[0], parts_deadline, search, options
+        instance, objective, blocks, incumbent, parts_deadline, search, options
     )
     note = _note(blocks, results)
-    bound = _bound(results, started)
+    bound = _bound(results, solving.started)
     schedules = [
         r.schedule for r in results if r is not None and r.schedule is not None
     ]
     found = None
     if len(schedules) == len(blocks):
-        found = _add_union(instance, objective, union(instance, schedules), candidates)
+        found = _add_union(
+            instance, objective, union(instance, schedules), solving.candidates
+        )
     note["union_feasible"] = found is not None
-    candidates.sort(key=lambda c: c.value)
-    bounds = [bound] if bound is not None else []
+    solving.candidates.sort(key=lambda c: c.value)
+    solving.bounds = [bound] if bound is not None else []
     # Stop when proven, or when a block's search was interrupted (Ctrl-C, a
     # signal): the next searches would not stop by themselves.
     interrupted = any(r is None or r.interrupted for r in results)
     proven = found is not None and bound is not None
     if interrupted or (proven and note["proven"] == len(blocks)):
-        params: dict[str, Any] = {"decomposition": note}
-        if rejected:
-            params["rejected"] = rejected
+        solving.params["decomposition"] = note
         if interrupted:
-            params["interrupted"] = True
-        return finish(
-            instance, objective, backend=BACKEND, candidates=candidates,
-            bounds=bounds, started=started, params=params,
-        )  # fmt: skip
-    hints = [Incumbent(c.source, c.schedule) for c in candidates]
+            solving.params["interrupted"] = True
+        return conclude(solving)
+    hints = [Incumbent(c.source, c.schedule) for c in solving.candidates]
     whole = search(
-        instance, objective, time_limit=max(0.0, deadline - time.monotonic()),
-        incumbents=hints, decompose=False, **options,
+        instance, objective, time_limit=solving.left(), incumbents=hints,
+        decompose=False, **options,
     )  # fmt: skip
-    return _merged(instance, objective, whole, bounds, note, rejected, started)
+    return _merged(solving, whole, note)
 
 
 def _add_union(
@@ -430,29 +443,22 @@ def _note(
     }
 
 
-def _merged(
-    instance: Instance,
-    objective: Objective,
-    whole: Result,
-    bounds: Sequence[Bound],
-    note: Mapping[str, Any],
-    rejected: Sequence[str],
-    started: float,
-) -> Result:
-    """The whole-window result with the ``decomposition`` bound added."""
+def _merged(solving: Solving, whole: Result, note: Mapping[str, Any]) -> Result:
+    """The whole-window result with the ``decomposition`` bound (the bounds
+    of ``solving``) added."""
     params = dict(whole.params)
+    params.pop("skipped", None)  # the typed field below carries them
     params["decomposition"] = dict(note)
     if whole.error is not None:
         params["error"] = whole.error
     if whole.interrupted:
         params["interrupted"] = True
-    if whole.rejected or rejected:
-        params["rejected"] = [*rejected, *whole.rejected]
-    candidates = []
+    solving.params = params
+    solving.rejected += whole.rejected
+    solving.skipped += whole.skipped
+    solving.candidates = []
     if whole.schedule is not None and whole.objective is not None:
         source = whole.upper_bound_source or BACKEND
-        candidates.append(Candidate(source, whole.schedule, whole.objective))
-    return finish(
-        instance, objective, backend=BACKEND, candidates=candidates,
-        bounds=[*whole.bounds, *bounds], started=started, params=params,
-    )  # fmt: skip
+        solving.candidates.append(Candidate(source, whole.schedule, whole.objective))
+    solving.bounds = [*whole.bounds, *solving.bounds]
+    return conclude(solving)

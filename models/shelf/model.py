@@ -157,19 +157,24 @@ from ortools.sat.python import cp_model
 
 from optsched.check import is_shelf_schedule
 from optsched.instance import BusyBlock, Instance, Job
+from optsched.models.common.settings import (
+    BOUND_SUBSOLVERS,
+    DEFAULT_TIME_LIMIT,
+    DEFAULT_WORKERS,
+    LogSink,
+    SolverSettings,
+)
 from optsched.models.common.solution import (
     Candidate,
-    bounds_deadline,
     checked_candidate,
     completion_deadlines,
-    empty_result,
-    finish,
     round_up_bound,
     safe_horizon,
 )
 from optsched.models.common.solution import (
     assign_processors as assign_checked,
 )
+from optsched.models.common.template import conclude, prepare
 from optsched.models.moldable.bounds import require_rigid
 from optsched.models.rigid.bounds import (
     dual_feasible_functions,
@@ -177,15 +182,13 @@ from optsched.models.rigid.bounds import (
     lower_bounds_within,
 )
 from optsched.models.rigid.cpsat import (
-    BOUND_SUBSOLVERS,
-    LogSink,
     _identical_groups,
     _relabel,
     add_processor_boxes,
     integer_weights,
     objective_bound,
     read_starts,
-    run_search,
+    search_collect,
     search_refusal,
 )
 from optsched.models.shelf.enumerate import smith_order
@@ -211,8 +214,8 @@ def solve(
     instance: Instance,
     objective: Objective | str,
     *,
-    time_limit: float = 60.0,
-    workers: int = 2,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    workers: int = DEFAULT_WORKERS,
     incumbents: Sequence[Incumbent] = (),
     log: bool | LogSink = False,
     symmetry: bool = True,
@@ -254,96 +257,46 @@ def solve(
         the schedule passes :func:`~optsched.check.check_schedule` and
         :func:`~optsched.check.is_shelf_schedule`.
     """
-    from optsched.models.rigid.cpsat import _configure
-
-    started = time.perf_counter()
-    deadline = time.monotonic() + time_limit
-    objective = Objective.parse(objective)
+    settings = SolverSettings.of(locals())
     require_rigid(BACKEND, instance)
-    if not instance.jobs:
-        result = empty_result(objective, BACKEND, started)
-        return _with_params(result, {"restriction": RESTRICTION})
     if formulation not in FORMULATIONS:
         raise ValueError(
             f"formulation {formulation!r} is not one of {', '.join(FORMULATIONS)}"
         )
-    candidates, rejected = shelf_candidates(instance, objective, incumbents=incumbents)
-    bounds, skipped = lower_bounds_within(
-        instance, objective, bounds_deadline(deadline)
-    )
-    if time.monotonic() < deadline:
-        bounds += shelf_bounds(instance, objective)
-    else:
-        skipped.append("shelf bounds: skipped (time limit)")
-    params: dict[str, Any] = {
-        "restriction": RESTRICTION,
-        "time_limit": time_limit,
-        "workers": workers,
-        "objective": objective.label,
-        "allocation": instance.machine.allocation,
-        "hint_source": candidates[0].source,
-        "formulation": formulation,
-        "subsolvers": list(bound_subsolvers),
-    }
-    if rejected:
-        params["rejected"] = rejected
-    # Shelf models hold a start per job and per shelf (up to one per job).
-    refusal = search_refusal(
-        BACKEND, instance, objective, candidates[0], deadline, per_job=2
-    )
-    if refusal is not None:
-        skipped.append(refusal)
-    else:
-        representatives = formulation == "representatives"
-        build = _RepresentativeModel if representatives else _ChainModel
-        model = build(instance, objective, candidates[0], bounds, symmetry=symmetry)
-        solver = cp_model.CpSolver()
-        _configure(
-            solver,
-            time_limit=max(0.0, deadline - time.monotonic()),
-            workers=workers,
-            log=log,
-            subsolvers=bound_subsolvers,
-            seed=seed,
-            parameters=parameters or {},
-        )
-        search = run_search(
-            solver,
-            model.model,
-            lambda value: read_starts(model.starts, model.offsets, value),
-            model.solver_bound,
-            "CP-SAT proved the shelf model infeasible (a model bug: the hint is a "
-            "feasible shelf schedule)",
-        )
-        bound, found = search.bound, search.found
-        params.update(
-            cpsat_status=search.status_name,
-            weight_scale=model.scale,
-            shelves=model.shelves,
-            offsets_modelled=model.with_offsets,
-            symmetry_groups=model.symmetry_groups,
-            **search.notes,
-        )
-        if bound is not None:
-            bounds.append(bound)
-        if found is not None:
-            candidate, reason = _decode(instance, objective, model, found)
-            if candidate is not None:
-                candidates.append(candidate)
-            else:
-                params.setdefault("rejected", []).append(str(reason))
-    if skipped:
-        params["skipped"] = skipped
-    return finish(
-        instance, objective, backend=BACKEND, candidates=candidates,
-        bounds=bounds, started=started, params=params,
+    solving = prepare(
+        instance, objective, settings, backend=BACKEND, incumbents=incumbents,
+        candidates=lambda instance, objective, incumbents, _: shelf_candidates(
+            instance, objective, incumbents=incumbents
+        ),
+        bounds=lower_bounds_within, restriction=RESTRICTION,
     )  # fmt: skip
-
-
-def _with_params(result: Result, extra: Mapping[str, Any]) -> Result:
-    from dataclasses import replace
-
-    return replace(result, params={**result.params, **extra})
+    if isinstance(solving, Result):
+        return solving
+    objective = solving.objective
+    if not solving.expired():
+        solving.bounds += shelf_bounds(instance, objective)
+    else:
+        solving.skip("shelf bounds: skipped (time limit)")
+    solving.params["formulation"] = formulation
+    # Shelf models hold a start per job and per shelf (up to one per job).
+    refusal = search_refusal(solving, per_job=2)
+    if refusal is not None:
+        solving.skip(refusal)
+        return conclude(solving)
+    representatives = formulation == "representatives"
+    build = _RepresentativeModel if representatives else _ChainModel
+    model = build(instance, objective, solving.hint, solving.bounds, symmetry=symmetry)
+    search_collect(
+        solving, model.model,
+        lambda value: read_starts(model.starts, model.offsets, value),
+        model.solver_bound, lambda found: _decode(instance, objective, model, found),
+        infeasible="CP-SAT proved the shelf model infeasible (a model bug: the "
+        "hint is a feasible shelf schedule)",
+        stats={"weight_scale": model.scale, "shelves": model.shelves,
+               "offsets_modelled": model.with_offsets,
+               "symmetry_groups": model.symmetry_groups},
+    )  # fmt: skip
+    return conclude(solving)
 
 
 # --------------------------------------------------------------------------
@@ -516,7 +469,7 @@ def first_fit_shelves(instance: Instance, objective: Objective, order: str) -> S
     jobs take the lowest free offsets, widest first.
 
     Only a starting point for :func:`solve`; the issue's SMART, NFDH and
-    FFDH policies live in :mod:`optsched.heuristics`.
+    FFDH policies are shelf heuristics (``heuristics/shelf/``), not models.
     """
     jobs = list(instance.jobs)
     if order == "decreasing-height":

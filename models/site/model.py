@@ -88,8 +88,8 @@ shifting jobs left into an idle slot may break admission or a chain. Jobs
 of weight 0 (0 s jobs under ``area`` weights) are handled in
 :func:`site_deadlines`.
 
-Incumbents: the caller's (checked); when none passes, the engine's FCFS
-schedule under the calendar and chains (:func:`optsched.heuristics.simulate`).
+Incumbents: the caller's (checked); when none passes, a list schedule
+under the calendar and chains (:mod:`optsched.models.site.greedy`).
 
 The calendar is Mallmann's (Jülich 1997, §3.1.5, §3.2.5); the optional
 intervals and reified disjunctions follow Laborie and Rogerie, "Reasoning
@@ -102,7 +102,6 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -113,31 +112,36 @@ from ortools.sat.python import cp_model
 
 from optsched.calendar import DAY, WEEK
 from optsched.instance import Instance, Job
+from optsched.models.common.settings import (
+    BOUND_SUBSOLVERS,
+    DEFAULT_TIME_LIMIT,
+    DEFAULT_WORKERS,
+    LogSink,
+    SolverSettings,
+)
 from optsched.models.common.solution import (
     Candidate,
     assign_processors,
     best_lower_bound,
-    bounds_deadline,
     check_candidates,
     checked_candidate,
-    empty_result,
-    finish,
     is_optimal,
 )
+from optsched.models.common.template import conclude, prepare
 from optsched.models.rigid.bounds import lower_bounds_within
 from optsched.models.rigid.cpsat import (
     BACKEND,
-    BOUND_SUBSOLVERS,
-    LogSink,
     _relabel,
     add_completion_objective,
     add_processor_boxes,
     objective_bound,
     overflow_note,
     read_starts,
+    refusal_note,
     search_collect,
 )
 from optsched.models.site.bounds import site_released
+from optsched.models.site.greedy import site_list_schedule
 from optsched.objective import Objective
 from optsched.packing import contiguous_placement
 from optsched.result import Bound, Incumbent, Result
@@ -327,8 +331,13 @@ def site_candidates(
     deadline: float | None,
 ) -> tuple[list[Candidate], list[str]]:
     """The caller's incumbents, checked, best first; when none passes (or
-    none is given), the engine's FCFS schedule joins them (``ValueError``
-    from the engine when some job can never start under the calendar)."""
+    none is given), the calendar-aware list schedule joins them
+    (:func:`~optsched.models.site.greedy.site_list_schedule`; ``ValueError``
+    when some job can never start under the calendar).
+
+    A model never simulates a policy: the callers that want the policies'
+    schedules (the analysis pipeline, ``optsched bound``) pass them as
+    incumbents."""
     raw = [(i.source, i.schedule) for i in incumbents]
     if raw:
         try:
@@ -337,13 +346,11 @@ def site_candidates(
             )
         except RuntimeError:
             pass
-    from optsched.heuristics import simulate  # the engine imports the models
-
-    fcfs = simulate(instance, "fcfs").schedule
+    listed = site_list_schedule(instance, "site:list")
     return check_candidates(
         instance,
         objective,
-        [("site:fcfs", fcfs), *raw],
+        [("site:list", listed), *raw],
         always=1 + len(raw[:1]),
         deadline=deadline,
         what="starting",
@@ -688,8 +695,8 @@ def solve(
     instance: Instance,
     objective: Objective | str,
     *,
-    time_limit: float = 60.0,
-    workers: int = 2,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    workers: int = DEFAULT_WORKERS,
     incumbents: Sequence[Incumbent] = (),
     log: bool | LogSink = False,
     symmetry: bool = True,
@@ -711,69 +718,49 @@ def solve(
     ------
     ValueError
         The machine has node speeds or SMP nodes, or the jobs have modes; or
-        some job can never start under the calendar (from the engine).
+        some job can never start under the calendar.
     """
-    started = time.perf_counter()
-    deadline = time.monotonic() + time_limit
-    objective = Objective.parse(objective)
+    settings = SolverSettings.of(locals())
     if not instance.machine.flat or instance.moldable:
         raise ValueError(
             "site model: calendars and chains are modelled for rigid jobs on "
             "identical processors only"
         )
-    if not instance.jobs:
-        return empty_result(objective, BACKEND, started)
-    candidates, rejected = site_candidates(instance, objective, incumbents, deadline)
-    bounds, skipped = lower_bounds_within(
-        instance, objective, bounds_deadline(deadline)
-    )
-    hint = candidates[0]
-    params: dict[str, Any] = {
-        "time_limit": time_limit,
-        "workers": workers,
-        "objective": objective.label,
-        "allocation": instance.machine.allocation,
-        "model": "site",
-        "hint_source": hint.source,
-        "subsolvers": list(bound_subsolvers),
-    }
-    if rejected:
-        params["rejected"] = rejected
+    solving = prepare(
+        instance, objective, settings, backend=BACKEND, incumbents=incumbents,
+        candidates=site_candidates, bounds=lower_bounds_within,
+    )  # fmt: skip
+    if isinstance(solving, Result):
+        return solving
+    objective, hint = solving.objective, solving.hint
+    solving.params["model"] = "site"
     deadlines = site_deadlines(instance, objective, hint.schedule)
     horizon = max(deadlines.values())
     n = len(instance.jobs)
     too_large = overflow_note(horizon, n, (n + 1) * horizon + n * instance.processors)
-    if too_large is not None:
-        skipped.append(f"{BACKEND}: model not built: {too_large}")
-    elif bound_domain and is_optimal(
-        objective, hint.value, best_lower_bound(instance, objective, bounds)
-    ):
+    proven = bound_domain and is_optimal(
+        objective, hint.value, best_lower_bound(instance, objective, solving.bounds)
+    )
+    if proven and too_large is None:
         # Nothing to search for (without bound_domain, the solver's own
         # bound is being measured: search anyway).
-        skipped.append(f"{BACKEND}: search skipped (the bounds prove the incumbent)")
-    elif time.monotonic() >= deadline:
-        skipped.append(f"{BACKEND}: search skipped (time limit)")
+        solving.skip(f"{BACKEND}: search skipped (the bounds prove the incumbent)")
+    elif (refusal := refusal_note(solving, too_large)) is not None:
+        solving.skip(refusal)
     else:
         model = SiteModel(
-            instance, objective, deadlines, bounds if bound_domain else [],
-            symmetry=symmetry,
+            instance, objective, deadlines,
+            solving.bounds if bound_domain else [], symmetry=symmetry,
         )  # fmt: skip
         model.hint(hint.schedule)
-        params["admission_pairs"] = model.pairs
-        params["segment_cumulatives"] = model.segment_cumulatives
+        solving.params["admission_pairs"] = model.pairs
+        solving.params["segment_cumulatives"] = model.segment_cumulatives
         search_collect(
-            model.model, model.read, model.solver_bound,
+            solving, model.model, model.read, model.solver_bound,
             lambda found: checked_candidate(
                 instance, objective, BACKEND, model.decode(found)
             ),
-            (params, bounds, candidates), deadline, infeasible=INFEASIBLE,
+            infeasible=INFEASIBLE,
             stats={"weight_scale": model.scale, "symmetry_groups": len(model.groups)},
-            workers=workers, log=log, subsolvers=bound_subsolvers, seed=seed,
-            parameters=parameters or {},
         )  # fmt: skip
-    if skipped:
-        params["skipped"] = skipped
-    return finish(
-        instance, objective, backend=BACKEND, candidates=candidates,
-        bounds=bounds, started=started, params=params,
-    )  # fmt: skip
+    return conclude(solving)

@@ -60,7 +60,6 @@ proof took 55 s with it and 34 s without.
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -69,10 +68,14 @@ from typing import Any
 from ortools.sat.python import cp_model
 
 from optsched.instance import Instance, Job
-from optsched.models.common.solution import (
-    empty_result,
+from optsched.models.common.settings import (
+    BOUND_SUBSOLVERS,
+    DEFAULT_TIME_LIMIT,
+    DEFAULT_WORKERS,
+    LogSink,
+    SolverSettings,
 )
-from optsched.models.rigid.cpsat import BACKEND, BOUND_SUBSOLVERS, LogSink, _relabel
+from optsched.models.rigid.cpsat import BACKEND, _relabel
 from optsched.models.topology.speeds import (
     OptionModel,
     OptionProblem,
@@ -385,8 +388,8 @@ def solve(
     instance: Instance,
     objective: Objective | str,
     *,
-    time_limit: float = 60.0,
-    workers: int = 2,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    workers: int = DEFAULT_WORKERS,
     incumbents: Sequence[Incumbent] = (),
     log: bool | LogSink = False,
     symmetry: bool = True,
@@ -411,14 +414,11 @@ def solve(
     ValueError
         The machine has no SMP nodes, or has speeds as well.
     """
-    started = time.perf_counter()
-    deadline = time.monotonic() + time_limit
+    settings = SolverSettings.of(locals())
     objective = Objective.parse(objective)
     nodes = instance.machine.nodes
     if nodes is None or instance.machine.speeds is not None:
         raise ValueError("SMP model: needs a machine with SMP nodes and without speeds")
-    if not instance.jobs:
-        return empty_result(objective, BACKEND, started)
     options = {j.id: span_options(j, nodes) for j in instance.jobs}
 
     def refusal(deadlines: dict[int, int]) -> str | None:
@@ -453,12 +453,7 @@ def solve(
         },
         refusal=refusal,
     )
-    return solve_options(
-        instance, objective, problem, started=started, deadline=deadline,
-        incumbents=incumbents, bound_domain=bound_domain, time_limit=time_limit,
-        workers=workers, log=log, subsolvers=bound_subsolvers, seed=seed,
-        parameters=parameters or {},
-    )  # fmt: skip
+    return solve_options(instance, objective, problem, settings, incumbents)
 
 
 @dataclass(frozen=True, slots=True)

@@ -76,7 +76,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -86,25 +85,29 @@ from typing import Any
 from ortools.sat.python import cp_model
 
 from optsched.instance import Instance, Job
+from optsched.models.common.settings import (
+    BOUND_SUBSOLVERS,
+    DEFAULT_TIME_LIMIT,
+    DEFAULT_WORKERS,
+    LogSink,
+    SolverSettings,
+)
 from optsched.models.common.solution import (
     Candidate,
-    bounds_deadline,
     check_candidates,
     checked_candidate,
-    empty_result,
-    finish,
     option_deadlines,
 )
+from optsched.models.common.template import conclude, prepare
 from optsched.models.rigid.cpsat import (
     BACKEND,
-    BOUND_SUBSOLVERS,
-    LogSink,
     _disjunctive_cliques,
     _identical_groups,
     _relabel,
     add_completion_objective,
     objective_bound,
     overflow_note,
+    refusal_note,
     search_collect,
 )
 from optsched.models.topology.bounds import topology_lower_bounds
@@ -273,7 +276,7 @@ def own_candidates(
     objective: Objective,
     incumbents: Sequence[Incumbent],
     schedules: Sequence[tuple[str, Schedule]],
-    deadline: float,
+    deadline: float | None,
 ) -> tuple[list[Candidate], list[str]]:
     """Checked starting schedules, best first: ``schedules`` (the model's
     own greedy ones, always checked) and the caller's ``incumbents``
@@ -469,86 +472,71 @@ def solve_options(
     instance: Instance,
     objective: Objective,
     problem: OptionProblem,
-    *,
-    started: float,
-    deadline: float,
+    settings: SolverSettings,
     incumbents: Sequence[Incumbent],
-    bound_domain: bool,
-    **settings: Any,
 ) -> Result:
-    """Solve an option model (speed mixes, SMP spans) within ``deadline``.
+    """Solve an option model (speed mixes, SMP spans) within the time limit.
 
     Greedy list schedules in submit and LPT or Smith order and the caller's
     incumbents (checked), :func:`~optsched.models.topology.bounds.
     topology_lower_bounds`, horizons from :func:`~optsched.models.common.solution.
-    option_deadlines`, then CP-SAT hinted with the best schedule;
-    ``settings`` go to :func:`search` (``workers``, ``log``, ``subsolvers``,
-    ``seed``, ``parameters``). Always returns a checked schedule.
+    option_deadlines`, then CP-SAT hinted with the best schedule, configured
+    from ``settings``. Always returns a checked schedule.
     """
     options = problem.options
     shortest = {jid: min(o.duration for o in opts) for jid, opts in options.items()}
     longest = {jid: max(o.duration for o in opts) for jid, opts in options.items()}
-    greedy = [
-        (
-            f"list:{problem.name}-{name}",
-            problem.greedy(order, f"list:{problem.name}-{name}"),
-        )
-        for name, order in greedy_orders(instance, objective, shortest)
-    ]
-    candidates, rejected = own_candidates(
-        instance, objective, incumbents, greedy, deadline
-    )
-    bounds, skipped = topology_lower_bounds(
-        instance, objective, bounds_deadline(deadline)
-    )
-    hint = candidates[0]
-    params: dict[str, Any] = {
-        "time_limit": settings.get("time_limit"),
-        "workers": settings.get("workers"),
-        "objective": objective.label,
-        "model": problem.name,
-        **problem.params,
-        "hint_source": hint.source,
-        "subsolvers": list(settings.get("subsolvers", ())),
-    }
-    settings.pop("time_limit", None)
-    if rejected:
-        params["rejected"] = rejected
+
+    def candidates(
+        instance: Instance,
+        objective: Objective,
+        incumbents: Sequence[Incumbent],
+        deadline: float | None,
+    ) -> tuple[list[Candidate], list[str]]:
+        greedy = [
+            (
+                f"list:{problem.name}-{name}",
+                problem.greedy(order, f"list:{problem.name}-{name}"),
+            )
+            for name, order in greedy_orders(instance, objective, shortest)
+        ]
+        return own_candidates(instance, objective, incumbents, greedy, deadline)
+
+    solving = prepare(
+        instance, objective, settings, backend=BACKEND, incumbents=incumbents,
+        candidates=candidates, bounds=topology_lower_bounds,
+    )  # fmt: skip
+    if isinstance(solving, Result):
+        return solving
+    hint = solving.hint
+    solving.params.update(model=problem.name, **problem.params)
     deadlines = option_deadlines(instance, objective, hint.schedule, shortest, longest)
     too_large = overflow(deadlines, len(instance.jobs)) or problem.refusal(deadlines)
-    if too_large is not None:
-        skipped.append(f"{BACKEND}: model not built: {too_large}")
-    elif time.monotonic() >= deadline:
-        skipped.append(f"{BACKEND}: search skipped (time limit)")
-    else:
-        model = problem.build(deadlines, bounds if bound_domain else [])
-        model.hint(hint.schedule)
+    refusal = refusal_note(solving, too_large)
+    if refusal is not None:
+        solving.skip(refusal)
+        return conclude(solving)
+    model = problem.build(deadlines, solving.bounds if settings.bound_domain else [])
+    model.hint(hint.schedule)
 
-        def decode(found: Any) -> tuple[Candidate | None, str | None]:
-            try:
-                schedule = problem.decode(found)
-            except ValueError as error:  # a model bug: a resource is overloaded
-                return None, f"{BACKEND}: {error}"
-            return checked_candidate(instance, objective, BACKEND, schedule)
+    def decode(found: Any) -> tuple[Candidate | None, str | None]:
+        try:
+            schedule = problem.decode(found)
+        except ValueError as error:  # a model bug: a resource is overloaded
+            return None, f"{BACKEND}: {error}"
+        return checked_candidate(instance, objective, BACKEND, schedule)
 
-        search_collect(
-            model.model, model.read, model.solver_bound, decode,
-            (params, bounds, candidates), deadline,
-            infeasible="CP-SAT proved the model infeasible (a model bug: the "
-            "hint is feasible)",
-            stats={
-                "weight_scale": model.scale,
-                "symmetry_groups": len(model.groups),
-                "cliques": len(model.cliques),
-            },
-            **settings,
-        )  # fmt: skip
-    if skipped:
-        params["skipped"] = skipped
-    return finish(
-        instance, objective, backend=BACKEND, candidates=candidates,
-        bounds=bounds, started=started, params=params,
+    search_collect(
+        solving, model.model, model.read, model.solver_bound, decode,
+        infeasible="CP-SAT proved the model infeasible (a model bug: the "
+        "hint is feasible)",
+        stats={
+            "weight_scale": model.scale,
+            "symmetry_groups": len(model.groups),
+            "cliques": len(model.cliques),
+        },
     )  # fmt: skip
+    return conclude(solving)
 
 
 def overflow(deadlines: Mapping[int, int], jobs: int) -> str | None:
@@ -707,8 +695,8 @@ def solve(
     instance: Instance,
     objective: Objective | str,
     *,
-    time_limit: float = 60.0,
-    workers: int = 2,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    workers: int = DEFAULT_WORKERS,
     incumbents: Sequence[Incumbent] = (),
     log: bool | LogSink = False,
     symmetry: bool = True,
@@ -736,15 +724,12 @@ def solve(
         The machine has no speeds, or has SMP nodes as well, or the jobs
         have more than :data:`MAX_OPTIONS` mixes together.
     """
-    started = time.perf_counter()
-    deadline = time.monotonic() + time_limit
+    settings = SolverSettings.of(locals())
     objective = Objective.parse(objective)
     if instance.machine.speeds is None or instance.machine.nodes is not None:
         raise ValueError(
             "speed model: needs a machine with speeds and without SMP nodes"
         )
-    if not instance.jobs:
-        return empty_result(objective, BACKEND, started)
     classes = speed_classes(instance)
     mixes = sum(mix_count(j.size, classes) for j in instance.jobs)
     if mixes > MAX_OPTIONS:
@@ -775,9 +760,4 @@ def solve(
             "mixes": mixes,
         },
     )
-    return solve_options(
-        instance, objective, problem, started=started, deadline=deadline,
-        incumbents=incumbents, bound_domain=bound_domain, time_limit=time_limit,
-        workers=workers, log=log, subsolvers=bound_subsolvers, seed=seed,
-        parameters=parameters or {},
-    )  # fmt: skip
+    return solve_options(instance, objective, problem, settings, incumbents)

@@ -399,7 +399,8 @@ def gap_suite(
         input_format, processors, allocation,
         None if moldable is None else moldable.spec, malleable,
         None if machine is None else machine.spec,
-        **_site_fields(site, arrivals),
+        *_site_fields(site),
+        None if arrivals == "recorded" else arrivals,
     )  # fmt: skip
     extra = [SolverSpec("shelf", solver.time_limit, solver.workers)] if shelves else []
     if solver.backend != "preemptive" and any(map(preempts, canonical)):
@@ -456,16 +457,15 @@ def _objective_labels(objectives: str | Sequence[str]) -> tuple[str, ...]:
     return labels
 
 
-def _site_fields(site: Path | None, arrivals: str) -> dict[str, str]:
-    """The ``TraceRef`` fields of ``--site`` (read here: a bad site file
-    stops the command in one line) and ``--arrivals``."""
+def _site_fields(site: Path | None) -> tuple[str | None, str | None]:
+    """The ``TraceRef`` fields of ``--site``, the file and its sha256 (read
+    here: a bad site file stops the command in one line)."""
     from optsched.errors import InputError
     from optsched.site.files import read_site
 
-    fields = {"arrivals": arrivals} if arrivals != "recorded" else {}
     if site is None:
-        return fields
+        return None, None
     if not site.is_file():
         raise InputError("no such file", site)
     read_site(site)
-    return fields | {"site": str(site.resolve()), "site_sha256": sha256_of(site)}
+    return str(site.resolve()), sha256_of(site)

@@ -197,8 +197,7 @@ def command(
         **options,
     )
     if skipped:
-        notes = [*skipped, *result.params.get("skipped", ())]
-        result = dataclasses.replace(result, params={**result.params, "skipped": notes})
+        result = dataclasses.replace(result, skipped=(*skipped, *result.skipped))
     _finish(file, instance, objective, result, output, schedule_out)
 
 
@@ -383,7 +382,7 @@ def result_record(
         "error": result.error,
         "interrupted": result.interrupted,
         "rejected": list(result.rejected),
-        "skipped": list(result.params.get("skipped", ())),
+        "skipped": list(result.skipped),
     }
 
 
@@ -442,7 +441,7 @@ def _print(instance: Instance, objective: Objective, result: Result) -> None:
         lines.append(("error", result.error))
     if result.interrupted:
         lines.append(("interrupted", "yes: best result so far"))
-    for note in result.params.get("skipped", ()):
+    for note in result.skipped:
         lines.append(("skipped", str(note)))
     for name, value in lines:
         console.print(f"{name:<17} {value}", highlight=False)

@@ -2,7 +2,8 @@
 
 A thin command over :func:`optsched.bench.analysis.analyse`: the windows,
 policies, objectives and back-end given on the command line become a suite
-run in memory through the same task graph as ``optsched bench``.
+(:func:`optsched.bench.analysis.gap_suite`) run in memory through the same
+task graph as ``optsched bench``.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ every hour of the week exactly once. Every problem is reported as one
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -182,9 +183,7 @@ def write_record(record: dict[str, Any], output: str | None) -> None:
     standard output)."""
     text = json.dumps(record, indent=2) + "\n"
     if output is None or output == "-":
-        import click
-
-        click.echo(text, nl=False)
+        sys.stdout.write(text)
         return
     with atomic_write(output, "w", encoding="utf-8") as handle:
         handle.write(text)

@@ -6,7 +6,7 @@ with a parse error. Titles, axis labels, legends, annotations and
 categorical tick labels carry user text (instance names, policy specs,
 objective labels), so :func:`literal_texts` turns math parsing and TeX off
 on them and shows control characters as escapes (as the terminal does,
-:func:`optsched.cli.console.literal`). Numeric tick labels keep mathtext:
+:func:`optsched.console.literal`). Numeric tick labels keep mathtext:
 their formatters write ``$10^{2}$`` on logarithmic axes.
 """
 
@@ -59,7 +59,7 @@ def _tick_labels(axis: Axis) -> list[Text]:
 
 def _make_literal(text: Text) -> None:
     # Imported here: the figures must not pull in the CLI package at import.
-    from optsched.cli.console import literal
+    from optsched.console import literal
 
     text.set_parse_math(False)
     text.set_usetex(False)

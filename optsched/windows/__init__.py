@@ -1,2 +1,3 @@
-"""Windows of a trace: cutting them (:mod:`~optsched.windows.window`) and
-choosing them (:mod:`~optsched.windows.selection`)."""
+"""Windows of a trace: cutting them (:mod:`~optsched.windows.window`),
+choosing them (:mod:`~optsched.windows.selection`) and preparing them for
+scheduling (:mod:`~optsched.windows.prepare`)."""

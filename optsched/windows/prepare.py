@@ -9,8 +9,9 @@ command line's ``--format``, ``--site``, ``--arrivals``, ``--no-chains``,
 
 A suite reads each trace once and cuts many windows of it: it calls
 :func:`read_source` once and :func:`prepare` on the trace read for each
-window; a command calls :func:`prepare` on the file (or, to keep the whole
-trace too, as ``optsched info`` does, the same two steps).
+window. The command line does the same two steps on its one window (it
+keeps the whole trace, which ``optsched info`` reports); a script may call
+:func:`prepare` on the file at once.
 """
 
 from __future__ import annotations
@@ -161,8 +162,9 @@ def prepare(
        submit and wait times (holidays are detected from the recorded
        starts of interactive jobs, which it leaves out), so it comes before
        any step that rewrites them.
-    6. **Arrivals**: ``window-start`` releases every job at the window's
-       first submit.
+    6. **Arrivals**: ``window-start`` releases every job at the earliest
+       submit among the jobs left (after the site: a left-out interactive
+       job does not count).
     7. **Chains**: without them, no successor waits for its predecessor.
        Steps 6 and 7 set when jobs may start, and touch nothing else.
     8. **Moldable**: every job gets its modes under the speed-up model,
@@ -267,7 +269,12 @@ def requested_window(
     when none is given."""
     from optsched.windows.window import wants_window
 
-    given = {"first_job": first_job, "jobs": jobs, "start": start, "end": end}
-    if not wants_window(**given, initial_state=initial_state):
+    if not wants_window(
+        first_job=first_job,
+        jobs=jobs,
+        start=start,
+        end=end,
+        initial_state=initial_state,
+    ):
         return WHOLE
-    return WindowSpec(**given, initial_state=initial_state)
+    return WindowSpec(first_job, jobs, start, end, initial_state)
