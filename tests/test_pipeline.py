@@ -214,3 +214,22 @@ def test_gap_with_shelves_reports_the_price_of_shelves(tmp_path: Path) -> None:
     assert row["shelves_lower"] == 21 and row["lower"] == 20
     assert row["shelves_ratio_low"] == row["shelves_ratio_high"] == 1.0
     assert row["shelves_price_low"] == row["shelves_price_high"] == 1.05
+
+
+def test_gap_leaves_out_default_policies_that_do_not_run_on_the_machine() -> None:
+    # Speeds: conservative and best-package do not run there. The default
+    # list adapts (each left out with its reason); a list the user names is
+    # refused before any work, exit 2, one line naming the policy.
+    kth = Path(__file__).resolve().parents[1] / "instances" / "kth_20.json"
+    adapted = _gap(str(kth), "--speeds", "50x1,50x2", "--time-limit", "1")
+    assert adapted.exit_code == 0, adapted.output
+    assert "left out conservative: policy 'conservative' does not run" in (
+        adapted.output
+    )
+    assert "policies fcfs, firstfit, easy," in adapted.output
+    named = _gap(str(kth), "--speeds", "50x1,50x2", "--policies", "easy,conservative")
+    assert named.exit_code == 2
+    assert (
+        "--policies: policy 'conservative' does not run on a machine with speeds"
+        in (named.output)
+    )

@@ -87,22 +87,18 @@ def simulate(
     option is refused.
     """
     chosen = parse_policy(policy)
-    asked = ("kill_at_estimate",) if kill_at_estimate else ()
-    refused = simulation_refusal(
-        instance, chosen.spec, simulator_of(instance, chosen), asked
+    refused = refusal(
+        instance,
+        chosen,
+        kill_at_estimate=kill_at_estimate,
+        allocation_rule=allocation_rule,
+        migration=migration,
     )
     if refused is not None:
         raise ValueError(refused)
     if not instance.machine.flat:
-        return _on_topology(
-            instance, chosen, kill_at_estimate, allocation_rule, migration
-        )
+        return _on_topology(instance, chosen)
     if isinstance(chosen, Standalone):
-        if kill_at_estimate or migration or allocation_rule != "first-fit":
-            raise ValueError(
-                f"policy {chosen.spec!r} builds its own schedule: --kill-at-estimate, "
-                "--migration and --allocation-rule do not apply"
-            )
         return chosen.run(instance)  # builds its schedule itself, no engine
     if chosen.order == "random" and chosen.seed is None:
         chosen = _with_seed(chosen, seed)
@@ -149,32 +145,61 @@ TOPOLOGY_POLICIES = (
 """What runs on a machine with speeds or SMP nodes (for messages)."""
 
 
-def _on_topology(
+def refusal(
     instance: Instance,
-    chosen: Policy,
-    kill_at_estimate: bool,
-    allocation_rule: str,
-    migration: bool,
-) -> SimulationResult:
-    """Run ``chosen`` on a machine with speeds or SMP nodes: a combinator as
-    it is; the engine's ``fcfs``, ``firstfit`` and ``easy`` as the
-    combinators they equal (``blocking:f=fifo``, ``fit:f=fifo``,
-    ``optimistic:f=fifo``, default placement), the schedule named by the
-    spec given; anything else is refused in one line."""
-    if kill_at_estimate or migration or allocation_rule != "first-fit":
-        raise ValueError(
-            "on a machine with speeds or SMP nodes jobs are never killed and "
-            "never move: --kill-at-estimate, --migration and --allocation-rule "
-            "do not apply"
+    policy: str | Policy,
+    *,
+    kill_at_estimate: bool = False,
+    allocation_rule: str = "first-fit",
+    migration: bool = False,
+) -> str | None:
+    """Why :func:`simulate` refuses ``policy`` on ``instance`` with these
+    options, in one line, before any work; ``None`` when it runs.
+
+    The family table's refusals first (a feature the policy's simulator
+    does not follow, an option that makes no sense with a feature:
+    :func:`optsched.families.simulation_refusal`), then the simulators'
+    own: a policy that builds its own schedule takes no engine option, and
+    on a machine with speeds or SMP nodes only the combinators and the
+    engine policies that equal one run, never killing nor moving jobs.
+    """
+    chosen = parse_policy(policy)
+    asked = ("kill_at_estimate",) if kill_at_estimate else ()
+    simulator = simulator_of(instance, chosen)
+    refused = simulation_refusal(instance, chosen.spec, simulator, asked)
+    if refused is not None:
+        return refused
+    engine_options = kill_at_estimate or migration or allocation_rule != "first-fit"
+    if not instance.machine.flat:
+        if engine_options:
+            return (
+                "on a machine with speeds or SMP nodes jobs are never killed and "
+                "never move: --kill-at-estimate, --migration and --allocation-rule "
+                "do not apply"
+            )
+        if not isinstance(chosen, Combinator) and _engine_equivalent(chosen) is None:
+            return (
+                f"policy {chosen.spec!r} does not run on a machine with speeds or "
+                f"SMP nodes; these do: {TOPOLOGY_POLICIES}"
+            )
+    elif isinstance(chosen, Standalone) and engine_options:
+        return (
+            f"policy {chosen.spec!r} builds its own schedule: --kill-at-estimate, "
+            "--migration and --allocation-rule do not apply"
         )
+    return None
+
+
+def _on_topology(instance: Instance, chosen: Policy) -> SimulationResult:
+    """Run ``chosen`` on a machine with speeds or SMP nodes (:func:`refusal`
+    has let it through): a combinator as it is; the engine's ``fcfs``,
+    ``firstfit`` and ``easy`` as the combinators they equal
+    (``blocking:f=fifo``, ``fit:f=fifo``, ``optimistic:f=fifo``, default
+    placement), the schedule named by the spec given."""
     if isinstance(chosen, Combinator):
         return chosen.run(instance)
     combinator = _engine_equivalent(chosen)
-    if combinator is None:
-        raise ValueError(
-            f"policy {chosen.spec!r} does not run on a machine with speeds or SMP "
-            f"nodes; these do: {TOPOLOGY_POLICIES}"
-        )
+    assert combinator is not None  # refusal() said so
     result = Combinator(algorithm=combinator).run(instance)
     schedule = result.schedule
     return SimulationResult(

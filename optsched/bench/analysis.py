@@ -469,3 +469,36 @@ def _site_fields(site: Path | None) -> tuple[str | None, str | None]:
         raise InputError("no such file", site)
     read_site(site)
     return str(site.resolve()), sha256_of(site)
+
+
+def policies_that_run(
+    plan: Plan,
+) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """The suite's policies that run on its first window, and those that do
+    not with the one-line reason :func:`optsched.heuristics.simulate` would
+    give (:func:`optsched.heuristics.engine.runner.refusal`), before any
+    work: e.g. ``conservative`` on a machine with speeds, a policy that
+    builds its own schedule on a machine with outages.
+
+    Every window of a suite shares its machine and its features, so the
+    first window answers for all (a window that cannot be cut answers for
+    nothing: every policy is kept and the window's own error follows).
+    """
+    from optsched.heuristics.engine.runner import refusal
+
+    first = next((t for t in plan.tasks if t.kind == "policy"), None)
+    if first is None:
+        return plan.suite.policies, ()
+    try:
+        instance = plan.instance(first)
+    except ValueError:
+        return plan.suite.policies, ()
+    kept: list[str] = []
+    left_out: list[tuple[str, str]] = []
+    for spec in plan.suite.policies:
+        why = refusal(instance, spec)
+        if why is None:
+            kept.append(spec)
+        else:
+            left_out.append((spec, why))
+    return tuple(kept), tuple(left_out)

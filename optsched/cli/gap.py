@@ -8,6 +8,7 @@ task graph as ``optsched bench``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import signal
 import sys
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import click
 import pandas as pd
+from click.core import ParameterSource
 from rich.console import Console
 from rich.table import Table
 
@@ -384,7 +386,13 @@ def command(
     (SIGINT) or SIGTERM stops the run within a second or two, even during a
     solve, and keeps the finished windows (exit status 130 or 143).
     """
-    from optsched.bench.analysis import MEMORY, WindowLines, analyse, gap_suite
+    from optsched.bench.analysis import (
+        MEMORY,
+        WindowLines,
+        analyse,
+        gap_suite,
+        policies_that_run,
+    )
     from optsched.windows.prepare import OptionError
 
     try:
@@ -422,6 +430,17 @@ def command(
     # Reads the file: bad input stops here, one line.
     plan = expand(suite, deterministic=deterministic)
     console = _console()
+    kept, left_out = policies_that_run(plan)
+    if left_out:
+        source = click.get_current_context().get_parameter_source("policies")
+        if source is not ParameterSource.DEFAULT or not kept:
+            # Policies the user named: refused before any work (exit 2).
+            raise click.UsageError(f"--policies: {left_out[0][1]}")
+        # The default list adapts to the instance: say what it leaves out.
+        suite = dataclasses.replace(suite, policies=kept)
+        plan = expand(suite, deterministic=deterministic)
+        for spec, why in left_out:
+            console.print(f"left out {spec}: {why}", markup=False, highlight=False)
     console.print(
         f"{file or 'instances/default.json (bundled)'}: {len(plan.windows)} "
         f"window(s), policies {', '.join(suite.policies)}, back-end {backend}, "
