@@ -232,8 +232,8 @@ def split_spec(text: str | SpecParts, noun: str = "policy") -> SpecParts:
     if isinstance(text, SpecParts):
         return text
     written = text.strip()
-    name, _, raw = written.partition(":")
-    parts = SpecParts(written, name.strip().lower(), {}, noun)
+    raw = written.partition(":")[2]
+    parts = SpecParts(written, spec_name(written), {}, noun)
     params: dict[str, str | None] = {}
     if raw.strip():
         for item in raw.split(","):
