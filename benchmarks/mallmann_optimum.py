@@ -28,14 +28,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mallmann_ranking import SITE, trace_months, write_rows
+from mallmann_ranking import month_windows, write_rows
 
 from optsched.check import check_schedule
 from optsched.heuristics import simulate
-from optsched.instance import Job
+from optsched.instance import Instance, Job
 from optsched.models import Incumbent, solve
-from optsched.site.files import apply_site, read_site
-from optsched.windows.window import cut_window
 
 HERE = Path(__file__).parent
 # The fairness-0 variants of the window-start runs, and EASY.
@@ -78,17 +76,17 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=HERE / "results" / "mallmann")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    trace, chosen = trace_months(args.months)
-    site = read_site(SITE)
-    rows: list[dict[str, Any]] = []
-    for label, start, end in chosen:
-        window = cut_window(trace, start=start, end=end)
+
+    def at_once(window: Instance) -> Instance | None:
+        """The month's densest ``--jobs`` jobs, all released at the first."""
         if len(window.jobs) < 10 * args.jobs:
-            continue  # a partial month
+            return None  # a partial month
         jobs = densest(window.jobs, args.jobs, window.machine.processors)
         first = min(j.release for j in jobs)
-        window = window.replace(jobs=tuple(j.replace(release=first) for j in jobs))
-        window, _ = apply_site(window, site, trace.header)
+        return window.replace(jobs=tuple(j.replace(release=first) for j in jobs))
+
+    rows: list[dict[str, Any]] = []
+    for label, window in month_windows(args.months, at_once):
         made = {}
         for name, spec in STRATEGIES.items():
             schedule = simulate(window, spec).schedule
@@ -111,7 +109,7 @@ def main() -> None:
             rows.append(
                 {
                     "month": label,
-                    "jobs": len(jobs),
+                    "jobs": args.jobs,  # densest() takes exactly that many
                     "strategy": name,
                     "makespan": value,
                     "optimum_lower": lower,

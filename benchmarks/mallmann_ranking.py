@@ -30,12 +30,14 @@ import argparse
 import csv
 import datetime
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from optsched.check import check_schedule
 from optsched.heuristics import simulate
+from optsched.instance import Instance
 from optsched.io.swf import read_swf
 from optsched.models.rigid.bounds import lower_bounds
 from optsched.site.files import apply_site, read_site
@@ -84,6 +86,20 @@ def trace_months(count: int) -> tuple[Trace, list[tuple[str, int, int]]]:
     return trace, months(trace.header, min(releases), max(releases))[:count]
 
 
+def month_windows(
+    count: int, shape: Callable[[Instance], Instance | None]
+) -> Iterator[tuple[str, Instance]]:
+    """The first ``count`` calendar months of KTH, each cut as a window,
+    changed by ``shape`` (``None``: the month is left out), then put under
+    the T3E site calendar."""
+    trace, chosen = trace_months(count)
+    site = read_site(SITE)
+    for label, start, end in chosen:
+        window = shape(cut_window(trace, start=start, end=end))
+        if window is not None:
+            yield label, apply_site(window, site, trace.header)[0]
+
+
 def write_rows(path: Path, rows: list[dict[str, Any]]) -> None:
     """``rows`` as a CSV file with a header (nothing when empty)."""
     if not rows:
@@ -94,19 +110,19 @@ def write_rows(path: Path, rows: list[dict[str, Any]]) -> None:
         writer.writerows(rows)
 
 
+def contiguous(window: Instance) -> Instance:
+    """``window`` on a machine of contiguous allocation."""
+    return window.replace(machine=window.machine.with_allocation("contiguous"))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--months", type=int, default=11)
     parser.add_argument("--out", type=Path, default=HERE / "results" / "mallmann")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    trace, chosen = trace_months(args.months)
-    site = read_site(SITE)
     rows: list[dict[str, Any]] = []
-    for label, start, end in chosen:
-        window = cut_window(trace, start=start, end=end)
-        window = window.replace(machine=window.machine.with_allocation("contiguous"))
-        window, _ = apply_site(window, site, trace.header)
+    for label, window in month_windows(args.months, contiguous):
         batch = window.replace(jobs=tuple(j.replace(release=0) for j in window.jobs))
         bound = max(b.value for b in lower_bounds(batch, "cmax"))
         for mode, instance in (("recorded", window), ("window-start", batch)):

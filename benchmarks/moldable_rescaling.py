@@ -130,6 +130,25 @@ def _init(machine: int, speedup: str) -> None:
     _SPEEDUP[0] = speedup
 
 
+def _settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings a ``table`` and a ``figure`` run record."""
+    return {
+        "machine": args.machine,
+        "inner": args.inner,
+        "speedup": args.speedup,
+        "seed": args.seed,
+    }
+
+
+def _settings_text(data: dict[str, Any], search: str) -> str:
+    """:func:`_settings` of a run's data in words, ``search`` before the seed
+    (files written before ``speedup`` was recorded ran ``linear``)."""
+    return (
+        f"m = {data['machine']}, inner `{data['inner']}`, speed-up "
+        f"`{data.get('speedup', 'linear')}`, {search}, seed {data['seed']}"
+    )
+
+
 def run_table(args: argparse.Namespace) -> dict[str, Any]:
     methods = args.methods.split(",")
     marks = (*(c for c in THESIS_CHECKPOINTS if c < args.budget), args.budget)
@@ -143,10 +162,7 @@ def run_table(args: argparse.Namespace) -> dict[str, Any]:
         "experiment": "table_6_5",
         "sets": args.sets,
         "budget": args.budget,
-        "machine": args.machine,
-        "inner": args.inner,
-        "speedup": args.speedup,
-        "seed": args.seed,
+        **_settings(args),
         "checkpoints": list(marks),
         "methods": {},
     }
@@ -180,11 +196,10 @@ def table_markdown(data: dict[str, Any]) -> str:
     methods = data["methods"]
     head = "| Method | " + " | ".join(str(c) for c in marks) + " |"
     rule = "|---|" + "---|" * len(marks)
+    settings = _settings_text(data, f"budget {data['budget']}")
     lines = [
-        f"Table 6.5 reproduction: {data['sets']} sets x 20 jobs, m = "
-        f"{data['machine']}, inner `{data['inner']}`, speed-up "
-        f"`{data.get('speedup', 'linear')}`, budget {data['budget']}, seed "
-        f"{data['seed']}. Mean cost sum_j C_j (thesis value in brackets).",
+        f"Table 6.5 reproduction: {data['sets']} sets x 20 jobs, {settings}. "
+        "Mean cost sum_j C_j (thesis value in brackets).",
         "",
         head,
         rule,
@@ -262,10 +277,7 @@ def run_figure(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {
         "experiment": "figure_5_10",
         "sets": args.sets,
-        "machine": args.machine,
-        "inner": args.inner,
-        "speedup": args.speedup,
-        "seed": args.seed,
+        **_settings(args),
         "budgets": list(budgets),
         "shares": {},
     }
@@ -284,10 +296,9 @@ def run_figure(args: argparse.Namespace) -> dict[str, Any]:
 def figure_markdown(data: dict[str, Any]) -> str:
     budgets = data["budgets"]
     lines = [
-        f"Fig. 5.10 reproduction: {data['sets']} sets x 12 jobs per share, m = "
-        f"{data['machine']}, inner `{data['inner']}`, speed-up "
-        f"`{data.get('speedup', 'linear')}`, hill climbing, seed "
-        f"{data['seed']}. Mean sum_j C_j and gain 1 - mean(best)/mean(initial).",
+        f"Fig. 5.10 reproduction: {data['sets']} sets x 12 jobs per share, "
+        f"{_settings_text(data, 'hill climbing')}. Mean sum_j C_j and gain "
+        "1 - mean(best)/mean(initial).",
         "",
         "| Scalable share | no opt. | "
         + " | ".join(f"{b} it. (gain)" for b in budgets)

@@ -21,8 +21,8 @@ here as an interval ``[LB, UB]``: ``LB`` is the largest of the ``wct``
 lower bounds of :mod:`optsched.models.rigid.bounds` that hold for preemptive
 schedules on machines without busy blocks (height, squashed area, fluid,
 wide jobs; see ``preemptive_lower_bound`` in
-``tests/test_preemptive_heuristics.py`` for why), ``UB`` the best schedule
-seen (the algorithms above and the non-preemptive list heuristics; every
+``tests/families/preempt/test_preemptive_heuristics.py`` for why), ``UB`` the
+best schedule seen (the algorithms above and the non-preemptive list heuristics; every
 schedule is a preemptive one). Each algorithm's ratio to ``OPT_p`` is then
 in ``[v / UB, v / LB]``. ``PREEMPTIVE_OPTIMUM`` is the hook for the exact
 preemptive model (issue 11, being built separately): a function

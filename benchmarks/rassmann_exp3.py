@@ -25,12 +25,12 @@ from __future__ import annotations
 import argparse
 import csv
 import resource
-import subprocess
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from rassmann_pairwise import THESIS_PBT, git_commit
 
 from optsched.check import check_schedule
 from optsched.generate.afkt import afkt_instance
@@ -63,19 +63,6 @@ THESIS_AUC = {
     "Lpt-back": 20213.0893203883,
 }
 """Table 3.2.3's areas under the makespan curve."""
-
-THESIS_PBT = {
-    "fifo": 0.756218905472637,
-    "spt": 0.666666666666667,
-    "lpt": 0.765625,
-    "Fifo-fit": 1.20338983050847,
-    "Fifo-back": 0.866554054054054,
-    "Fifo-optim": 1.28070175438597,
-    "Spt-fit": 1.03174603174603,
-    "Spt-back": 1.08196721311475,
-    "Lpt-fit": 1.12727272727273,
-    "Lpt-back": 1.48333333333333,
-}
 
 
 def instance_for(seq_ratio: float, rep: int) -> Instance:
@@ -150,14 +137,47 @@ def read_pbt(column: str = "pbt_ours") -> dict[str, float] | None:
     return {row["scheduler"]: float(row[column]) for row in rows}
 
 
-def git_commit() -> str:
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-            text=True, check=True, cwd=HERE,
-        ).stdout.strip()  # fmt: skip
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+def auc_rows(auc: dict[str, float], pbt: dict[str, float] | None) -> list[str]:
+    """The scheduler table's rows: AUC and pbt score, ours and the thesis's,
+    with their ranks (``pbt``: ours, ``None`` before pbt.csv exists)."""
+    auc_rank, thesis_auc_rank = ranks_desc(auc), ranks_desc(THESIS_AUC)
+    pbt_rank = ranks_desc(pbt) if pbt else {}
+    thesis_pbt_rank = ranks_desc(THESIS_PBT)
+    rows = []
+    for label in LABELS:
+        ours_pbt = f"{pbt[label]:.3f} | {pbt_rank[label]}" if pbt else "- | -"
+        rows.append(
+            f"| {label} | {auc[label]:.1f} | {THESIS_AUC[label]:.1f} | "
+            f"{auc[label] / THESIS_AUC[label]:.3f} | {auc_rank[label]} | "
+            f"{thesis_auc_rank[label]} | {ours_pbt} | {THESIS_PBT[label]:.3f} | "
+            f"{thesis_pbt_rank[label]} |"
+        )
+    return rows
+
+
+def rho_rows(
+    auc: dict[str, float],
+    pbt: dict[str, float] | None,
+    replicas: list[dict[str, float]],
+) -> list[str]:
+    """The Spearman table's rows: each AUC against each pbt score, then our
+    AUC against the thesis's."""
+    rho = {}
+    pairs = [("AUC thesis", THESIS_AUC, "pbt thesis", THESIS_PBT),
+             ("AUC ours", auc, "pbt thesis", THESIS_PBT)]  # fmt: skip
+    if pbt:
+        pairs += [("AUC ours", auc, "pbt ours", pbt),
+                  ("AUC thesis", THESIS_AUC, "pbt ours", pbt)]  # fmt: skip
+    for i, replica in enumerate(replicas):
+        pairs.append(("AUC ours", auc, f"pbt thesis method here, seed {i}", replica))
+    for a_name, a, b_name, b in pairs:
+        rho[a_name, b_name] = spearman([a[k] for k in LABELS], [b[k] for k in LABELS])
+    rho_auc = spearman([auc[k] for k in LABELS], [THESIS_AUC[k] for k in LABELS])
+    rows = [
+        f"| {a_name} vs {b_name} | {value:.3f} |"
+        for (a_name, b_name), value in rho.items()
+    ]
+    return [*rows, f"| AUC ours vs AUC thesis | {rho_auc:.3f} |"]
 
 
 def main() -> None:
@@ -188,9 +208,6 @@ def main() -> None:
     replicas = [
         r for i in range(20) if (r := read_pbt(f"pbt_hypothesis_{i}")) is not None
     ]
-    auc_rank, thesis_auc_rank = ranks_desc(auc), ranks_desc(THESIS_AUC)
-    pbt_rank = ranks_desc(pbt) if pbt else {}
-    thesis_pbt_rank = ranks_desc(THESIS_PBT)
     lines = [
         "# Rassmann Table 3.2.3: Experiment 3, makespan AUC vs pbt score",
         "",
@@ -212,38 +229,14 @@ def main() -> None:
         "| scheduler | AUC ours | AUC thesis | ours/thesis | AUC rank ours | "
         "AUC rank thesis* | pbt ours | pbt rank ours | pbt thesis | pbt rank thesis* |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for label in LABELS:
-        ours_pbt = f"{pbt[label]:.3f} | {pbt_rank[label]}" if pbt else "- | -"
-        lines.append(
-            f"| {label} | {auc[label]:.1f} | {THESIS_AUC[label]:.1f} | "
-            f"{auc[label] / THESIS_AUC[label]:.3f} | {auc_rank[label]} | "
-            f"{thesis_auc_rank[label]} | {ours_pbt} | {THESIS_PBT[label]:.3f} | "
-            f"{thesis_pbt_rank[label]} |"
-        )
-    rho = {}
-    pairs = [("AUC thesis", THESIS_AUC, "pbt thesis", THESIS_PBT),
-             ("AUC ours", auc, "pbt thesis", THESIS_PBT)]  # fmt: skip
-    if pbt:
-        pairs += [("AUC ours", auc, "pbt ours", pbt),
-                  ("AUC thesis", THESIS_AUC, "pbt ours", pbt)]  # fmt: skip
-    for i, replica in enumerate(replicas):
-        pairs.append(("AUC ours", auc, f"pbt thesis method here, seed {i}", replica))
-    for a_name, a, b_name, b in pairs:
-        rho[a_name, b_name] = spearman([a[k] for k in LABELS], [b[k] for k in LABELS])
-    rho_auc = spearman([auc[k] for k in LABELS], [THESIS_AUC[k] for k in LABELS])
-    lines += [
+        *auc_rows(auc, pbt),
         "",
         "\\* thesis ranks recomputed from its values (its printed table has "
         "three rank typos; seed notes Sec. A4.5).",
         "",
         "| Spearman rho | value |",
         "|---|---:|",
-    ]
-    for (a_name, b_name), value in rho.items():
-        lines.append(f"| {a_name} vs {b_name} | {value:.3f} |")
-    lines += [
-        f"| AUC ours vs AUC thesis | {rho_auc:.3f} |",
+        *rho_rows(auc, pbt, replicas),
         "",
         "Thesis: rho = -0.92 (-0.915 from its values). 'pbt ours' uses the "
         "exact minima (pairwise.md); 'pbt thesis method here' re-runs the "

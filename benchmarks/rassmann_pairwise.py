@@ -39,6 +39,7 @@ import math
 import resource
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from optsched.worstcase.pairwise import (
@@ -167,6 +168,19 @@ def ranking(scores: dict[str, float]) -> list[str]:
     return sorted(scores, key=lambda s: -scores[s] if not math.isnan(scores[s]) else 0)
 
 
+def pair_matrix(cell: Callable[[str, str], str], rule: str) -> list[str]:
+    """A Markdown table of the ordered pairs: ``cell(row, column)`` where row R
+    beats column C, ``+`` on the diagonal; ``rule`` aligns each column."""
+    lines = [
+        "| R beats C | " + " | ".join(LABELS) + " |",
+        "|---|" + rule * len(LABELS),
+    ]
+    for r in LABELS:
+        cells = ["+" if r == c else cell(r, c) for c in LABELS]
+        lines.append(f"| {r} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def write(
     space: PairSpace,
     exhaustive: dict[tuple[str, str], Witness],
@@ -177,34 +191,11 @@ def write(
     args: argparse.Namespace,
     replicas: list[dict[tuple[str, str], Witness]],
 ) -> None:
+    """Write pairwise.csv, pbt.csv and pairwise.md to :data:`OUT`."""
     OUT.mkdir(parents=True, exist_ok=True)
     thesis = thesis_cells()
     top = space.max_size
-    ours_sizes: dict[tuple[str, str], int] = {}
-    rows = []
-    for r in LABELS:
-        for c in LABELS:
-            if r == c:
-                continue
-            w = exhaustive.get((r, c))
-            h = hypo.get((r, c))
-            if w is not None:
-                ours_sizes[r, c] = w.size
-            elif h is not None:
-                ours_sizes[r, c] = h.size
-            chosen = w or h
-            rows.append({
-                "winner": r, "loser": c,
-                "exact_size": w.size if w else "",
-                "exact_parts": "+".join(map(str, w.parts)) if w else f"> {top}",
-                "hypothesis_parts": "+".join(map(str, h.parts)) if h else "",
-                "thesis": thesis[r, c],
-                "nodes": chosen.nodes if chosen else "",
-                "jobs_q_pi_p": " ".join(f"{q}/{pi}/{p}" for q, pi, p in chosen.genes)
-                if chosen else "",
-                "winner_cmax": chosen.winner_value if chosen else "",
-                "loser_cmax": chosen.loser_value if chosen else "",
-            })  # fmt: skip
+    rows, ours_sizes = pair_rows(exhaustive, hypo, thesis, top)
     with (OUT / "pairwise.csv").open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
@@ -245,32 +236,7 @@ def write(
         "`optsched.heuristics.simulate` and both schedules passed "
         "`check_schedule`.",
         "",
-        "| R beats C | " + " | ".join(LABELS) + " |",
-        "|---|" + "---|" * len(LABELS),
-    ]
-    for r in LABELS:
-        cells = []
-        for c in LABELS:
-            if r == c:
-                cells.append("+")
-                continue
-            w, h = exhaustive.get((r, c)), hypo.get((r, c))
-            if w is not None:
-                ours_text = "+".join(map(str, w.parts))
-            else:
-                extra = "+".join(map(str, h.parts)) if h else "-"
-                ours_text = f"> {top} ({extra})"
-            cells.append(f"**{ours_text}** / {thesis[r, c]}")
-        lines.append(f"| {r} | " + " | ".join(cells) + " |")
-    above = [
-        (r, c) for (r, c), t in thesis.items()
-        if (r, c) in exhaustive and (s := cell_size(t)) is not None
-        and exhaustive[r, c].size > s
-    ]  # fmt: skip
-    lines += [
-        "",
-        f"Cells where our exact minimum exceeds the thesis's found size: "
-        f"{len(above)}" + (f" ({above})" if above else "") + ".",
+        *matrix_section(exhaustive, hypo, thesis, top),
         "",
         "## pbt score (Table 3.2.2): mean losing size / mean winning size",
         "",
@@ -280,16 +246,11 @@ def write(
         "",
         "| scheduler | ours | rank | thesis | rank | thesis (recomputed) |",
         "|---|---:|---:|---:|---:|---:|",
+        *pbt_rows(ours, recomputed),
+        "",
+        "Ranking (ours, best first): " + " > ".join(ranking(ours)),
+        "",
     ]
-    ours_rank = {label: i + 1 for i, label in enumerate(ranking(ours))}
-    thesis_rank = {label: i + 1 for i, label in enumerate(ranking(THESIS_PBT))}
-    for label in LABELS:
-        lines.append(
-            f"| {label} | {ours[label]:.3f} | {ours_rank[label]} | "
-            f"{THESIS_PBT[label]:.3f} | {thesis_rank[label]} | "
-            f"{recomputed[label]:.3f} |"
-        )
-    lines += ["", "Ranking (ours, best first): " + " > ".join(ranking(ours)), ""]
     if replicas:
         lines += replication_section(replicas, methods, args.hypothesis_all)
     lines += [
@@ -304,6 +265,86 @@ def write(
         w = exhaustive.get(key) or hypo[key]
         lines.append(f"- {w.winner} beats {w.loser} ({w.found_by}): {w.describe()}")
     (OUT / "pairwise.md").write_text("\n".join(lines) + "\n")
+
+
+def matrix_section(
+    exhaustive: dict[tuple[str, str], Witness],
+    hypo: dict[tuple[str, str], Witness],
+    thesis: dict[tuple[str, str], str],
+    top: int,
+) -> list[str]:
+    """Table 3.2.1, ours beside the thesis's, and the cells where our exact
+    minimum exceeds the size the thesis found."""
+
+    def cell(r: str, c: str) -> str:
+        w, h = exhaustive.get((r, c)), hypo.get((r, c))
+        if w is not None:
+            ours_text = "+".join(map(str, w.parts))
+        else:
+            extra = "+".join(map(str, h.parts)) if h else "-"
+            ours_text = f"> {top} ({extra})"
+        return f"**{ours_text}** / {thesis[r, c]}"
+
+    above = [
+        (r, c) for (r, c), t in thesis.items()
+        if (r, c) in exhaustive and (s := cell_size(t)) is not None
+        and exhaustive[r, c].size > s
+    ]  # fmt: skip
+    return [
+        *pair_matrix(cell, "---|"),
+        "",
+        f"Cells where our exact minimum exceeds the thesis's found size: "
+        f"{len(above)}" + (f" ({above})" if above else "") + ".",
+    ]
+
+
+def pair_rows(
+    exhaustive: dict[tuple[str, str], Witness],
+    hypo: dict[tuple[str, str], Witness],
+    thesis: dict[tuple[str, str], str],
+    top: int,
+) -> tuple[list[dict[str, object]], dict[tuple[str, str], int]]:
+    """pairwise.csv's rows, one per ordered pair, and our size of each pair
+    separated: the exact minimum, else the Hypothesis size."""
+    ours_sizes: dict[tuple[str, str], int] = {}
+    rows = []
+    for r in LABELS:
+        for c in LABELS:
+            if r == c:
+                continue
+            w = exhaustive.get((r, c))
+            h = hypo.get((r, c))
+            if w is not None:
+                ours_sizes[r, c] = w.size
+            elif h is not None:
+                ours_sizes[r, c] = h.size
+            chosen = w or h
+            rows.append({
+                "winner": r, "loser": c,
+                "exact_size": w.size if w else "",
+                "exact_parts": "+".join(map(str, w.parts)) if w else f"> {top}",
+                "hypothesis_parts": "+".join(map(str, h.parts)) if h else "",
+                "thesis": thesis[r, c],
+                "nodes": chosen.nodes if chosen else "",
+                "jobs_q_pi_p": " ".join(f"{q}/{pi}/{p}" for q, pi, p in chosen.genes)
+                if chosen else "",
+                "winner_cmax": chosen.winner_value if chosen else "",
+                "loser_cmax": chosen.loser_value if chosen else "",
+            })  # fmt: skip
+    return rows, ours_sizes
+
+
+def pbt_rows(ours: dict[str, float], recomputed: dict[str, float]) -> list[str]:
+    """The pbt table's rows: our score, the thesis's and the one recomputed
+    from its Table 3.2.1, with ranks."""
+    ours_rank = {label: i + 1 for i, label in enumerate(ranking(ours))}
+    thesis_rank = {label: i + 1 for i, label in enumerate(ranking(THESIS_PBT))}
+    return [
+        f"| {label} | {ours[label]:.3f} | {ours_rank[label]} | "
+        f"{THESIS_PBT[label]:.3f} | {thesis_rank[label]} | "
+        f"{recomputed[label]:.3f} |"
+        for label in LABELS
+    ]
 
 
 def replication_section(
@@ -321,15 +362,10 @@ def replication_section(
         "simulator; every witness verified as above. Sizes J+k+o found with "
         "seed 0 (`-`: none):",
         "",
-        "| R beats C | " + " | ".join(LABELS) + " |",
-        "|---|" + "---:|" * len(LABELS),
+        *pair_matrix(
+            lambda r, c: str(first[r, c].size) if (r, c) in first else "-", "---:|"
+        ),
     ]
-    for r in LABELS:
-        cells = [
-            "+" if r == c else (str(first[r, c].size) if (r, c) in first else "-")
-            for c in LABELS
-        ]
-        lines.append(f"| {r} | " + " | ".join(cells) + " |")
     lines += [
         "",
         "pbt score of the thesis's method, one column per seed (rank in brackets):",

@@ -18,24 +18,13 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
+
+from native_io import best
 
 REPO = Path(__file__).resolve().parent.parent
 SMOKE = REPO / "benchmarks" / "suites" / "smoke.toml"
 KTH = REPO.parent / "shared" / "traces" / "KTH-SP2-1996-2.1-cln.swf"
-
-
-def best_of(repeat: int, action: Callable[[], object]) -> tuple[float, float]:
-    """Smallest (wall, cpu) seconds of ``repeat`` calls."""
-    walls, cpus = [], []
-    for _ in range(repeat):
-        wall, cpu = time.perf_counter(), time.process_time()
-        action()
-        walls.append(time.perf_counter() - wall)
-        cpus.append(time.process_time() - cpu)
-    return min(walls), min(cpus)
 
 
 def gantt_png(instance: object, schedule: object) -> bytes:
@@ -70,7 +59,7 @@ def main() -> None:
             def build(target: Path = target) -> Path:
                 return build_report(store, target, suite=args.suite)
 
-            wall, cpu = best_of(args.repeat, build)
+            wall, cpu = best(build, args.repeat)
             size = target.stat().st_size
             figures = len(list((out / "report_figures").glob("*.png")))
             extra = f", {figures} figures" if suffix == "md" else ""
@@ -83,7 +72,7 @@ def main() -> None:
 
             window = cut_window(read_trace(KTH), first_job=5000, jobs=100)
             schedule = simulate(window, "easy").schedule
-            wall, cpu = best_of(args.repeat, lambda: gantt_png(window, schedule))
+            wall, cpu = best(lambda: gantt_png(window, schedule), args.repeat)
             print(f"gantt of 100 KTH jobs to PNG: wall {wall:.2f} s, cpu {cpu:.2f} s")
 
 

@@ -6,7 +6,7 @@ and every pair of them, with the two options of ``simulate``
 with every policy that takes it, ``check``, ``bound`` with ``bounds-only``
 and ``cpsat``, ``gap``) or is refused at input, before any work, in one
 line. :data:`INPUT_REFUSALS` lists every such refusal, once; the
-composition test (``tests/test_composition.py``) runs the whole matrix and
+composition test (``tests/core/test_composition.py``) runs the whole matrix and
 holds each refusal to its entry here, and the user guide's table ("What
 combines with what", ``docs/guide/composition.md``) is
 :func:`refusals_markdown`.

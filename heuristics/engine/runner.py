@@ -209,8 +209,8 @@ def _on_topology(instance: Instance, chosen: Policy) -> SimulationResult:
 
 
 def _engine_equivalent(policy: Policy) -> str | None:
-    # The engine policies that equal a combinator (tests/test_combinators.py
-    # checks that they coincide on flat machines).
+    # The engine policies that equal a combinator (checked to coincide on
+    # flat machines: tests/families/topology/test_combinators.py).
     if isinstance(policy, Standalone) or policy.order != "fcfs" or policy.oracle:
         return None
     if type(policy) is Strict:

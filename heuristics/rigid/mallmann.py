@@ -91,7 +91,8 @@ the same order), whatever the selector among ``ff``, ``fc``, ``bs``,
 ``bd``: a conservative reservation is the job's earliest slot given the
 jobs ahead, which with exact run times never moves, and the preview
 recomputes the same slots (the notes' "behaves like conservative
-backfilling", §2.4). tests/test_mallmann_backfill.py checks both.
+backfilling", §2.4). tests/families/rigid/test_mallmann_backfill.py checks
+both.
 
 Limits (§2.5; in the study only with LJSF, here with every order)
     ``f=SHARE``: after each backfilled start, if more than ``SHARE`` of

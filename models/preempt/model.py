@@ -429,8 +429,9 @@ def preemptive_closed_form_bounds(
     With blocks, the bounds that use the effective release ``r'_j`` (the
     earliest *non-preemptive* start beside the blocks) are left out: a
     preempted job may start before ``r'_j``, work until a block and resume.
-    ``tests/test_preemptive_models.py`` checks every closed-form bound
-    against the exact preemptive optima of small instances without blocks.
+    ``tests/families/preempt/test_preemptive_models.py`` checks every
+    closed-form bound against the exact preemptive optima of small instances
+    without blocks.
     The list is explicit, so that a bound added later to
     :mod:`~optsched.models.rigid.bounds` is not used here before its proof is
     checked for preemption.

@@ -24,7 +24,8 @@ Instances with moldable or malleable jobs get the bounds of
 (these read each job's requested mode, which the scheduler may change).
 
 Each is checked against the exact optimum of small random instances
-(``tests/test_bounds.py``, :func:`optsched.models.rigid.enumerate.solve_exact`).
+(``tests/families/rigid/test_bounds.py``,
+:func:`optsched.models.rigid.enumerate.solve_exact`).
 
 Notation
 --------
@@ -69,9 +70,9 @@ numpy, ``int64`` while no intermediate can reach 2**62 and exact Python
 integers beyond), and the fluid bounds run one heap-driven preemptive
 schedule in integer "work time" with one exact rational sum at the end
 (:func:`_fluid_weighted_mean_busy`). The values are those of the direct
-formulas, exactly (``tests/test_bounds_scale.py``); at 20,000 jobs all the
-makespan bounds take about 0.1 s and all the ``wct`` bounds about 0.3 s
-(benchmarks/README.md, issue 16).
+formulas, exactly (``tests/families/rigid/test_bounds_scale.py``); at 20,000
+jobs all the makespan bounds take about 0.1 s and all the ``wct`` bounds
+about 0.3 s (benchmarks/README.md, issue 16).
 """
 
 from __future__ import annotations

@@ -70,8 +70,8 @@ blocks:
 
 Every shelf schedule has an ordered partition (its shelves in time order),
 and the greedy placement of that partition is no worse, so both searches
-return a shelf optimum; ``tests/test_shelf.py`` checks that they agree and
-that CP-SAT agrees with them.
+return a shelf optimum; ``tests/families/shelf/test_shelf.py`` checks that they
+agree and that CP-SAT agrees with them.
 
 Jobs of run time 0 occupy nothing; they still belong to a shelf (they start
 with it) and may form shelves of height 0.

@@ -123,23 +123,22 @@ def run_safely(
             result["error"] = f"{task.name} reported status {ERROR}"
     except Exception as error:
         result = _failed(_error_text(error))
+    return _row(task, result, started)
+
+
+def failed_row(task: Task, error: str) -> dict[str, Any]:
+    """The row of a task that failed before or around its task function."""
+    return _row(task, _failed(error), None)
+
+
+def _row(task: Task, result: dict[str, Any], started: str | None) -> dict[str, Any]:
+    """A task's store row: its identity, ``result``, and where and when it ran
+    (``started``: ``None`` when its function never started)."""
     return {
         **task.identity(),
         **result,
         "versions": versions_json(),
         "started": started,
-        "finished": _now(),
-        "host": socket.gethostname(),
-    }
-
-
-def failed_row(task: Task, error: str) -> dict[str, Any]:
-    """The row of a task that failed before or around its task function."""
-    return {
-        **task.identity(),
-        **_failed(error),
-        "versions": versions_json(),
-        "started": None,
         "finished": _now(),
         "host": socket.gethostname(),
     }

@@ -91,6 +91,7 @@ from typing import Any
 import pandas as pd
 
 from optsched.analysis.gap import Candidate, LowerBound, Reference
+from optsched.bench.tasks import OPTIONAL_FIELDS, TaskColumns
 from optsched.errors import InputError
 from optsched.instance import Instance
 from optsched.result import Incumbent
@@ -171,16 +172,9 @@ def _quoted(names: Iterable[str]) -> str:
 
 
 _QUOTED = _quoted(COLUMN_NAMES)
-_DEFAULTS = {
-    "instance_sha256": None,
-    "values": None,
-    "killed": 0,
-    "lost_work": 0.0,
-    "interrupted": 0,
-    "rejected": None,
-    "incomplete": None,
-}
-"""Values of the columns a row may leave out."""
+_DEFAULTS = {"instance_sha256": None, **OPTIONAL_FIELDS}
+"""Values of the columns a row may leave out: those a task function may leave
+out, and the instance the executor adds."""
 _INSERT = (
     f"INSERT INTO tasks ({_QUOTED}) VALUES ({', '.join('?' * len(COLUMN_NAMES))}) "
     # A provisional row is replaced by the next run's; a final one never.
@@ -616,7 +610,7 @@ def _where(
 
 
 @dataclass(frozen=True, slots=True)
-class TaskRow:
+class TaskRow(TaskColumns):
     """One stored task, decoded once into types (JSON columns parsed).
 
     ``values`` holds a policy row's objective values (a solver row's one
@@ -624,15 +618,6 @@ class TaskRow:
     for, since most consumers never draw it.
     """
 
-    task_id: str
-    suite: str
-    trace: str
-    trace_sha256: str
-    window: str
-    window_index: int
-    kind: str
-    name: str
-    objective: str
     status: str
     values: Mapping[str, float]
     lower: float | None

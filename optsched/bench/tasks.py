@@ -78,13 +78,10 @@ def to_json(value: Any) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class Task:
-    """One unit of work of a suite (picklable: it crosses process borders).
-
-    ``after`` lists the task ids that must be stored before this task runs;
-    ``incumbents`` are the schedules they produced, attached by the executor
-    (they are inputs, not part of the task's identity).
-    """
+class TaskColumns:
+    """The columns that name a task: its suite, trace, window and what it
+    computes there. Shared by a task to run (:class:`Task`) and a stored row
+    (:class:`~optsched.bench.store.TaskRow`)."""
 
     task_id: str
     suite: str
@@ -95,6 +92,17 @@ class Task:
     kind: str
     name: str
     objective: str
+
+
+@dataclass(frozen=True, slots=True)
+class Task(TaskColumns):
+    """One unit of work of a suite (picklable: it crosses process borders).
+
+    ``after`` lists the task ids that must be stored before this task runs;
+    ``incumbents`` are the schedules they produced, attached by the executor
+    (they are inputs, not part of the task's identity).
+    """
+
     params_json: str
     after: tuple[str, ...] = ()
     incumbents: tuple[Incumbent, ...] = field(default=(), compare=False)

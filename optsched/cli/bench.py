@@ -8,18 +8,16 @@ import click
 
 from optsched.bench import Store, run_suite
 from optsched.cli.console import echo
-from optsched.cli.options import output_file
+from optsched.cli.options import output_option
 from optsched.extras import require
 
 
 @click.command(name="bench")
 @click.argument("suite", type=click.Path(dir_okay=False))
-@click.option(
+@output_option(
     "--store",
     default="results.sqlite",
     show_default=True,
-    type=click.Path(dir_okay=False),
-    callback=output_file,
     help="SQLite results store (created when absent; re-runs skip stored tasks).",
 )
 @click.option(

@@ -39,7 +39,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from optsched.cli.options import input_options, load_instance, output_file
+from optsched.cli.options import input_options, load_instance, output_option
 from optsched.console import wide_console
 from optsched.instance import Instance
 from optsched.io.atomic import atomic_write
@@ -122,19 +122,9 @@ back-end gets the rest (and whatever they leave)."""
     default=None,
     help="milp: the MILP solver (default highs).",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    default=None,
-    callback=output_file,
-    help="Write the result as JSON.",
-)
-@click.option(
+@output_option(help="Write the result as JSON.")
+@output_option(
     "--schedule-out",
-    type=click.Path(dir_okay=False),
-    default=None,
-    callback=output_file,
     help="Write the best schedule, in the format its name gives as for "
     "simulate -o (.json JSON, *_jobs.csv Batsim with its *_schedule.csv, "
     ".swf SWF, else CSV).",

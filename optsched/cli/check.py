@@ -19,10 +19,10 @@ from typing import Any, TypeVar
 import click
 
 from optsched.check import Violation, check_promises, check_schedule
-from optsched.cli.options import input_options, load_instance
+from optsched.cli.options import input_options, load_instance, schedule_format_option
 from optsched.errors import InputError
 from optsched.instance import Instance
-from optsched.io.schedules import SCHEDULE_FORMATS, read_schedule
+from optsched.io.schedules import read_schedule
 from optsched.schedule import Schedule
 
 T = TypeVar("T")
@@ -87,12 +87,7 @@ def _read(path: str, reader: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 @click.command("check")
 @click.argument("instance_file", metavar="INSTANCE", type=click.Path())
 @click.argument("schedule_file", metavar="SCHEDULE", type=click.Path())
-@click.option(
-    "--schedule-format",
-    type=click.Choice(SCHEDULE_FORMATS),
-    default=None,
-    help="Force the schedule's format (default: recognised from the content).",
-)
+@schedule_format_option
 @click.option(
     "--max-violations",
     type=click.IntRange(min=0),

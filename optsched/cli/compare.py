@@ -16,12 +16,12 @@ from rich.table import Table
 
 from optsched.check import check_schedule
 from optsched.cli.console import echo
-from optsched.cli.options import input_options, load_instance, output_file
+from optsched.cli.options import input_options, load_instance, output_option
 from optsched.cli.simulate import (
     POLICY_HELP,
+    SimulationOptions,
     completion_unit,
     exact,
-    policy_for,
     simulation_options,
 )
 from optsched.console import wide_console
@@ -181,23 +181,12 @@ def _csv_text(rows: list[Row]) -> str:
     help="Comma-separated policy specs (see below).",
 )
 @simulation_options
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False),
-    default=None,
-    callback=output_file,
-    help="Also write the table as CSV to this file.",
-)
+@output_option("--output", "-o", help="Also write the table as CSV to this file.")
 @input_options
 def command(
     file: str,
     policies: str,
-    seed: int,
-    oracle: bool,
-    kill_at_estimate: bool,
-    allocation_rule: str,
-    migration: bool,
+    simulation: SimulationOptions,
     output: str | None,
     **input_kwargs: Any,
 ) -> None:
@@ -208,17 +197,9 @@ def command(
     bounded slowdown (10 s), utilisation (share of the processor-seconds),
     jobs killed at their estimate, and the simulation's wall time (s).
     """
-    chosen: list[str | Policy] = [policy_for(s, oracle) for s in _specs(policies)]
+    chosen: list[str | Policy] = [simulation.policy(s) for s in _specs(policies)]
     instance = load_instance(file, **input_kwargs)
-    rows = compare_policies(
-        instance,
-        chosen,
-        seed=seed,
-        kill_at_estimate=kill_at_estimate,
-        allocation_rule=allocation_rule,
-        migration=migration,
-        progress=True,
-    )
+    rows = compare_policies(instance, chosen, **simulation.run_options())
     title = f"{instance.name or file}: {len(instance.jobs)} jobs"
     wide_console().print(_table(rows, title, instance))
     if output is not None:

@@ -8,7 +8,7 @@ import json
 import click
 from rich.table import Table
 
-from optsched.cli.options import output_file
+from optsched.cli.options import output_option
 from optsched.console import console
 from optsched.coreserve.metrics import measure
 from optsched.coreserve.scenario import load_scenario
@@ -43,14 +43,7 @@ from optsched.io.atomic import atomic_write
     is_flag=True,
     help="Also compute each request's exact optimum (start and cost gaps).",
 )
-@click.option(
-    "--json",
-    "json_path",
-    type=click.Path(dir_okay=False),
-    callback=output_file,
-    default=None,
-    help="Write the measures as JSON.",
-)
+@output_option("--json", "json_path", help="Write the measures as JSON.")
 def simulate_command(
     scenario: str,
     algorithm: str | None,

@@ -8,20 +8,13 @@ import click
 
 from optsched.bench.store import TABLES, export_store
 from optsched.cli.console import echo
-from optsched.cli.options import output_file
+from optsched.cli.options import output_option
 from optsched.extras import require
 
 
 @click.command(name="export")
 @click.argument("store", type=click.Path(dir_okay=False))
-@click.option(
-    "-o",
-    "--output",
-    required=True,
-    type=click.Path(dir_okay=False),
-    callback=output_file,
-    help="Output file: .csv, or .parquet (needs pyarrow).",
-)
+@output_option(required=True, help="Output file: .csv, or .parquet (needs pyarrow).")
 @click.option("--suite", default=None, help="Only this suite's rows.")
 @click.option(
     "--table",

@@ -12,6 +12,7 @@ import dataclasses
 import math
 import signal
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -34,7 +35,8 @@ from optsched.cli.options import (
     machine_options,
     machine_shape,
     moldable_options,
-    output_file,
+    option_group,
+    output_option,
 )
 from optsched.moldable.speedup import SpeedupModel
 from optsched.windows.selection import WindowRule
@@ -47,37 +49,53 @@ EXIT_DEFECT = 3
 """Exit status when a schedule beats a lower bound (a defect of optsched)."""
 
 
-def _rule(
-    window_jobs: int | None,
-    windows: int | None,
-    first_job: int,
-    sample: bool,
-    seed: int,
-    window_start: int | None,
-    window_end: int | None,
-    step: int | None,
-    initial_state: str,
-) -> WindowRule:
-    if window_jobs is not None and step is not None:
-        raise click.UsageError("give either --window-jobs or --step, not both")
-    if window_jobs is not None:
-        kind = "random" if sample else "consecutive"
-        count = windows if windows is not None else (1 if sample else None)
-        return WindowRule(
-            kind, window_jobs, count, seed, first_job, initial_state=initial_state
-        )
-    if step is not None or window_start is not None or window_end is not None:
-        return WindowRule(
-            "time",
-            count=windows,
-            start=window_start,
-            end=window_end,
-            step=step or 2**62,
-            initial_state=initial_state,
-        )
-    if initial_state != "none":
-        raise click.UsageError("--initial-state needs a window (--window-jobs, --step)")
-    return WindowRule("whole")
+@dataclass(frozen=True, slots=True)
+class WindowOptions:
+    """The window options of ``optsched gap``, as one command argument."""
+
+    window_jobs: int | None
+    windows: int | None
+    first_job: int
+    sample: bool
+    seed: int
+    window_start: int | None
+    window_end: int | None
+    step: int | None
+    initial_state: str
+
+    def rule(self) -> WindowRule:
+        """The :class:`~optsched.windows.selection.WindowRule` they ask for; a
+        usage error (exit 2) on options that do not go together."""
+        if self.window_jobs is not None and self.step is not None:
+            raise click.UsageError("give either --window-jobs or --step, not both")
+        if self.window_jobs is not None:
+            kind = "random" if self.sample else "consecutive"
+            count = self.windows
+            if count is None and self.sample:
+                count = 1  # one random window unless --windows says more
+            return WindowRule(
+                kind,
+                self.window_jobs,
+                count,
+                self.seed,
+                self.first_job,
+                initial_state=self.initial_state,
+            )
+        timed = (self.step, self.window_start, self.window_end)
+        if any(value is not None for value in timed):
+            return WindowRule(
+                "time",
+                count=self.windows,
+                start=self.window_start,
+                end=self.window_end,
+                step=self.step or 2**62,
+                initial_state=self.initial_state,
+            )
+        if self.initial_state != "none":
+            raise click.UsageError(
+                "--initial-state needs a window (--window-jobs, --step)"
+            )
+        return WindowRule("whole")
 
 
 def _fmt(value: float | None) -> str:
@@ -193,6 +211,69 @@ def _console(stderr: bool = False) -> Console:
     return wide_console(stderr=stderr)
 
 
+_window_options = option_group(
+    "window_options",
+    WindowOptions,
+    [
+        click.option(
+            "--window-jobs",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Windows of N consecutive jobs (submit order).",
+        ),
+        click.option(
+            "--windows",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Number of windows (default: all that fit; 1 with --random).",
+        ),
+        click.option(
+            "--first-job",
+            type=click.IntRange(min=0),
+            default=0,
+            show_default=True,
+            help="Index of the first job of the first window.",
+        ),
+        click.option(
+            "--random",
+            "sample",
+            is_flag=True,
+            help="Draw the windows at random positions (with --seed).",
+        ),
+        click.option("--seed", type=int, default=0, show_default=True),
+        click.option(
+            "--start",
+            "window_start",
+            type=click.IntRange(min=0),
+            default=None,
+            help="Time windows: first submit time (trace seconds).",
+        ),
+        click.option(
+            "--end",
+            "window_end",
+            type=click.IntRange(min=0),
+            default=None,
+            help="Time windows: end of submit times (exclusive).",
+        ),
+        click.option(
+            "--step",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Time windows of this many seconds of submit time.",
+        ),
+        click.option(
+            "--initial-state",
+            default="none",
+            show_default=True,
+            help="none, recorded, or simulated:POLICY (jobs running at the window "
+            "start under POLICY become busy blocks).",
+        ),
+    ],
+)
+"""Options choosing the windows; the command receives them as one
+:class:`WindowOptions`, ``window_options``."""
+
+
 @click.command(name="gap")
 @click.argument("file", required=False, type=click.Path(dir_okay=False))
 @file_options
@@ -212,59 +293,7 @@ def _console(stderr: bool = False) -> Console:
     show_default=True,
     help="'window-start': every job of a window is there at its start.",
 )
-@click.option(
-    "--window-jobs",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Windows of N consecutive jobs (submit order).",
-)
-@click.option(
-    "--windows",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Number of windows (default: all that fit; 1 with --random).",
-)
-@click.option(
-    "--first-job",
-    type=click.IntRange(min=0),
-    default=0,
-    show_default=True,
-    help="Index of the first job of the first window.",
-)
-@click.option(
-    "--random",
-    "sample",
-    is_flag=True,
-    help="Draw the windows at random positions (with --seed).",
-)
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option(
-    "--start",
-    "window_start",
-    type=click.IntRange(min=0),
-    default=None,
-    help="Time windows: first submit time (trace seconds).",
-)
-@click.option(
-    "--end",
-    "window_end",
-    type=click.IntRange(min=0),
-    default=None,
-    help="Time windows: end of submit times (exclusive).",
-)
-@click.option(
-    "--step",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Time windows of this many seconds of submit time.",
-)
-@click.option(
-    "--initial-state",
-    default="none",
-    show_default=True,
-    help="none, recorded, or simulated:POLICY (jobs running at the window "
-    "start under POLICY become busy blocks).",
-)
+@_window_options
 @click.option(
     "--policies",
     default=",".join(DEFAULT_POLICIES),
@@ -315,11 +344,8 @@ def _console(stderr: bool = False) -> Console:
     "policy's ratio to the best shelf schedule, and the price of shelves "
     "(shelf optimum / optimum).",
 )
-@click.option(
+@output_option(
     "--store",
-    type=click.Path(dir_okay=False),
-    default=None,
-    callback=output_file,
     help="Keep every task row in this SQLite results store (as 'optsched "
     "bench' writes it; a re-run resumes).",
 )
@@ -329,14 +355,7 @@ def _console(stderr: bool = False) -> Console:
     show_default=True,
     help="A progress bar on a terminal, a line per finished window otherwise.",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    default=None,
-    callback=output_file,
-    help="Write every (window, policy, objective) row to this CSV.",
-)
+@output_option(help="Write every (window, policy, objective) row to this CSV.")
 def command(
     file: str | None,
     input_format: str | None,
@@ -352,15 +371,7 @@ def command(
     comm_cost: str | None,
     site: str | None,
     arrivals: str,
-    window_jobs: int | None,
-    windows: int | None,
-    first_job: int,
-    sample: bool,
-    seed: int,
-    window_start: int | None,
-    window_end: int | None,
-    step: int | None,
-    initial_state: str,
+    window_options: WindowOptions,
     policies: str,
     objectives: str,
     backend: str,
@@ -406,17 +417,7 @@ def command(
             machine=machine_shape(speeds, nodes, tight, level, comm_base, comm_cost),
             site=Path(site) if site else None,
             arrivals=arrivals,
-            rule=_rule(
-                window_jobs,
-                windows,
-                first_job,
-                sample,
-                seed,
-                window_start,
-                window_end,
-                step,
-                initial_state,
-            ),
+            rule=window_options.rule(),
             policies=policies,
             objectives=objectives,
             solver=SolverSpec(backend, time_limit, workers),

@@ -12,8 +12,13 @@ from __future__ import annotations
 import click
 
 from optsched.cli.console import echo
-from optsched.cli.options import output_file
+from optsched.cli.options import native_output, output_option
 from optsched.generate.perfect import perfect_packing_layout
+
+_seed = click.option(
+    "--seed", default=0, show_default=True, type=int, help="Random seed."
+)
+"""``--seed`` of every generator."""
 
 
 @click.group("generate")
@@ -31,27 +36,16 @@ def command() -> None:
 @click.option(
     "--items", required=True, type=click.IntRange(min=1), help="Number of jobs."
 )
-@click.option("--seed", default=0, show_default=True, type=int, help="Random seed.")
+@_seed
 @click.option(
     "--guillotine/--non-guillotine",
     default=True,
     show_default=True,
     help="Guillotine cuts only, or a non-guillotine tiling (pinwheels).",
 )
-@click.option(
-    "-o",
-    "--output",
-    required=True,
-    type=click.Path(dir_okay=False),
-    callback=output_file,
-    help="Native JSON instance file to write.",
-)
-@click.option(
-    "--layout",
-    type=click.Path(dir_okay=False),
-    default=None,
-    callback=output_file,
-    help="Also write the cut as a schedule (CSV): an optimal schedule.",
+@native_output
+@output_option(
+    "--layout", help="Also write the cut as a schedule (CSV): an optimal schedule."
 )
 def perfect_packing_command(
     width: int,
@@ -101,11 +95,8 @@ def perfect_packing_command(
     help="Speed-up model of the moldable jobs (as --moldable takes it); "
     "'linear:max=128' lets them grow beyond their request.",
 )  # fmt: skip
-@click.option("--seed", default=0, show_default=True, type=int, help="Random seed.")
-@click.option(
-    "-o", "--output", required=True, type=click.Path(dir_okay=False),
-    callback=output_file, help="Native JSON instance file to write.",
-)  # fmt: skip
+@_seed
+@native_output
 def moldable_command(
     jobs: int, share: float, machine: int, speedup: str, seed: int, output: str
 ) -> None:
@@ -176,11 +167,8 @@ def moldable_command(
     help="'under' (thesis: p/(1+e U), underestimates only) or 'symmetric' "
     "(AFKT00: p f or p / f, f = 1 + e U).",
 )  # fmt: skip
-@click.option("--seed", default=0, show_default=True, type=int, help="Random seed.")
-@click.option(
-    "-o", "--output", required=True, type=click.Path(dir_okay=False),
-    callback=output_file, help="Native JSON instance file to write.",
-)  # fmt: skip
+@_seed
+@native_output
 def afkt_command(
     jobs: int,
     speeds: str,

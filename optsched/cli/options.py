@@ -1,17 +1,22 @@
-"""Options shared by every command that reads an instance or a trace, and
-the check every output option makes before any work is done."""
+"""Options shared by every command that reads an instance or a trace, the
+check every output option makes before any work is done, and the decorators
+that let several commands share an option (:func:`output_option`) or a group
+of options (:func:`option_group`)."""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 
 from optsched.errors import InputError
 from optsched.instance import Instance
+from optsched.io.schedules import SCHEDULE_FORMATS
 from optsched.moldable.speedup import SpeedupModel
 from optsched.topology.machines import MachineShape
 from optsched.trace import Trace
@@ -86,10 +91,104 @@ def output_folder(ctx: click.Context, param: click.Parameter, value: Any) -> Any
     return value
 
 
+def output_option(
+    *names: str,
+    help: str,
+    required: bool = False,
+    folder: bool = False,
+    **attrs: Any,
+) -> Decorator:
+    """An option naming a file (or, with ``folder``, a folder) to write.
+
+    The path is checked while the command line is parsed
+    (:func:`output_file`, :func:`output_folder`), so that a path that cannot
+    be written stops the command before any work.
+
+    Parameters
+    ----------
+    *names
+        The option's names, in the order click shows them in its messages;
+        ``-o/--output`` when none are given.
+    help
+        The option's help text.
+    required
+        The option must be given; otherwise it defaults to ``None`` unless
+        ``attrs`` name another default.
+    folder
+        The path names a folder (``click.Path(file_okay=False)``), not a file.
+    **attrs
+        Further :func:`click.option` arguments (``default``,
+        ``show_default``, ...).
+
+    Returns
+    -------
+    Decorator
+        The :func:`click.option` decorator; one may serve several commands
+        (click builds a new option each time it is applied).
+    """
+    if required:
+        attrs["required"] = True
+    else:
+        attrs.setdefault("default", None)
+    return click.option(
+        *(names or ("-o", "--output")),
+        type=click.Path(file_okay=False) if folder else click.Path(dir_okay=False),
+        callback=output_folder if folder else output_file,
+        help=help,
+        **attrs,
+    )
+
+
+native_output = output_option(required=True, help="Native JSON instance file to write.")
+"""``-o/--output``: the native JSON instance a generator or ``window`` writes."""
+
+schedule_format_option = click.option(
+    "--schedule-format",
+    type=click.Choice(SCHEDULE_FORMATS),
+    default=None,
+    help="Force the schedule's format (default: recognised from the content).",
+)
+"""``--schedule-format`` of the commands that read a schedule file."""
+
+
 def _apply(command: F, options: list[Decorator]) -> F:
     for option in reversed(options):
         command = option(command)
     return command
+
+
+def option_group(
+    name: str, group: type[Any], options: list[Decorator]
+) -> Callable[[F], F]:
+    """A decorator adding ``options`` to a command as one argument, ``name``.
+
+    Parameters
+    ----------
+    name
+        The keyword argument the command receives.
+    group
+        A dataclass with one field per option (named as the option's
+        parameter); the command receives ``group(**values)``.
+    options
+        The :func:`click.option` decorators, in the order of ``--help``.
+
+    Returns
+    -------
+    Callable
+        The decorator, built once and shared by the commands that take the
+        group.
+    """
+    fields = [field.name for field in dataclasses.fields(group)]
+
+    def decorate(command: F) -> F:
+        @functools.wraps(command)
+        def grouped(*args: Any, **kwargs: Any) -> Any:
+            values = {field: kwargs.pop(field) for field in fields}
+            return command(*args, **{name: group(**values)}, **kwargs)
+
+        return _apply(cast(F, grouped), options)
+
+    return decorate
 
 
 def file_options(command: F) -> F:

@@ -7,8 +7,13 @@ from typing import Any
 import click
 
 from optsched.cli.console import echo
-from optsched.cli.options import input_options, load_instance, output_file
-from optsched.io.schedules import SCHEDULE_FORMATS, read_schedule
+from optsched.cli.options import (
+    input_options,
+    load_instance,
+    output_option,
+    schedule_format_option,
+)
+from optsched.io.schedules import read_schedule
 
 
 @click.group(name="plot")
@@ -24,21 +29,9 @@ def command() -> None:
     required=False,
     type=click.Path(dir_okay=False),
 )
-@click.option(
-    "-o",
-    "--output",
-    required=True,
-    type=click.Path(dir_okay=False),
-    callback=output_file,
-    help="Figure file: .png, .svg or .pdf.",
-)
+@output_option(required=True, help="Figure file: .png, .svg or .pdf.")
 @click.option("--title", default=None, help="Chart title (default: name, producer).")
-@click.option(
-    "--schedule-format",
-    type=click.Choice(SCHEDULE_FORMATS),
-    default=None,
-    help="Force the schedule's format (default: recognised from the content).",
-)
+@schedule_format_option
 @click.option(
     "--time-unit",
     type=click.Choice(["auto", "s", "min", "h", "d"]),

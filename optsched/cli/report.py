@@ -5,17 +5,13 @@ from __future__ import annotations
 import click
 
 from optsched.cli.console import echo
-from optsched.cli.options import output_file
+from optsched.cli.options import output_option
 
 
 @click.command(name="report")
 @click.argument("store", type=click.Path(dir_okay=False))
-@click.option(
-    "-o",
-    "--output",
+@output_option(
     required=True,
-    type=click.Path(dir_okay=False),
-    callback=output_file,
     help="report.html (one self-contained page) or report.md (figures in "
     "report_figures/ beside it; an existing folder of that name is replaced "
     "only if an earlier report wrote it).",

@@ -7,13 +7,19 @@ Prints the metrics table of the schedule (recomputed from it by
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 import click
 from rich.table import Table
 
 from optsched.cli.console import echo
-from optsched.cli.options import input_options, load_instance, output_file
+from optsched.cli.options import (
+    input_options,
+    load_instance,
+    option_group,
+    output_option,
+)
 from optsched.console import wide_console
 from optsched.heuristics import (
     ALLOCATION_RULES,
@@ -95,9 +101,37 @@ optimistic:f=lpt,g=fifo, lpt-back, fit:f=spt,placement=fastest
 """
 
 
-def simulation_options(command: Any) -> Any:
-    """Options shared by ``simulate`` and ``compare``."""
-    options = [
+@dataclass(frozen=True, slots=True)
+class SimulationOptions:
+    """The options of :func:`simulation_options`, as one command argument."""
+
+    seed: int
+    oracle: bool
+    kill_at_estimate: bool
+    allocation_rule: str
+    migration: bool
+
+    def policy(self, spec: str) -> Policy:
+        """The policy ``spec`` names, made an oracle with ``--oracle``."""
+        policy = parse_policy(spec)
+        return dataclasses.replace(policy, oracle=True) if self.oracle else policy
+
+    def run_options(self) -> dict[str, Any]:
+        """Keyword arguments of :func:`optsched.heuristics.simulate` (with its
+        progress bar: a command's run is watched)."""
+        return {
+            "seed": self.seed,
+            "kill_at_estimate": self.kill_at_estimate,
+            "allocation_rule": self.allocation_rule,
+            "migration": self.migration,
+            "progress": True,
+        }
+
+
+simulation_options = option_group(
+    "simulation",
+    SimulationOptions,
+    [
         click.option(
             "--seed",
             type=int,
@@ -128,16 +162,10 @@ def simulation_options(command: Any) -> Any:
             is_flag=True,
             help="Contiguous machines: compact running jobs when no range fits.",
         ),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
-
-
-def policy_for(spec: str, oracle: bool) -> Policy:
-    """The policy a spec names, made an oracle with ``--oracle``."""
-    policy = parse_policy(spec)
-    return dataclasses.replace(policy, oracle=True) if oracle else policy
+    ],
+)
+"""Options shared by ``simulate`` and ``compare``; the command receives them
+as one :class:`SimulationOptions`, ``simulation``."""
 
 
 def exact(value: float) -> str:
@@ -219,14 +247,7 @@ def _write(result: SimulationResult, instance: Instance, path: str, fmt: str) ->
     help="Policy spec (see below).",
 )
 @simulation_options
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False),
-    default=None,
-    callback=output_file,
-    help="Write the schedule to this file.",
-)
+@output_option("--output", "-o", help="Write the schedule to this file.")
 @click.option(
     "--schedule-format",
     type=click.Choice(SCHEDULE_FORMATS),
@@ -239,11 +260,7 @@ def _write(result: SimulationResult, instance: Instance, path: str, fmt: str) ->
 def command(
     file: str,
     policy: str,
-    seed: int,
-    oracle: bool,
-    kill_at_estimate: bool,
-    allocation_rule: str,
-    migration: bool,
+    simulation: SimulationOptions,
     output: str | None,
     schedule_format: str | None,
     **input_kwargs: Any,
@@ -255,17 +272,9 @@ def command(
     are respected. --format is the input format; --schedule-format the
     output's.
     """
-    chosen = policy_for(policy, oracle)
+    chosen = simulation.policy(policy)
     instance = load_instance(file, **input_kwargs)
-    result = simulate(
-        instance,
-        chosen,
-        seed=seed,
-        kill_at_estimate=kill_at_estimate,
-        allocation_rule=allocation_rule,
-        migration=migration,
-        progress=True,
-    )
+    result = simulate(instance, chosen, **simulation.run_options())
     summary = summarize(instance, result.schedule)
     title = f"{result.schedule.producer} on {instance.name or file}"
     console = wide_console()

@@ -17,20 +17,13 @@ from typing import Any
 import click
 
 from optsched.cli.console import echo
-from optsched.cli.options import input_options, load_instance, output_file
+from optsched.cli.options import input_options, load_instance, native_output
 from optsched.errors import InputError
 
 
 @click.command("window")
 @click.argument("trace_file", metavar="TRACE", type=click.Path(dir_okay=False))
-@click.option(
-    "-o",
-    "--output",
-    required=True,
-    type=click.Path(dir_okay=False),
-    callback=output_file,
-    help="Native JSON instance file to write.",
-)
+@native_output
 @click.option(
     "--workload-format",
     type=click.Choice(("native", "batsim")),

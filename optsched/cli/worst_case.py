@@ -6,7 +6,7 @@ import click
 from rich.table import Table
 
 from optsched.cli.console import echo
-from optsched.cli.options import output_folder
+from optsched.cli.options import output_option
 from optsched.console import console as make_console
 from optsched.instance import ALLOCATIONS
 from optsched.worstcase.measure import ESTIMATE_MODES, MEASURES, Space
@@ -142,12 +142,8 @@ def _versus_table(rows: list[tuple[str, str, Counterexample | None]]) -> Table:
     "SPEC: local-search evaluations, and one Hypothesis example per 20).",
 )
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(file_okay=False),
-    default=None,
-    callback=output_folder,
+@output_option(
+    folder=True,
     help="Folder for the instance JSON, a summary and Gantt PNGs of both schedules.",
 )
 def command(

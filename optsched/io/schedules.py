@@ -97,7 +97,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from optsched.errors import InputError, shown
 from optsched.instance import Instance
@@ -203,23 +203,27 @@ def _csv_rows(schedule: Schedule, instance: Instance | None) -> Iterator[list[st
         + (["piece", "switch"] if with_pieces else [])
         + (["lost"] if with_lost else [])
     )
+
+    def row(
+        job_id: int, run: Placement | Piece, size: str, moves: Moves, extra: list[str]
+    ) -> list[str]:
+        """One CSV row; ``extra``: its ``piece``/``switch`` and ``lost`` cells,
+        each when its column is written."""
+        resources = format_resources(run.processors)
+        cells = [str(job_id), str(run.start), str(run.end), size, resources]
+        if with_killed:
+            cells.append("1" if job_id in schedule.killed else "0")
+        if with_moves:
+            cells.append(format_moves(moves))
+        return cells + extra
+
     rows = []
     for job_id, runs in schedule.lost.items():
         for k, run in enumerate(runs, start=1):
-            row = [
-                str(job_id),
-                str(run.start),
-                str(run.end),
-                str(len(run.processors)) if run.processors is not None else "",
-                format_resources(run.processors),
-            ]
-            if with_killed:
-                row.append("1" if job_id in schedule.killed else "0")
-            if with_moves:
-                row.append(format_moves(run.moves))
-            if with_pieces:
-                row += ["0", "0"]
-            rows.append((run.start, job_id, -k, [*row, str(k)]))
+            size = str(len(run.processors)) if run.processors is not None else ""
+            extra = ["0", "0", str(k)] if with_pieces else [str(k)]
+            cells = row(job_id, run, size, run.moves, extra)
+            rows.append((run.start, job_id, -k, cells))
     for job_id, placement in _ordered(schedule):
         if job_id in sizes and not sizes[job_id].modes:
             size = str(sizes[job_id].size)
@@ -231,25 +235,13 @@ def _csv_rows(schedule: Schedule, instance: Instance | None) -> Iterator[list[st
             Piece(placement.start, placement.end, placement.processors),
         )
         for k, piece in enumerate(pieces):
-            row = [
-                str(job_id),
-                str(piece.start),
-                str(piece.end),
-                size,
-                format_resources(piece.processors),
-            ]
-            if with_killed:
-                row.append("1" if job_id in schedule.killed else "0")
-            if with_moves:
-                row.append(format_moves(placement.moves))
-            if with_pieces:
-                row += [str(k), str(piece.switch)]
-            if with_lost:
-                row.append("0")
-            rows.append((piece.start, job_id, k, row))
+            extra = [str(k), str(piece.switch)] if with_pieces else []
+            extra += ["0"] if with_lost else []
+            cells = row(job_id, piece, size, placement.moves, extra)
+            rows.append((piece.start, job_id, k, cells))
     # Pieces in time order: the file reads as a log of what ran when.
-    for *_, row in sorted(rows, key=lambda r: r[:3]):
-        yield row
+    for *_, cells in sorted(rows, key=lambda r: r[:3]):
+        yield cells
 
 
 def _stretch(turnaround: int, execution: int) -> str:
@@ -446,18 +438,29 @@ def write_schedule(
         handle.write(text)
 
 
-def _write_pair(path: str | Path, text: str, second: Path, second_text: str) -> None:
+def _write_pair(
+    path: str | Path,
+    text: str,
+    second: Path,
+    second_text: str,
+    *,
+    second_newline: str | None = "",
+) -> None:
     """Write ``text`` to ``path`` and ``second_text`` to ``second``, atomically.
 
     Both are complete temporary files before either is renamed (``second``
     first); an error leaves neither, and removes ``second`` when ``path``
-    could not be renamed after it.
+    could not be renamed after it (it would describe nothing).
+    ``second_newline`` is the ``newline`` ``second`` is opened with (``""``:
+    written as given, as ``path`` is).
     """
     renamed = False
     try:
         with atomic_write(path, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
-            with atomic_write(second, "w", encoding="utf-8", newline="") as other:
+            with atomic_write(
+                second, "w", encoding="utf-8", newline=second_newline
+            ) as other:
                 other.write(second_text)
             renamed = True
     except BaseException:
@@ -532,20 +535,14 @@ def write_with_provenance(path: str | Path, text: str, producer: str) -> None:
     are complete (the sidecar first), so that an error leaves neither half
     written; a sidecar renamed but whose CSV then failed is removed.
     """
-    sidecar = provenance_path(path)
-    renamed = False
-    try:
-        with atomic_write(path, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            with atomic_write(sidecar, "w", encoding="utf-8") as side:
-                side.write(provenance_text(path, text, producer))
-            renamed = True
-    except BaseException:
-        if renamed:
-            # The CSV was not renamed: its sidecar would describe nothing.
-            with contextlib.suppress(OSError):
-                sidecar.unlink()
-        raise
+    # The sidecar is JSON text, opened with the platform's line ends.
+    _write_pair(
+        path,
+        text,
+        provenance_path(path),
+        provenance_text(path, text, producer),
+        second_newline=None,
+    )
 
 
 def read_provenance(path: Path, text: str) -> str | None:
@@ -937,6 +934,25 @@ def _read_csv(text: str, path: Path, batsim: bool) -> Schedule:
     return schedule
 
 
+_Numbered = TypeVar("_Numbered", bound=tuple[Any, ...])
+
+
+def _unseen(
+    rows: dict[int, dict[int, _Numbered]], job_id: int, index: int, what: str, row: _Row
+) -> dict[int, _Numbered]:
+    """The numbered rows of ``job_id`` read so far, which must not hold
+    ``index`` yet (each row is kept with its line last)."""
+    mine = rows.setdefault(job_id, {})
+    if index in mine:
+        raise InputError(
+            f"job {job_id} {what} {index} appears twice (first at line "
+            f"{mine[index][-1]})",
+            row.path,
+            row.line,
+        )
+    return mine
+
+
 class _LostRows:
     """Rows of a CSV with a ``lost`` column: ``0`` (or empty) for a job's
     complete run, ``k >= 1`` for its ``k``-th run killed by an outage."""
@@ -950,14 +966,7 @@ class _LostRows:
         index = _bounded_index(row["lost"] or "0", "lost", row.path, row.line)
         if index == 0:
             return False
-        mine = self.rows.setdefault(job_id, {})
-        if index in mine:
-            raise InputError(
-                f"job {job_id} lost attempt {index} appears twice (first at line "
-                f"{mine[index][1]})",
-                row.path,
-                row.line,
-            )
+        mine = _unseen(self.rows, job_id, index, "lost attempt", row)
         mine[index] = (placement, row.line)
         return True
 
@@ -990,14 +999,7 @@ class _PieceRows:
     def add(self, job_id: int, row: _Row, placement: Placement, killed: bool) -> None:
         index = _bounded_index(row["piece"], "piece", row.path, row.line)
         switch = _bounded_index(row["switch"] or "0", "switch", row.path, row.line)
-        mine = self.rows.setdefault(job_id, {})
-        if index in mine:
-            raise InputError(
-                f"job {job_id} piece {index} appears twice (first at line "
-                f"{mine[index][3]})",
-                row.path,
-                row.line,
-            )
+        mine = _unseen(self.rows, job_id, index, "piece", row)
         piece = Piece(placement.start, placement.end, placement.processors, switch)
         mine[index] = (placement, piece, killed, row.line)
 
@@ -1140,6 +1142,12 @@ def _read_json(text: str, path: Path) -> Schedule:
     return schedule
 
 
+_ATTEMPT_KEYS = frozenset({"start", "end", "processors", "moves"})
+"""The keys of a lost attempt in a JSON schedule."""
+_PIECE_KEYS = frozenset({"start", "end", "processors", "switch"})
+"""The keys of a piece in a JSON schedule."""
+
+
 def _json_attempts(
     attempts: object,
     job_id: int,
@@ -1148,22 +1156,64 @@ def _json_attempts(
     fail: Callable[[JsonPath, str], InputError],
 ) -> tuple[Placement, ...]:
     """The ``lost`` list of a placement: attempts killed by outages."""
-    if not isinstance(attempts, list):
-        raise fail((*where, "lost"), f"{label}: lost: expected a list")
+    below = functools.partial(_fail_below, fail, where)
     runs = []
-    for k, attempt in enumerate(attempts):
-        at: JsonPath = (*where, "lost", k)
-        name = f"{label}: lost[{k}]"
-        if not isinstance(attempt, dict):
-            raise fail(at, f"{name}: expected an object")
-        extra = sorted(set(attempt) - {"start", "end", "processors", "moves"})
-        if extra:
-            raise fail((*at, extra[0]), f"{name}: unknown key {shown(extra[0])}")
+    for at, name, attempt in _json_objects(
+        attempts, "lost", below, label, f"{label}: lost", _ATTEMPT_KEYS
+    ):
         _, run, _ = _json_placement(
-            {**attempt, "job": job_id}, name, functools.partial(_fail_below, fail, at)
+            {**attempt, "job": job_id}, name, functools.partial(_fail_below, below, at)
         )
         runs.append(run)
     return tuple(runs)
+
+
+def _json_objects(
+    items: object,
+    key: str,
+    fail: Callable[[JsonPath, str], InputError],
+    label: str,
+    item_label: str,
+    keys: frozenset[str],
+) -> Iterator[tuple[JsonPath, str, dict[str, Any]]]:
+    """Each object of a JSON list, with its path and label.
+
+    Parameters
+    ----------
+    items
+        The value of ``key`` in the object ``label``.
+    key
+        The list's key: the paths given to ``fail`` start with it.
+    fail
+        Makes the error of a path below the object ``label``.
+    label, item_label
+        Name the object in messages (``placements[0]``) and the list's
+        items (``placements[0].pieces``, followed by ``[k]``).
+    keys
+        The keys an item may have.
+
+    Yields
+    ------
+    tuple
+        ``(path, label, item)`` of each item in order.
+
+    Raises
+    ------
+    InputError
+        (From ``fail``.) ``items`` is not a list; or, when the iteration
+        reaches it, an item is not an object or has a key not in ``keys``.
+    """
+    if not isinstance(items, list):
+        raise fail((key,), f"{label}: {key}: expected a list")
+    for k, item in enumerate(items):
+        where: JsonPath = (key, k)
+        name = f"{item_label}[{k}]"
+        if not isinstance(item, dict):
+            raise fail(where, f"{name}: expected an object")
+        unknown = sorted(set(item) - keys)
+        if unknown:
+            raise fail((*where, unknown[0]), f"{name}: unknown key {shown(unknown[0])}")
+        yield where, name, item
 
 
 def _fail_below(
@@ -1254,17 +1304,10 @@ def _json_pieces(
     items: object, label: str, fail: Callable[[JsonPath, str], InputError]
 ) -> tuple[Piece, ...]:
     """The ``pieces`` list of a placement (empty when not preempted)."""
-    if not isinstance(items, list):
-        raise fail(("pieces",), f"{label}: pieces: expected a list")
     pieces = []
-    for k, item in enumerate(items):
-        where: JsonPath = ("pieces", k)
-        name = f"{label}.pieces[{k}]"
-        if not isinstance(item, dict):
-            raise fail(where, f"{name}: expected an object")
-        unknown = sorted(set(item) - {"start", "end", "processors", "switch"})
-        if unknown:
-            raise fail((*where, unknown[0]), f"{name}: unknown key {shown(unknown[0])}")
+    for where, name, item in _json_objects(
+        items, "pieces", fail, label, f"{label}.pieces", _PIECE_KEYS
+    ):
         times = []
         for key in ("start", "end", "switch"):
             value = item.get(key, 0 if key == "switch" else None)

@@ -696,8 +696,8 @@ def _build_jobs(
     """Jobs kept, the skip report, and how many kept jobs have no estimate."""
     col = table.astype(np.int64).T  # col[k] is SWF field k + 1
     submit, runtime = col[1], col[3]
-    size = _size(col[4], col[7], rules.size_field)
-    estimate = _estimate(col[8], runtime, rules.estimate_rule)
+    size = _by_rule(rules.size_field, {"allocated": col[4], "requested": col[7]})
+    estimate = _by_rule(rules.estimate_rule, {"requested": col[8], "runtime": runtime})
     status = np.where(col[_STATUS] < 0, -1, col[_STATUS])
     unselected = (
         None
@@ -735,20 +735,13 @@ def _build_jobs(
     return _make_jobs(columns, len(keep)), skipped, fallback
 
 
-def _size(allocated: np.ndarray, requested: np.ndarray, rule: str) -> np.ndarray:
-    if rule == "allocated":
-        return allocated
-    if rule == "requested":
-        return requested
-    return np.where(allocated > 0, allocated, requested)
-
-
-def _estimate(requested: np.ndarray, runtime: np.ndarray, rule: str) -> np.ndarray:
-    if rule == "runtime":
-        return runtime
-    if rule == "requested":
-        return requested
-    return np.where(requested > 0, requested, runtime)
+def _by_rule(rule: str, columns: dict[str, np.ndarray]) -> np.ndarray:
+    """The column ``rule`` names; ``auto``: the first of the two ``columns``
+    where it is positive, the second elsewhere (a missing value is <= 0)."""
+    if rule in columns:
+        return columns[rule]
+    first, second = columns.values()
+    return np.where(first > 0, first, second)
 
 
 def _any_mask(reasons: list[tuple[str, np.ndarray | None]], n: int) -> np.ndarray:

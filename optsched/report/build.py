@@ -110,26 +110,26 @@ def _number(x: object) -> float | None:
     return float(x)  # type: ignore[arg-type]
 
 
-def fmt_ratio(x: object) -> str:
-    """Ratio with 4 decimals; ``∞`` for infinity, ``—`` when unknown."""
+def _formatted(x: object, finite: Callable[[float], str]) -> str:
+    """``finite(x)``; ``∞`` for infinity, ``—`` when unknown."""
     value = _number(x)
     if value is None or math.isnan(value):
         return MISSING
     if math.isinf(value):
         return "∞"
-    return f"{value:.4f}"
+    return finite(value)
+
+
+def fmt_ratio(x: object) -> str:
+    """Ratio with 4 decimals; ``∞`` for infinity, ``—`` when unknown."""
+    return _formatted(x, lambda value: f"{value:.4f}")
 
 
 def fmt_value(x: object) -> str:
     """Objective value or bound: integers as integers, else 3 decimals."""
-    value = _number(x)
-    if value is None or math.isnan(value):
-        return MISSING
-    if math.isinf(value):
-        return "∞"
-    if value.is_integer():
-        return str(int(value))
-    return f"{value:.3f}"
+    return _formatted(
+        x, lambda value: str(int(value)) if value.is_integer() else f"{value:.3f}"
+    )
 
 
 def fmt_interval(low: object, high: object) -> str:

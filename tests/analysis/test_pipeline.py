@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from support.paths import DATA, REPO
 
 import optsched.bench.tasks as tasks_module
 from optsched.bench.analysis import analyse_instance
@@ -26,7 +27,6 @@ from optsched.cli import main
 from optsched.instance import Instance
 from optsched.io.native import instance_from_dict
 
-DATA = Path(__file__).resolve().parent / "data"
 RECORDED = DATA / "swf" / "recorded.swf"
 
 # The instance of the issue: job 1 (estimate 8 < run time 12) would overrun
@@ -220,7 +220,7 @@ def test_gap_leaves_out_default_policies_that_do_not_run_on_the_machine() -> Non
     # Speeds: conservative and best-package do not run there. The default
     # list adapts (each left out with its reason); a list the user names is
     # refused before any work, exit 2, one line naming the policy.
-    kth = Path(__file__).resolve().parents[1] / "instances" / "kth_20.json"
+    kth = REPO / "instances" / "kth_20.json"
     adapted = _gap(str(kth), "--speeds", "50x1,50x2", "--time-limit", "1")
     assert adapted.exit_code == 0, adapted.output
     assert "left out conservative: policy 'conservative' does not run" in (

@@ -3,7 +3,7 @@
 The stubs stand in for simulation and solving so that these tests check the
 harness alone: one row per task, failures recorded (a task that raises, a
 worker process that dies), interrupted runs resumed. The real task function,
-the process pool and Dask run in tests/test_bench_run.py.
+the process pool and Dask run in tests/bench/test_bench_run.py.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from support.bench import fake
+from support.paths import DATA
 
 from optsched.bench import Store, run_suite
 from optsched.bench.executor import run_safely
@@ -31,46 +33,8 @@ from optsched.bench.tasks import (
 )
 from optsched.instance import Instance
 
-SUITE = Path(__file__).resolve().parent / "data" / "suites" / "tiny.toml"
+SUITE = DATA / "suites" / "tiny.toml"
 TIMING = ["runtime", "started", "finished"]
-
-
-def fake(task: Task, instance: Instance) -> dict[str, Any]:
-    """Numbers that depend on the task and its instance only.
-
-    A solver bounds the window by its work W: ``[W, W + 10]``. A policy
-    measures every objective of its task: ``(W + 10 + len(name)) * k`` for
-    the k-th objective (1-based).
-    """
-    work = float(sum(j.runtime for j in instance.jobs))
-    if task.kind == "solver":
-        return {
-            "status": "FEASIBLE",
-            "value": work + 10,
-            "lower": work,
-            "lower_method": "sum",
-            "upper": work + 10,
-            "upper_source": task.name,
-            "bounds": to_json({"sum": work}),
-            "metrics": to_json({"jobs": len(instance.jobs)}),
-            "schedule": None,
-            "runtime": 0.0,
-        }
-    base = work + 10 + len(task.name)
-    objectives = task.params["objectives"]
-    return {
-        "status": "OK",
-        "value": None,
-        "values": to_json({o: base * k for k, o in enumerate(objectives, 1)}),
-        "lower": None,
-        "lower_method": None,
-        "upper": None,
-        "upper_source": None,
-        "bounds": to_json({}),
-        "metrics": to_json({"jobs": len(instance.jobs)}),
-        "schedule": None,
-        "runtime": 0.0,
-    }
 
 
 def failing_on_easy(task: Task, instance: Instance) -> dict[str, Any]:

@@ -21,6 +21,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from support import paths
+from support.paths import REPO
 
 from optsched.analysis.gap import lost_work
 from optsched.bench import Store, run_suite
@@ -33,8 +35,7 @@ from optsched.io.schedules import read_schedule
 from optsched.metrics import summarize
 from optsched.objective import Objective
 
-DATA = Path(__file__).resolve().parent / "data" / "suites"
-REPO = Path(__file__).resolve().parent.parent
+DATA = paths.DATA / "suites"
 TIMING = ["runtime", "started", "finished"]
 
 

@@ -6,11 +6,11 @@ import json
 import math
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from support.bench import policy, row, solver
 
 from optsched.bench.store import (
     COLUMN_NAMES,
@@ -42,55 +42,6 @@ NEW_IN_VERSION_3 = ("incomplete",)
 W0 = {"window": "first=0,jobs=5,state=none", "window_index": 0}
 W1 = {"window": "first=5,jobs=5,state=none", "window_index": 1}
 W2 = {"window": "first=10,jobs=5,state=none", "window_index": 2}
-
-
-def row(task_id: str, **fields: Any) -> dict[str, Any]:
-    """A complete task row with neutral defaults (a policy row)."""
-    base: dict[str, Any] = dict.fromkeys(COLUMN_NAMES)
-    base.update(
-        task_id=task_id,
-        suite="s",
-        trace="t.swf",
-        trace_sha256="ab" * 32,
-        window="first=0,jobs=5,state=none",
-        window_index=0,
-        kind="policy",
-        name="fcfs",
-        objective="",
-        params='{"objectives":["cmax","wct:one"],"seed":0}',
-        status="OK",
-        runtime=0.01,
-    )
-    base.update(fields)
-    return base
-
-
-def policy(
-    task_id: str, name: str, values: dict[str, float], **fields: Any
-) -> dict[str, Any]:
-    """A policy row: simulated once, one value per objective, no ``value``."""
-    fields.setdefault("status", "OK")
-    fields.setdefault("params", to_json({"objectives": list(values), "seed": 0}))
-    return row(task_id, name=name, values=to_json(values), **fields)
-
-
-def solver(
-    task_id: str, lower: float | None, upper: float | None, **fields: Any
-) -> dict[str, Any]:
-    fields.setdefault("status", "FEASIBLE")
-    fields.setdefault("objective", "cmax")
-    return row(
-        task_id,
-        kind="solver",
-        name="cpsat",
-        params='{"time_limit":5.0,"workers":1}',
-        value=upper,
-        lower=lower,
-        lower_method="cpsat" if lower is not None else None,
-        upper=upper,
-        upper_source="cpsat" if upper is not None else None,
-        **fields,
-    )
 
 
 def test_new_store_schema(tmp_path: Path) -> None:
@@ -202,7 +153,7 @@ def test_task_rows_are_typed(tmp_path: Path) -> None:
 
 
 def test_instances_are_kept_once_by_content(tmp_path: Path) -> None:
-    from builders import make
+    from support.builders import make
 
     path = tmp_path / "r.sqlite"
     one = make(4, [(0, 2, 5), (1, 4, 3)])

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import swf_job, write_swf
+from support.paths import DATA, REPO, swf_job, write_swf
 
 from optsched.bench.suite import (
     DEFAULT_SOLVER_WORKERS,
@@ -21,9 +21,8 @@ from optsched.cli import main
 from optsched.errors import InputError
 from optsched.windows.selection import WindowRule
 
-SUITES = Path(__file__).resolve().parent / "data" / "suites"
+SUITES = DATA / "suites"
 TINY_SHA = "9e14461f496eed16602d27d7be0fa80d82bd25132a09329e1884eec709a91315"
-REPO = Path(__file__).resolve().parent.parent
 
 HEAD = 'policies = ["fcfs", "easy"]\nobjectives = ["cmax", "wct"]\n\n'
 SUITE = '[suite]\nname = "t"\n\n'

@@ -30,6 +30,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from support.paths import DATA, REPO, TESTS
 
 from optsched.bench import Store, run_suite
 from optsched.bench.executor import Interrupted
@@ -38,10 +39,8 @@ from optsched.bench.tasks import Task, starved
 from optsched.cli import main
 from optsched.instance import Instance
 
-REPO = Path(__file__).resolve().parent.parent
-TESTS = Path(__file__).resolve().parent
 KTH_50 = REPO / "instances" / "kth_50.json"
-TINY = TESTS / "data" / "suites" / "tiny.toml"
+TINY = DATA / "suites" / "tiny.toml"
 OPTSCHED = [str(Path(sys.executable).with_name("optsched"))]
 LINUX = sys.platform.startswith("linux")
 
@@ -150,7 +149,7 @@ def test_a_signal_stops_bench_mid_solve_and_the_solve_is_provisional(
 
 def counting(calls: list[str]) -> Any:
     """A quick stand-in task function that lists the kinds it ran."""
-    from test_bench_executor import fake
+    from support.bench import fake
 
     def run(task: Task, instance: Instance) -> dict[str, Any]:
         calls.append(task.kind)
@@ -232,7 +231,7 @@ def test_library_ctrl_c_returns_the_best_so_far_and_keeps_ctrl_c_working() -> No
 def interrupted_solver(task: Task, instance: Instance) -> dict[str, Any]:
     """A stand-in solver that is Ctrl-C'd and returns its best so far, as
     CP-SAT and HiGHS do; policies as the stub."""
-    from test_bench_executor import fake
+    from support.bench import fake
 
     row = fake(task, instance)
     if task.kind != "solver":
@@ -376,22 +375,12 @@ def test_workers_and_resource_tracker_die_with_a_killed_parent(
 # --------------------------------------------------------------------------
 
 
-def logging_task(task: Task, instance: Instance) -> dict[str, Any]:
-    """The stub, slowed down, appending each computed task id to a log."""
-    from test_bench_executor import fake
-
-    time.sleep(0.1)
-    with open(os.environ["OPTSCHED_TEST_LOG"], "a") as log:
-        log.write(f"{task.task_id}\n")
-    return fake(task, instance)
-
-
 def test_two_runs_on_one_store_compute_each_task_once(tmp_path: Path) -> None:
     store = tmp_path / "r.sqlite"
     log = tmp_path / "log"
     code = (
         "from optsched.bench import run_suite\n"
-        "from test_reliability_interrupts import logging_task\n"
+        "from support.bench import logging_task\n"
         f"s = run_suite({str(TINY)!r}, {str(store)!r}, task_function=logging_task)\n"
         "print(s.ran, s.elsewhere, s.remaining)\n"
     )
@@ -438,7 +427,7 @@ def test_claims(tmp_path: Path) -> None:
         db.commit()
         db.close()
         assert mine.claim("a") == CLAIMED
-        from test_bench_store import policy
+        from support.bench import policy
 
         mine.insert(policy("a", "fcfs", {"cmax": 1.0}))
         assert other.claim("a") == DONE
@@ -498,7 +487,7 @@ def test_deterministic_is_a_solver_task_parameter() -> None:
 def test_a_schema_2_store_is_migrated_and_its_interrupted_rows_rerun(
     tmp_path: Path,
 ) -> None:
-    from test_bench_store import policy, solver
+    from support.bench import policy, solver
 
     path = tmp_path / "v2.sqlite"
     v2 = [(name, kind) for name, kind in COLUMNS if name != "incomplete"]

@@ -8,6 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from support import paths
 
 from optsched.check import Violation, check_schedule
 from optsched.cli import main
@@ -16,7 +17,7 @@ from optsched.io.native import write_native
 from optsched.io.schedules import write_schedule
 from optsched.schedule import Placement, Schedule
 
-DATA = Path(__file__).parent / "data" / "schedules"
+DATA = paths.DATA / "schedules"
 
 
 def _instance(m: int, *jobs: Job, allocation: str = "any", blocks=()) -> Instance:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import trace_path
+from support.paths import trace_path
 
 from optsched.check import check_schedule
 from optsched.cli import main

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from conftest import DATA, INSTANCES, trace_path
+from support.paths import DATA, INSTANCES, trace_path
 
 from optsched.cli import main
 from optsched.cli.info import summarize
@@ -20,7 +20,7 @@ SWF = DATA / "swf"
 GOOD = SWF / "good.swf"
 RECORDED = SWF / "recorded.swf"
 
-# Job lines and skipped jobs of each real trace (tests/test_swf.py recomputes
+# Job lines and skipped jobs of each real trace (tests/io/test_swf.py recomputes
 # them from the files).
 REAL = {
     "KTH-SP2-1996-2.1-cln.swf": (28_476, 1),

@@ -2,7 +2,7 @@
 behind by a bad input.
 
 Each input is a mutant of a small real file (the mutations of
-tests/test_fuzz_readers.py) given to a command that writes an output
+tests/io/test_fuzz_readers.py) given to a command that writes an output
 (``window -o``, ``simulate -o``, ``bound -o --schedule-out``). The contract:
 either the command succeeds (exit 0), its output exists and, for a
 schedule, passes :func:`optsched.check.check_schedule` against the instance
@@ -20,10 +20,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fuzzing import fuzz_settings
 from hypothesis import given
 from hypothesis import strategies as st
-from test_fuzz_readers import mutants
+from support.fuzzing import fuzz_settings, mutants
 
 from optsched.check import check_schedule
 from optsched.cli import main

@@ -83,7 +83,7 @@ def test_simulate_output_formats(
 
 
 def test_simulate_window_of_a_trace(tmp_path: Path) -> None:
-    from conftest import trace_path
+    from support.paths import trace_path
 
     trace = trace_path("KTH-SP2-1996-2.1-cln.swf")
     args = ["simulate", str(trace), "-p", "fcfs", "--first-job", "0", "--jobs", "2000"]

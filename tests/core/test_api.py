@@ -10,11 +10,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from support.paths import REPO
 
 import optsched
 from optsched.cli import main
 
-REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
 KTH = REPO / "instances" / "kth_20.json"
 SCRIPT = Path(sys.executable).parent / "optsched"

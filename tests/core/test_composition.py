@@ -1,5 +1,5 @@
-"""The composition matrix: every feature alone and every pair of features
-either works end to end or is refused at input by one entry of
+"""The composition matrix: every feature alone, every pair of features and
+a sample of the triples either works end to end or is refused at input by one entry of
 :data:`optsched.combinations.INPUT_REFUSALS`.
 
 The five stages (``simulate`` with every policy that takes the combination,
@@ -24,6 +24,7 @@ from support.composition import (
     run_pipeline,
     works,
 )
+from support.paths import REPO
 
 from optsched.combinations import INPUT_REFUSALS, refusal_for, refusals_markdown
 from optsched.families import FEATURES as TABLE
@@ -39,6 +40,17 @@ COMBINATIONS = [(f,) for f in FEATURES] + list(itertools.combinations(FEATURES, 
 
 def _named(features: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(TABLE_NAME.get(f, f) for f in features)
+
+
+TRIPLES = [
+    t
+    for t in itertools.combinations(FEATURES, 3)
+    if not any(refusal_for(_named(pair)) for pair in itertools.combinations(t, 2))
+][::8]
+"""Every eighth of the triples none of whose pairs is refused (those that
+make sense as one machine), each feature in several of them;
+``benchmarks/composition/TRIPLES.md`` records every triple of instance
+features."""
 
 
 def _refused_at_input(outcomes: dict[str, Outcome]) -> str | None:
@@ -61,7 +73,7 @@ def _summary(outcomes: dict[str, Outcome]) -> str:
     )
 
 
-@pytest.mark.parametrize("features", COMBINATIONS, ids="+".join)
+@pytest.mark.parametrize("features", COMBINATIONS + TRIPLES, ids="+".join)
 def test_every_combination_works_or_is_refused_at_input(
     features: tuple[str, ...],
 ) -> None:
@@ -88,7 +100,6 @@ def test_the_refusals_name_features_of_the_table() -> None:
 
 
 def test_the_user_guide_shows_the_refusals() -> None:
-    from pathlib import Path
 
-    guide = Path(__file__).resolve().parents[1] / "docs" / "guide" / "composition.md"
+    guide = REPO / "docs" / "guide" / "composition.md"
     assert refusals_markdown() in guide.read_text()

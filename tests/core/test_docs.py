@@ -11,12 +11,11 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import re
-from pathlib import Path
 from types import ModuleType
 
 import pytest
+from support.paths import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
 
 
@@ -62,7 +61,7 @@ def test_the_top_level_page_renders_every_lazy_function() -> None:
 
 
 def test_the_home_page_example_is_the_readme_example() -> None:
-    # The README's block is run by tests/test_api.py; the copy must not drift.
+    # The README's block is run by tests/core/test_api.py; the copy must not drift.
     (readme,) = _python_blocks((REPO / "README.md").read_text())
     (home,) = _python_blocks((DOCS / "index.md").read_text())
     assert home == readme

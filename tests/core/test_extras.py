@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from support import paths
 
 from optsched.cli import main
 from optsched.extras import MissingExtra, require
 
-DATA = Path(__file__).resolve().parent / "data" / "suites"
+DATA = paths.DATA / "suites"
 
 
 def test_require_returns_the_module() -> None:

@@ -9,9 +9,9 @@ after some jobs, gets a processor set for every job and passes the checker.
 from __future__ import annotations
 
 import pytest
-from builders import make
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.builders import make
 
 from optsched.check import check_schedule
 from optsched.instance import BusyBlock, Instance, Job, Machine

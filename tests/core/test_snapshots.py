@@ -30,7 +30,7 @@ first job that differs.
 
 Regenerate the snapshots (after a deliberate change of behaviour only)::
 
-    OPTSCHED_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest -q tests/test_snapshots.py
+    OPTSCHED_UPDATE_SNAPSHOTS=1 .venv/bin/pytest -q tests/core/test_snapshots.py
 
 The tests then write the files when the module's tests end (dropping the
 entries of cases that no longer exist) and pass; a schedule that fails the
@@ -40,7 +40,7 @@ Comparing two trees from a script (before and after a refactor): the case
 list and the recording are module-level functions, so::
 
     import sys
-    sys.path.insert(0, "tests")
+    sys.path[:0] = ["tests", "tests/core"]  # support, and this module
     from test_snapshots import cases, record
     records = {case.id: record(case) for case in cases()}
 
@@ -62,6 +62,8 @@ import pytest
 
 # The only coupling to the package's layout: a refactor that moves these
 # names changes these imports and nothing else in this file.
+from support.paths import DATA, INSTANCES
+
 from optsched.calendar import Calendar
 from optsched.check import check_schedule
 from optsched.heuristics import simulate
@@ -73,10 +75,8 @@ from optsched.schedule import Placement, Schedule
 from optsched.site.files import apply_site, read_site
 from optsched.topology.machines import MachineShape
 
-REPO = Path(__file__).resolve().parent.parent
-INSTANCES = REPO / "instances"
 SITES = INSTANCES / "sites"
-SNAPSHOTS = Path(__file__).resolve().parent / "data" / "snapshots"
+SNAPSHOTS = DATA / "snapshots"
 UPDATE_VARIABLE = "OPTSCHED_UPDATE_SNAPSHOTS"
 
 

@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.paths import REPO
 
 from optsched.check import check_schedule
 from optsched.cli import main
@@ -24,7 +25,7 @@ from optsched.metrics import makespan
 from optsched.models.rigid.bounds import area_bound
 from optsched.models.rigid.enumerate import solve_exact
 
-INSTANCES = Path(__file__).resolve().parent.parent / "instances" / "perfect"
+INSTANCES = REPO / "instances" / "perfect"
 
 
 @st.composite

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from procset import ProcInt, ProcSet
+from support.paths import REPO
 
 from optsched.check import check_schedule
 from optsched.cli import main
@@ -33,7 +34,7 @@ from optsched.io.schedules import schedule_format_for, write_schedule
 from optsched.metrics import summarize
 from optsched.schedule import Placement, ProcessorSet, Schedule
 
-ROOT = Path(__file__).parent.parent
+ROOT = REPO
 KTH_20 = ROOT / "instances" / "kth_20.json"
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from click.testing import CliRunner, Result
+from support.paths import DATA, REPO
 
 from optsched.bench import Store, run_suite
 from optsched.check import check_schedule
@@ -31,9 +32,8 @@ from optsched.metrics import summarize
 from optsched.objective import Objective
 from optsched.schedule import Placement, Schedule
 
-REPO = Path(__file__).resolve().parent.parent
 KTH = REPO / "instances" / "kth_20.json"
-SUITES = Path(__file__).resolve().parent / "data" / "suites"
+SUITES = DATA / "suites"
 SCHEDULE_DTYPES = {
     "job_id": "int64",
     "start": "int64",

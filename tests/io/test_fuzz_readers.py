@@ -13,23 +13,21 @@ that allocates more than a few megabytes: a tiny file must not make a reader
 build per-processor or per-second structures.
 
 The library is called in-process for speed; the command line (exit status 2,
-one line on stderr) is covered in tests/test_reliability_readers.py. The
+one line on stderr) is covered in tests/io/test_reliability_readers.py. The
 regular run draws ``REGULAR_EXAMPLES`` inputs per test; ``pytest --fuzz``
-runs the campaign (tests/fuzzing.py).
+runs the campaign (tests/support/fuzzing.py).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import gzip
 import tracemalloc
 from pathlib import Path
 
 import pytest
-from conftest import DATA, INSTANCES
-from fuzzing import fuzz_settings, mutated
 from hypothesis import given
 from hypothesis import strategies as st
+from support.fuzzing import SEEDS, fuzz_settings, mutants
 
 from optsched.errors import InputError
 from optsched.instance import MAX_INTEGER, BusyBlock, Instance, Job, Machine
@@ -37,86 +35,7 @@ from optsched.io import read_trace
 
 pytestmark = pytest.mark.fuzz
 
-SEEDS: dict[str, tuple[bytes, ...]] = {
-    "json": tuple(
-        p.read_bytes()
-        for p in (
-            INSTANCES / "kth_20.json",
-            INSTANCES / "kth_20_recorded.json",
-            DATA / "json" / "tiny.json",
-            DATA / "json" / "contiguous.json",
-            DATA / "json" / "handwritten.json",
-        )
-    ),
-    "swf": tuple(
-        p.read_bytes()
-        for p in (
-            DATA / "swf" / "good.swf",
-            DATA / "swf" / "recorded.swf",
-            DATA / "suites" / "tiny.swf",
-        )
-    ),
-    "strip": tuple(p.read_bytes() for p in sorted((DATA / "strip").glob("*.txt"))),
-}
-ALL_SEEDS = tuple(seed for seeds in SEEDS.values() for seed in seeds)
-
-TOKENS = (
-    b"9" * 30,
-    b"9" * 5000,
-    str(2**63).encode(),
-    str(2**53).encode(),
-    str(2**53 + 1).encode(),
-    str(10**15).encode(),
-    b"1e12",
-    b"1e400",
-    b"-1e308",
-    b"1e-400",
-    b"NaN",
-    b"Infinity",
-    b"-0",
-    b"-1",
-    b"0",
-    b"1.5",
-    b"null",
-    b"true",
-    b'"x"',
-    b"[",
-    b"]",
-    b"{",
-    b"}",
-    b'"',
-    b",",
-    b":",
-    b";",
-    b"\n",
-    b" ",
-    b"\xe9",
-    b"\xff",
-    b"\x00",
-    b"\xef\xbb\xbf",
-    b"\x1b[2J",
-    b"\xf0\x9f\x98\x80",
-    b'"\\ud800"',
-    "\u00b2".encode(),
-    "\u0661".encode(),
-)
 MEMORY_CAP = 8_000_000  # bytes; the seeds are read with well under 1 MB
-
-
-@st.composite
-def mutants(draw: st.DrawFn, seeds: tuple[bytes, ...] = ALL_SEEDS) -> bytes:
-    """A seed file with one to four mutations, then maybe gzip (or bad gzip)."""
-    data = draw(mutated(seeds, TOKENS))
-    packing = draw(st.sampled_from(["plain"] * 6 + ["gzip", "cut gzip", "bad gzip"]))
-    if packing == "plain":
-        return data
-    packed = gzip.compress(data, mtime=0)
-    where = draw(st.integers(0, len(packed) - 1))
-    if packing == "cut gzip":
-        return packed[:where]
-    if packing == "bad gzip":
-        return packed[:where] + bytes([packed[where] ^ 0x5A]) + packed[where + 1 :]
-    return packed
 
 
 @pytest.fixture(scope="module")

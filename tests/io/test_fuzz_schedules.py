@@ -16,7 +16,7 @@ of billions of processors costs two integers (the checker never walks it),
 so no input here can take long or much memory.
 
 The regular run draws ``REGULAR_EXAMPLES`` inputs per test; ``pytest
---fuzz`` runs the campaign (tests/fuzzing.py).
+--fuzz`` runs the campaign (tests/support/fuzzing.py).
 """
 
 from __future__ import annotations
@@ -26,9 +26,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fuzzing import fuzz_settings, mutated
 from hypothesis import given
 from hypothesis import strategies as st
+from support.fuzzing import fuzz_settings, mutated
+from support.paths import DATA, REPO
 
 from optsched.bench.suite import Suite, load_suite
 from optsched.check import check_schedule
@@ -41,9 +42,8 @@ from optsched.schedule import Placement, Schedule
 
 pytestmark = pytest.mark.fuzz
 
-REPO = Path(__file__).resolve().parent.parent
 KTH = REPO / "instances" / "kth_20.json"
-SUITES = Path(__file__).resolve().parent / "data" / "suites"
+SUITES = DATA / "suites"
 INSTANCE = read(KTH)
 
 TOKENS = (

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import paths
 
 from optsched.errors import InputError
 from optsched.instance import BusyBlock, Instance, Job, Machine, Source, Window
@@ -24,7 +25,7 @@ from optsched.io.native import (
 )
 from optsched.moldable.speedup import parse_model
 
-DATA = Path(__file__).parent / "data" / "json"
+DATA = paths.DATA / "json"
 EXAMPLES = sorted(DATA.glob("*.json"))
 
 TINY = Instance(
@@ -114,7 +115,7 @@ def test_one_job_per_line() -> None:
 
 
 def test_real_window_with_recorded_busy_blocks_round_trips(tmp_path: Path) -> None:
-    from conftest import trace_path
+    from support.paths import trace_path
 
     from optsched.io import read_trace
     from optsched.windows.window import cut_window

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from conftest import DATA, INSTANCES
+from support.paths import DATA, INSTANCES
 
 from optsched.bench.suite import load_suite
 from optsched.bench.tasks import expand

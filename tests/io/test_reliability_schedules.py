@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from support.paths import DATA, REPO
 
 from optsched.bench.suite import load_suite
 from optsched.check import check_schedule
@@ -36,9 +37,7 @@ from optsched.schedule import (
     parse_processors,
 )
 
-REPO = Path(__file__).resolve().parent.parent
 KTH = REPO / "instances" / "kth_20.json"
-DATA = Path(__file__).resolve().parent / "data"
 TINY_SWF = DATA / "suites" / "tiny.swf"
 HEADER = "job_id,start,end,size,processors\n"
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import paths
 
 from optsched.check import check_schedule
 from optsched.errors import InputError
@@ -24,7 +25,7 @@ from optsched.io.schedules import (
 )
 from optsched.schedule import Placement, Schedule
 
-DATA = Path(__file__).parent / "data" / "schedules"
+DATA = paths.DATA / "schedules"
 INSTANCE = read_native(DATA / "instance.json").instance
 GOLDEN = Schedule(
     {

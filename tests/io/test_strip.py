@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import paths
 
 from optsched.check import check_schedule
 from optsched.errors import InputError
@@ -17,7 +18,7 @@ from optsched.io.strip import read_strip
 from optsched.metrics import makespan
 from optsched.schedule import Placement, Schedule
 
-DATA = Path(__file__).parent / "data" / "strip"
+DATA = paths.DATA / "strip"
 
 # The packing the 20 x 20 file was cut from: item -> (x, y); x is the first
 # processor, y the start time.

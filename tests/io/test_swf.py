@@ -10,9 +10,9 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from conftest import DATA, trace_path
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.paths import DATA, trace_path
 
 from optsched.errors import InputError
 from optsched.instance import Job

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from conftest import INSTANCES, trace_path
+from support.paths import INSTANCES, trace_path
 
 from optsched import __version__
 from optsched.check import check_schedule

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner, Result
-from conftest import INSTANCES, trace_path
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.paths import INSTANCES, trace_path
 
 from optsched.cli import main
 from optsched.errors import InputError

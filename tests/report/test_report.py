@@ -19,7 +19,6 @@ import math
 import os
 import re
 import stat
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
@@ -30,6 +29,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 from PIL import Image as PILImage
+from support.pages import Page, parse_page
 
 from optsched.analysis.gap import aggregate
 from optsched.bench.store import (
@@ -327,70 +327,7 @@ def store_path(tmp_path: Path, trace_file: Path) -> Path:
 
 
 # ---------------------------------------------------------------------------
-# HTML parsing
-
-
-class Page(HTMLParser):
-    """Tables (by id: header and rows of cell texts), images, headings."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.tables: dict[str, dict[str, list]] = {}
-        self.images: list[dict[str, str]] = []
-        self.headings: list[str] = []
-        self._table: str | None = None
-        self._row: list[str] | None = None
-        self._cell: list[str] | None = None
-        self._in_head = False
-        self._heading: list[str] | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        attributes = {k: v or "" for k, v in attrs}
-        if tag == "table":
-            self._table = attributes.get("id", f"table{len(self.tables)}")
-            self.tables[self._table] = {"columns": [], "rows": []}
-        elif tag == "thead":
-            self._in_head = True
-        elif tag == "tr":
-            self._row = []
-        elif tag in ("td", "th"):
-            self._cell = []
-        elif tag == "img":
-            self.images.append(attributes)
-        elif tag in ("h1", "h2", "h3"):
-            self._heading = []
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("td", "th") and self._cell is not None and self._row is not None:
-            self._row.append("".join(self._cell))
-            self._cell = None
-        elif tag == "tr" and self._row is not None and self._table is not None:
-            key = "columns" if self._in_head else "rows"
-            if key == "columns":
-                self.tables[self._table]["columns"] = self._row
-            else:
-                self.tables[self._table]["rows"].append(self._row)
-            self._row = None
-        elif tag == "thead":
-            self._in_head = False
-        elif tag == "table":
-            self._table = None
-        elif tag in ("h1", "h2", "h3") and self._heading is not None:
-            self.headings.append("".join(self._heading))
-            self._heading = None
-
-    def handle_data(self, data: str) -> None:
-        if self._cell is not None:
-            self._cell.append(data)
-        if self._heading is not None:
-            self._heading.append(data)
-
-
-def parse_page(path: Path) -> Page:
-    page = Page()
-    page.feed(path.read_text(encoding="utf-8"))
-    page.close()
-    return page
+# Images (the pages are read by support.pages.parse_page)
 
 
 def assert_svg(data: bytes) -> None:

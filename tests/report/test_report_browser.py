@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 from matplotlib.figure import Figure
+from support.paths import REPO
 
 from optsched.report.render import Heading, Image, Table, new_figure, write_html
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "report_screenshot.py"
+SCRIPT = REPO / "benchmarks" / "report_screenshot.py"
 
 pytestmark = pytest.mark.skipif(
     shutil.which("chromium") is None,

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from hypothesis import strategies as st
 
+from optsched.calendar import HOLIDAY, WEEK, Calendar, Period
 from optsched.instance import BusyBlock, Instance, Job, Machine
 
 
@@ -85,3 +86,58 @@ def random_site_jobs(
             )
         )
     return tuple(jobs)
+
+
+def golden_instance(allocation: str = "any") -> Instance:
+    """Hand-solved: m = 2; job 1 takes both processors for 3 s.
+
+    Job 3 is released at 2 and runs 4 s, job 2 runs 2 s. Orders (by hand):
+    1,2,3 -> C = (3, 5, 7); 2,1,3 -> (5, 2, 9); 2,3,1 -> (9, 2, 6). The
+    makespan optimum is 7; the total completion optimum 3 + 5 + 7 = 15 is
+    unique: job 1 at 0, jobs 2 and 3 at 3 (job 2 at 5 would give 17).
+    """
+    jobs = [Job(1, 0, 2, 3), Job(2, 0, 1, 2), Job(3, 2, 1, 4)]
+    return Instance(Machine(2, allocation), jobs, name="golden")
+
+
+def random_instance(seed: int, allocation: str) -> Instance:
+    """At most 6 jobs on 2-4 processors; sometimes a busy block with an offset."""
+    rng = random.Random(seed)
+    m = rng.randint(2, 4)
+    jobs = [
+        Job(
+            i,
+            release=rng.randint(0, 4),
+            size=rng.randint(1, m),
+            runtime=rng.randint(0, 4),
+            weight=rng.choice([1, 2, 3]),
+        )
+        for i in range(1, rng.randint(2, 6) + 1)
+    ]
+    blocks = ()
+    if rng.random() < 0.4:
+        start, end = rng.randint(0, 3), rng.randint(1, 4)
+        offset = rng.randrange(m)  # drawn either way: same instances as before
+        pinned = offset if allocation == "contiguous" else None
+        blocks = (BusyBlock(start, start + end, 1, offset=pinned),)
+    return Instance(Machine(m, allocation, blocks), jobs, name=f"random-{seed}")
+
+
+def random_calendar(rng: random.Random, m: int) -> Calendar:
+    """A random site calendar on ``m`` processors: each day and the holidays
+    cut at two random hours, each of the three periods kept with probability
+    0.6 (a random capacity and largest job), two of calendar days 0-9
+    holidays and a random Monday offset."""
+    periods = []
+    for day in (*range(7), HOLIDAY):
+        cuts = sorted(rng.sample(range(1, 24), 2))
+        for start, end in zip([0, *cuts], [*cuts, 24], strict=True):
+            if rng.random() < 0.6:
+                capacity = rng.randrange(1, m + 1)
+                largest = rng.randrange(1, capacity + 1)
+                periods.append(
+                    Period((day,), start * 3600, end * 3600, capacity, largest)
+                )
+    return Calendar(
+        tuple(periods), frozenset(rng.sample(range(10), 2)), rng.randrange(WEEK)
+    )

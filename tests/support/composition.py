@@ -74,10 +74,8 @@ from optsched.io.native import read_native
 from optsched.moldable.speedup import parse_model
 from optsched.site.files import apply_site, read_site
 from optsched.topology.machines import MachineShape
+from support.paths import INSTANCES
 
-REPO = Path(__file__).resolve().parents[2]
-"""The repository root."""
-INSTANCES = REPO / "instances"
 BASE_FILE = INSTANCES / "kth_20.json"
 """Jobs of the base instance (the first :data:`BASE_JOBS` of them)."""
 BLOCKS_FILE = INSTANCES / "kth_20_recorded.json"

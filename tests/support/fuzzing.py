@@ -6,16 +6,23 @@ draws :data:`CAMPAIGN_EXAMPLES`, the count of the campaign recorded in
 benchmarks/README.md. Each fuzz test asserts one contract: a bad input gives
 exit status 2 with one line ``file[:line]: reason`` and leaves no output, or
 the input is valid and the result is correct.
+
+The reader fuzz tests mutate :data:`SEEDS` (small real instance files) with
+:func:`mutants`; the command fuzz tests give the same mutants to the commands
+that write files.
 """
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
 from collections.abc import Callable, Sequence
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
+
+from support.paths import DATA, INSTANCES
 
 CAMPAIGN = os.environ.get("OPTSCHED_FUZZ") == "1"
 REGULAR_EXAMPLES = 40
@@ -94,3 +101,89 @@ def mutated(draw: st.DrawFn, seeds: Sequence[bytes], tokens: Sequence[bytes]) ->
     for change in draw(st.lists(mutation(tokens), min_size=1, max_size=4)):
         data = change(data)
     return data
+
+
+# -- instance files: the seeds and tokens of the reader fuzz tests ------------
+
+SEEDS: dict[str, tuple[bytes, ...]] = {
+    "json": tuple(
+        p.read_bytes()
+        for p in (
+            INSTANCES / "kth_20.json",
+            INSTANCES / "kth_20_recorded.json",
+            DATA / "json" / "tiny.json",
+            DATA / "json" / "contiguous.json",
+            DATA / "json" / "handwritten.json",
+        )
+    ),
+    "swf": tuple(
+        p.read_bytes()
+        for p in (
+            DATA / "swf" / "good.swf",
+            DATA / "swf" / "recorded.swf",
+            DATA / "suites" / "tiny.swf",
+        )
+    ),
+    "strip": tuple(p.read_bytes() for p in sorted((DATA / "strip").glob("*.txt"))),
+}
+"""Small real instance files by format: the seeds of the reader mutants."""
+ALL_SEEDS = tuple(seed for seeds in SEEDS.values() for seed in seeds)
+"""Every seed of :data:`SEEDS`."""
+
+TOKENS = (
+    b"9" * 30,
+    b"9" * 5000,
+    str(2**63).encode(),
+    str(2**53).encode(),
+    str(2**53 + 1).encode(),
+    str(10**15).encode(),
+    b"1e12",
+    b"1e400",
+    b"-1e308",
+    b"1e-400",
+    b"NaN",
+    b"Infinity",
+    b"-0",
+    b"-1",
+    b"0",
+    b"1.5",
+    b"null",
+    b"true",
+    b'"x"',
+    b"[",
+    b"]",
+    b"{",
+    b"}",
+    b'"',
+    b",",
+    b":",
+    b";",
+    b"\n",
+    b" ",
+    b"\xe9",
+    b"\xff",
+    b"\x00",
+    b"\xef\xbb\xbf",
+    b"\x1b[2J",
+    b"\xf0\x9f\x98\x80",
+    b'"\\ud800"',
+    "\u00b2".encode(),
+    "\u0661".encode(),
+)
+"""Tokens the reader mutants insert or put in place of a number."""
+
+
+@st.composite
+def mutants(draw: st.DrawFn, seeds: tuple[bytes, ...] = ALL_SEEDS) -> bytes:
+    """A seed file with one to four mutations, then maybe gzip (or bad gzip)."""
+    data = draw(mutated(seeds, TOKENS))
+    packing = draw(st.sampled_from(["plain"] * 6 + ["gzip", "cut gzip", "bad gzip"]))
+    if packing == "plain":
+        return data
+    packed = gzip.compress(data, mtime=0)
+    where = draw(st.integers(0, len(packed) - 1))
+    if packing == "cut gzip":
+        return packed[:where]
+    if packing == "bad gzip":
+        return packed[:where] + bytes([packed[where] ^ 0x5A]) + packed[where + 1 :]
+    return packed

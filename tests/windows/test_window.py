@@ -23,9 +23,9 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from conftest import DATA, swf_job, trace_path, write_swf
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.paths import DATA, swf_job, trace_path, write_swf
 
 from optsched.check import check_schedule
 from optsched.errors import InputError

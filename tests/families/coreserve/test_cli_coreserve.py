@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from support import paths
 
 from optsched.cli import main
 from optsched.coreserve.io import read_coreserve
 
-DATA = Path(__file__).parent / "data" / "coreserve"
+DATA = paths.DATA / "coreserve"
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -21,8 +22,8 @@ def run(*args: str) -> tuple[int, str, str]:
 
 
 def test_start_objective_to_file(tmp_path: Path) -> None:
-    # Two clusters, day/night (see tests/test_coreserve_optimum.py): at 16:00
-    # parts 4 on A (day 2) and 2 on B (day 3): 8 + 6 = 14.
+    # Two clusters, day/night (see test_coreserve_optimum.py beside this file):
+    # at 16:00 parts 4 on A (day 2) and 2 on B (day 3): 8 + 6 = 14.
     out = tmp_path / "r.json"
     code, stdout, stderr = run(str(DATA / "two_clusters.json"), "-o", str(out))
     assert code == 0, stderr

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import swf_job, write_swf
+from support.paths import swf_job, write_swf
 
 from optsched.cli import main
 from optsched.coreserve.scenario import load_scenario

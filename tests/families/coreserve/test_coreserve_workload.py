@@ -9,9 +9,9 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from conftest import trace_path
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.paths import trace_path
 
 from optsched.coreserve.request import Request
 from optsched.coreserve.requests_gen import (

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from support.paths import REPO
 
 from optsched.bench.analysis import analyse_instance
 from optsched.check import check_schedule
@@ -18,7 +19,7 @@ from optsched.instance import Instance, Job, Machine, Mode
 from optsched.metrics import makespan, weighted_completion
 from optsched.moldable.speedup import parse_model
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO
 KTH_20 = ROOT / "instances" / "kth_20.json"
 
 POLICIES = ["fcfs", "easy", "adaptive", "easy-scaling"]

@@ -4,11 +4,11 @@ rigid reduction to ``fcfs`` and ``easy``, valid schedules."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.paths import INSTANCES
 
 from optsched import check
 from optsched.heuristics.engine.runner import simulate
@@ -24,8 +24,6 @@ from optsched.instance import BusyBlock, Instance, Job, Machine, Mode
 from optsched.io.native import read_native
 from optsched.moldable.speedup import parse_model
 from optsched.schedule import Placement, Schedule
-
-INSTANCES = Path(__file__).resolve().parent.parent / "instances"
 
 
 def linear(job_id: int, release: int, size: int, work: int, most: int) -> Job:

@@ -3,12 +3,11 @@ properties."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from builders import small_instances
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.builders import small_instances
+from support.paths import INSTANCES
 
 from optsched.check import check_schedule, max_jobs_per_processor, migrations
 from optsched.heuristics.preempt.gang import gang, parse_gang_spec
@@ -333,7 +332,7 @@ def test_every_piece_works_at_least_a_second() -> None:
 def test_bundled_kth_window_with_the_default_classes() -> None:
     from optsched.io import read
 
-    base = read(Path(__file__).resolve().parent.parent / "instances" / "kth_20.json")
+    base = read(INSTANCES / "kth_20.json")
     for cost in (0, 2):
         inst = base.replace(
             machine=base.machine.replace(switch_cost_per_processor=cost)

@@ -121,8 +121,8 @@ def test_solvers_refuse_preempted_incumbents() -> None:
 def test_report_rates_preemptive_policies_against_the_preemptive_optimum(
     tmp_path: Path,
 ) -> None:
-    from test_bench_store import policy, row, solver
-    from test_report import parse_page
+    from support.bench import policy, row, solver
+    from support.pages import parse_page
 
     from optsched.bench.store import Store
     from optsched.report import build_report

@@ -9,9 +9,9 @@ from itertools import product
 
 import networkx as nx
 import pytest
-from builders import make, small_instances
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.builders import make, small_instances
 
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.models.rigid.bounds import (

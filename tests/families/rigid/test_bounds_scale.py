@@ -18,10 +18,10 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from builders import small_instances
-from conftest import trace_path
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.builders import small_instances
+from support.paths import trace_path
 
 from optsched import check
 from optsched.check import plain as plain_rules

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.paths import INSTANCES
 
 from optsched.check import check_schedule
 from optsched.generate.perfect import perfect_packing
@@ -18,8 +18,6 @@ from optsched.models.rigid.enumerate import solve_exact
 from optsched.objective import Objective
 from optsched.result import Incumbent, SolveStatus
 from optsched.schedule import Placement, Schedule
-
-INSTANCES = Path(__file__).resolve().parent.parent / "instances"
 
 
 @pytest.mark.parametrize(

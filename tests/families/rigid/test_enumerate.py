@@ -6,9 +6,9 @@ import math
 from itertools import product
 
 import pytest
-from builders import make
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.builders import make
 
 from optsched.check import check_schedule
 from optsched.instance import BusyBlock, Instance, Job, Machine

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_solve import golden_instance, random_instance
+from support.builders import golden_instance, random_instance
 
 from optsched.check import check_schedule
 from optsched.generate.perfect import perfect_packing
@@ -33,7 +33,7 @@ def test_lp_only_gives_a_bound_and_no_schedule() -> None:
     assert result.schedule is None and result.objective is None
     lp = [b for b in result.bounds if b.method == "lp:highs"]
     assert len(lp) == 1
-    assert lp[0].value <= 15  # the optimum (test_solve.golden_instance)
+    assert lp[0].value <= 15  # the optimum (support.builders.golden_instance)
 
 
 def test_lp_bound_of_two_parallel_jobs_is_exact() -> None:

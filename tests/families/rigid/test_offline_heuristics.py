@@ -5,9 +5,9 @@ from __future__ import annotations
 from itertools import product
 
 import pytest
-from builders import make, small_instances
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.builders import make, small_instances
 
 from optsched.check import check_schedule
 from optsched.heuristics.rigid.offline import (

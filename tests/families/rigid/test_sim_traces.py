@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 
 import pytest
-from conftest import trace_path
+from support.paths import trace_path
 
 from optsched.check import check_schedule
 from optsched.heuristics import POLICY_NAMES, simulate

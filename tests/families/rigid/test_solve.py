@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import inspect
 import math
-import random
 import time
 
 import pytest
+from support.builders import golden_instance, random_instance
 
 from optsched.check import check_schedule
 from optsched.instance import BusyBlock, Instance, Job, Machine
@@ -38,29 +38,6 @@ from optsched.schedule import Placement, Schedule
 
 OBJECTIVES = ("cmax", "wct", "wct:size:relative", "wct:instance")
 EXACT = (("cpsat", {}), ("milp", {}), ("milp", {"solver": "cbc"}))
-
-
-def random_instance(seed: int, allocation: str) -> Instance:
-    """At most 6 jobs on 2-4 processors; sometimes a busy block with an offset."""
-    rng = random.Random(seed)
-    m = rng.randint(2, 4)
-    jobs = [
-        Job(
-            i,
-            release=rng.randint(0, 4),
-            size=rng.randint(1, m),
-            runtime=rng.randint(0, 4),
-            weight=rng.choice([1, 2, 3]),
-        )
-        for i in range(1, rng.randint(2, 6) + 1)
-    ]
-    blocks = ()
-    if rng.random() < 0.4:
-        start, end = rng.randint(0, 3), rng.randint(1, 4)
-        offset = rng.randrange(m)  # drawn either way: same instances as before
-        pinned = offset if allocation == "contiguous" else None
-        blocks = (BusyBlock(start, start + end, 1, offset=pinned),)
-    return Instance(Machine(m, allocation, blocks), jobs, name=f"random-{seed}")
 
 
 def assert_valid(instance: Instance, result, optimum: float) -> None:  # type: ignore[no-untyped-def]
@@ -98,18 +75,6 @@ def test_every_backend_agrees_with_enumeration(seed: int, allocation: str) -> No
         assert bounded.status in (SolveStatus.OPTIMAL, SolveStatus.FEASIBLE)
         if bounded.status is SolveStatus.OPTIMAL:
             assert bounded.objective == pytest.approx(optimum)
-
-
-def golden_instance(allocation: str = "any") -> Instance:
-    """Hand-solved: m = 2; job 1 takes both processors for 3 s.
-
-    Job 3 is released at 2 and runs 4 s, job 2 runs 2 s. Orders (by hand):
-    1,2,3 -> C = (3, 5, 7); 2,1,3 -> (5, 2, 9); 2,3,1 -> (9, 2, 6). The
-    makespan optimum is 7; the total completion optimum 3 + 5 + 7 = 15 is
-    unique: job 1 at 0, jobs 2 and 3 at 3 (job 2 at 5 would give 17).
-    """
-    jobs = [Job(1, 0, 2, 3), Job(2, 0, 1, 2), Job(3, 2, 1, 4)]
-    return Instance(Machine(2, allocation), jobs, name="golden")
 
 
 @pytest.mark.parametrize("backend", ["cpsat", "milp"])

@@ -7,8 +7,8 @@ import math
 import random
 
 import pytest
-from builders import make, small_instances
 from hypothesis import given, settings
+from support.builders import make, small_instances
 
 from optsched.check import check_schedule
 from optsched.instance import Instance, Job, Machine

@@ -10,10 +10,10 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from builders import make, small_instances
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.builders import make, small_instances
 
 from optsched.check import check_schedule, is_shelf_schedule
 from optsched.cli import main

@@ -4,9 +4,9 @@ checker on random instances, and the properties the literature implies."""
 from __future__ import annotations
 
 import pytest
-from builders import make
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from support.builders import make
 
 from optsched.check import check_schedule, is_shelf_schedule
 from optsched.heuristics.rigid.offline import ffdh, nfdh

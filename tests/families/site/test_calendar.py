@@ -7,10 +7,10 @@ import random
 from pathlib import Path
 
 import pytest
-from builders import random_site_jobs
-from conftest import swf_job, write_swf
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.builders import random_calendar, random_site_jobs
+from support.paths import INSTANCES, swf_job, write_swf
 
 from optsched.calendar import DAY, HOLIDAY, WEEK, Calendar, Period, parse_clock
 from optsched.check import check_schedule
@@ -25,7 +25,7 @@ from optsched.site.files import (
     read_site,
 )
 
-SITES = Path(__file__).parent.parent / "instances" / "sites"
+SITES = INSTANCES / "sites"
 WEEKDAYS = (0, 1, 2, 3, 4)
 
 
@@ -245,22 +245,6 @@ def test_a_job_no_time_admits_is_refused() -> None:
         simulate(instance, "easy")
 
 
-def _random_calendar(rng: random.Random, m: int) -> Calendar:
-    periods = []
-    for day in (*range(7), HOLIDAY):
-        cuts = sorted(rng.sample(range(1, 24), 2))
-        for start, end in zip([0, *cuts], [*cuts, 24], strict=True):
-            if rng.random() < 0.6:
-                capacity = rng.randrange(1, m + 1)
-                largest = rng.randrange(1, capacity + 1)
-                periods.append(
-                    Period((day,), start * 3600, end * 3600, capacity, largest)
-                )
-    return Calendar(
-        tuple(periods), frozenset(rng.sample(range(10), 2)), rng.randrange(WEEK)
-    )
-
-
 @settings(max_examples=40, deadline=None)
 @given(
     seed=st.integers(0, 10**6),
@@ -274,7 +258,7 @@ def test_every_engine_policy_respects_random_calendars(
 ) -> None:
     rng = random.Random(seed)
     m = 16
-    calendar = _random_calendar(rng, m)
+    calendar = random_calendar(rng, m)
     jobs = random_site_jobs(rng, m, 3 * DAY, queues=(None, 1, 2))
     # Queue 1 sequential and queue 2 a test queue, each in some draws.
     calendar = dataclasses.replace(
@@ -446,7 +430,7 @@ def test_bounds_under_calendars_and_chains_are_valid(seed: int, objective: str) 
 
     rng = random.Random(seed)
     m = 16
-    calendar = _random_calendar(rng, m)
+    calendar = random_calendar(rng, m)
     jobs = []
     for k in range(1, 16):
         runtime = rng.randrange(0, 20_000)

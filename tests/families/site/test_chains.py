@@ -6,9 +6,9 @@ import itertools
 
 import networkx as nx
 import pytest
-from conftest import trace_path
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.paths import trace_path
 
 from optsched.instance import BusyBlock, Instance, Job, Machine, Mode
 from optsched.io.swf import read_swf

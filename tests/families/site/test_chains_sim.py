@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 
 import pytest
-from conftest import swf_job, write_swf
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.paths import swf_job, write_swf
 
 from optsched.check import check_schedule
 from optsched.heuristics import simulate

@@ -9,10 +9,9 @@ import random
 from pathlib import Path
 
 import pytest
-from builders import random_site_jobs
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_calendar import _random_calendar
+from support.builders import random_calendar, random_site_jobs
 
 from optsched.calendar import Calendar, Period
 from optsched.check import check_schedule
@@ -360,7 +359,7 @@ def test_outages_with_calendars_queues_and_chains(
     rng = random.Random(seed)
     m, day = 16, 86_400
     calendar = dataclasses.replace(
-        _random_calendar(rng, m),
+        random_calendar(rng, m),
         sequential_queues=frozenset({1} if rng.random() < 0.5 else ()),
         anytime_queues=frozenset({2} if rng.random() < 0.5 else ()),
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from click.testing import CliRunner
-from conftest import swf_job, write_swf
+from support.paths import swf_job, write_swf
 
 from optsched.bench.suite import load_suite
 from optsched.bench.tasks import expand

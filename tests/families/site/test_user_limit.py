@@ -5,10 +5,9 @@ from __future__ import annotations
 import dataclasses
 import random
 
-from builders import random_site_jobs
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_calendar import _random_calendar
+from support.builders import random_calendar, random_site_jobs
 
 from optsched.calendar import Calendar
 from optsched.check import check_schedule
@@ -105,7 +104,7 @@ def test_random_limits_pass_the_checker(
 ) -> None:
     rng = random.Random(seed)
     m, day = 16, 86_400
-    base = _random_calendar(rng, m) if calendar else ALWAYS
+    base = random_calendar(rng, m) if calendar else ALWAYS
     limit = rng.choice([0, 20_000, 200_000, 1_000_000])
     jobs = random_site_jobs(rng, m, 2 * day, users=(None, 1, 2, 3), chained=0.2)
     down = ()

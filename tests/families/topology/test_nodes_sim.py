@@ -8,9 +8,9 @@ from fractions import Fraction
 from itertools import combinations
 
 import pytest
-from conftest import trace_path
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.paths import trace_path
 
 from optsched.check import check_schedule
 from optsched.heuristics import simulate
