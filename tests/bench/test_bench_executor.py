@@ -276,15 +276,23 @@ def test_progress_bar_counts_and_draws_only_on_a_terminal() -> None:
     assert bar.done == 1
 
 
+def _edited_suite(path: Path, old: str, new: str) -> Path:
+    """:data:`SUITE` with ``old`` replaced by ``new`` and its trace path made
+    absolute, written to ``path``."""
+    text = SUITE.read_text().replace(old, new)
+    path.write_text(
+        text.replace('path = "tiny.swf"', f'path = "{SUITE.parent}/tiny.swf"')
+    )
+    return path
+
+
 def test_a_window_that_cannot_be_cut_fails_its_tasks_only(tmp_path: Path) -> None:
     # tiny.swf has no recorded wait times: only the first window, with no
     # job before it, can start from the recorded state.
-    text = SUITE.read_text().replace(
-        "count = 3\n", 'count = 3\ninitial_state = "recorded"\n'
-    )
-    suite = tmp_path / "recorded.toml"
-    suite.write_text(
-        text.replace('path = "tiny.swf"', f'path = "{SUITE.parent}/tiny.swf"')
+    suite = _edited_suite(
+        tmp_path / "recorded.toml",
+        "count = 3\n",
+        'count = 3\ninitial_state = "recorded"\n',
     )
     store = tmp_path / "r.sqlite"
     summary = run_suite(suite, store, task_function=fake)
@@ -325,12 +333,10 @@ def with_incumbents(task: Task, instance: Instance) -> dict[str, Any]:
 def test_solver_tasks_get_the_complete_policy_schedules_of_their_window(
     tmp_path: Path, workers: int
 ) -> None:
-    text = SUITE.read_text().replace(
-        'policies = ["fcfs", "easy"]', 'policies = ["fcfs", "easy", "conservative"]'
-    )
-    suite = tmp_path / "three.toml"
-    suite.write_text(
-        text.replace('path = "tiny.swf"', f'path = "{SUITE.parent}/tiny.swf"')
+    suite = _edited_suite(
+        tmp_path / "three.toml",
+        'policies = ["fcfs", "easy"]',
+        'policies = ["fcfs", "easy", "conservative"]',
     )
     store = tmp_path / "r.sqlite"
     # In a pool of two, solver tasks could overtake the policy tasks if the

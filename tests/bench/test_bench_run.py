@@ -156,22 +156,22 @@ def test_gap_and_bench_give_identical_rows(tiny_store: Path, tmp_path: Path) -> 
     )
 
 
-def test_process_pool_gives_the_same_rows(tiny: pd.DataFrame, tmp_path: Path) -> None:
-    pool = tmp_path / "pool.sqlite"
-    summary = run_suite(DATA / "tiny.toml", pool, workers=2)
+@pytest.mark.parametrize(
+    "executor",
+    [
+        pytest.param({"workers": 2}, id="process-pool"),
+        pytest.param({"dask_local": 2}, id="dask"),
+    ],
+)
+def test_executor_gives_the_same_rows(
+    executor: dict[str, int], tiny: pd.DataFrame, tmp_path: Path
+) -> None:
+    store = tmp_path / "executor.sqlite"
+    summary = run_suite(DATA / "tiny.toml", store, **executor)
     assert (summary.ran, summary.failed) == (12, 0)
-    with Store(pool) as results:
-        pool_rows = results.rows()
-    pd.testing.assert_frame_equal(without_timing(pool_rows), without_timing(tiny))
-
-
-def test_dask_gives_the_same_rows(tiny: pd.DataFrame, tmp_path: Path) -> None:
-    dask = tmp_path / "dask.sqlite"
-    summary = run_suite(DATA / "tiny.toml", dask, dask_local=2)
-    assert (summary.ran, summary.failed) == (12, 0)
-    with Store(dask) as results:
-        dask_rows = results.rows()
-    pd.testing.assert_frame_equal(without_timing(dask_rows), without_timing(tiny))
+    with Store(store) as results:
+        rows = results.rows()
+    pd.testing.assert_frame_equal(without_timing(rows), without_timing(tiny))
 
 
 def _stored(store: Path) -> int:

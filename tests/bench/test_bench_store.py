@@ -184,6 +184,14 @@ def test_rows_survive_reopening(tmp_path: Path) -> None:
         assert store.rows()["window_index"].dtype == "int64"
 
 
+def _execute(path: Path, sql: str) -> None:
+    """Run one SQL statement on the SQLite file ``path`` and commit it."""
+    db = sqlite3.connect(path)
+    db.execute(sql)
+    db.commit()
+    db.close()
+
+
 def test_refuses_what_is_not_a_store(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no such results store"):
         Store(tmp_path / "missing.sqlite", create=False)
@@ -193,18 +201,12 @@ def test_refuses_what_is_not_a_store(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="not a results store"):
         Store(text)
     other = tmp_path / "other.sqlite"
-    db = sqlite3.connect(other)
-    db.execute("CREATE TABLE people (name TEXT)")
-    db.commit()
-    db.close()
+    _execute(other, "CREATE TABLE people (name TEXT)")
     with pytest.raises(InputError, match="not an optsched results store"):
         Store(other)
     old = tmp_path / "old.sqlite"
     Store(old).close()
-    db = sqlite3.connect(old)
-    db.execute("UPDATE schema_version SET version = 99")
-    db.commit()
-    db.close()
+    _execute(old, "UPDATE schema_version SET version = 99")
     with pytest.raises(InputError, match="schema version 99; this optsched"):
         Store(old)
 

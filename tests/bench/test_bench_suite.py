@@ -13,6 +13,7 @@ from support.paths import DATA, REPO, swf_job, write_swf
 from optsched.bench.suite import (
     DEFAULT_SOLVER_WORKERS,
     SolverSpec,
+    Suite,
     load_suite,
     sha256_of,
 )
@@ -212,10 +213,16 @@ def test_unknown_key_in_a_trace_table(tmp_path: Path) -> None:
     )
 
 
+def _suite_with_trace_options(tmp_path: Path, options: str) -> Suite:
+    """The suite of one trace with ``options`` (TOML lines, ending in a blank
+    line) added to its [[traces]] table, written and loaded."""
+    trace = TRACE.replace("\n\n", "\n") + options
+    return load_suite(write_suite(tmp_path, HEAD + SUITE + trace + WINDOWS + SOLVER))
+
+
 def test_trace_moldable_options(tmp_path: Path) -> None:
     options = 'moldable = "linear:max=8"\nmalleable = true\n\n'
-    trace = TRACE.replace("\n\n", "\n") + options
-    suite = load_suite(write_suite(tmp_path, HEAD + SUITE + trace + WINDOWS + SOLVER))
+    suite = _suite_with_trace_options(tmp_path, options)
     (ref,) = suite.traces
     assert (ref.moldable, ref.malleable) == ("linear:max=8", True)
     plan = expand(suite)
@@ -271,8 +278,7 @@ def test_trace_chains_option(tmp_path: Path) -> None:
 
 def test_trace_read_options(tmp_path: Path) -> None:
     options = 'format = "swf"\nprocessors = 16\nallocation = "contiguous"\n\n'
-    trace = TRACE.replace("\n\n", "\n") + options
-    suite = load_suite(write_suite(tmp_path, HEAD + SUITE + trace + WINDOWS + SOLVER))
+    suite = _suite_with_trace_options(tmp_path, options)
     (ref,) = suite.traces
     assert (ref.format, ref.processors, ref.allocation) == ("swf", 16, "contiguous")
     assert ref.read_options() == {

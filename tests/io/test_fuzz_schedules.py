@@ -28,7 +28,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
-from support.fuzzing import fuzz_settings, mutated
+from support.fuzzing import JSON_TOKENS, fuzz_settings, mutated
 from support.paths import DATA, REPO
 
 from optsched.bench.suite import Suite, load_suite
@@ -70,14 +70,7 @@ TOKENS = (
     b"COMPLETED_KILLED",
     b"DONE",
     b"wl!",
-    b'"x"',
-    b"[",
-    b"]",
-    b"{",
-    b"}",
-    b'"',
-    b",",
-    b":",
+    *JSON_TOKENS,
     b"=",
     b"#",
     b"\n",

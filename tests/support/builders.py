@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from hypothesis import strategies as st
 
 from optsched.calendar import HOLIDAY, WEEK, Calendar, Period
+from optsched.check import check_schedule
+from optsched.heuristics import SimulationResult, simulate
 from optsched.instance import BusyBlock, Instance, Job, Machine
 
 
@@ -141,3 +143,16 @@ def random_calendar(rng: random.Random, m: int) -> Calendar:
     return Calendar(
         tuple(periods), frozenset(rng.sample(range(10), 2)), rng.randrange(WEEK)
     )
+
+
+def simulate_checked(instance: Instance, policy: str) -> SimulationResult | None:
+    """``simulate(instance, policy)`` with a valid schedule, or ``None`` when
+    the simulator refuses the instance because a job "can never start" (the
+    only refusal the random site-rule properties accept)."""
+    try:
+        result = simulate(instance, policy)
+    except ValueError as error:
+        assert "can never start" in str(error)
+        return None
+    assert check_schedule(instance, result.schedule) == []
+    return result

@@ -130,6 +130,9 @@ SEEDS: dict[str, tuple[bytes, ...]] = {
 ALL_SEEDS = tuple(seed for seeds in SEEDS.values() for seed in seeds)
 """Every seed of :data:`SEEDS`."""
 
+JSON_TOKENS = (b'"x"', b"[", b"]", b"{", b"}", b'"', b",", b":")
+"""A JSON string and JSON's punctuation, for the mutants of every reader."""
+
 TOKENS = (
     b"9" * 30,
     b"9" * 5000,
@@ -149,14 +152,7 @@ TOKENS = (
     b"1.5",
     b"null",
     b"true",
-    b'"x"',
-    b"[",
-    b"]",
-    b"{",
-    b"}",
-    b'"',
-    b",",
-    b":",
+    *JSON_TOKENS,
     b";",
     b"\n",
     b" ",

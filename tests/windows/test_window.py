@@ -20,6 +20,7 @@ The file lists job 4 before job 3 and job 6 before job 5, so submit order is
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -230,12 +231,19 @@ def test_recorded_over_capacity_is_clear() -> None:
     )
 
 
-def test_recorded_without_any_wait(tmp_path: Path) -> None:
-    path = tmp_path / "nowait.swf"
+def _recorded_without_waits(path: Path, unknown: Callable[[str], bool]) -> Trace:
+    """:data:`RECORDED` with no recorded wait (SWF field 3 set to -1) on the
+    lines ``unknown`` picks, written to ``path`` and read back."""
     text = RECORDED.read_text().splitlines()
-    lines = [_set_field(line, 2, "-1") if line[0] != ";" else line for line in text]
+    lines = [_set_field(line, 2, "-1") if unknown(line) else line for line in text]
     path.write_text("\n".join(lines))
-    trace = read_swf(path)
+    return read_swf(path)
+
+
+def test_recorded_without_any_wait(tmp_path: Path) -> None:
+    trace = _recorded_without_waits(
+        tmp_path / "nowait.swf", lambda line: line[0] != ";"
+    )
     with pytest.raises(InputError) as caught:
         cut_window(trace, first_job=4, initial_state="recorded")
     assert str(caught.value) == (
@@ -248,13 +256,9 @@ def test_recorded_without_any_wait(tmp_path: Path) -> None:
 
 
 def test_recorded_with_one_wait_missing(tmp_path: Path) -> None:
-    path = tmp_path / "onewait.swf"
-    text = RECORDED.read_text().splitlines()
-    lines = [
-        _set_field(line, 2, "-1") if line.split()[0] == "2" else line for line in text
-    ]
-    path.write_text("\n".join(lines))
-    trace = read_swf(path)
+    trace = _recorded_without_waits(
+        tmp_path / "onewait.swf", lambda line: line.split()[0] == "2"
+    )
     with pytest.raises(InputError) as caught:
         cut_window(trace, first_job=4, initial_state="recorded")
     assert str(caught.value) == (
