@@ -64,11 +64,9 @@ def solve(
     workers
         Accepted for a uniform signature; unused (nothing searches).
     incumbents
-        Starting schedules (:class:`~optsched.result.Incumbent`): the
-        policies' and heuristics' schedules of the analysis pipeline, or a
-        user hint. Each is checked; the best feasible one is the solver's
-        hint and the fallback upper bound; the others are rejected with a
-        reason (:attr:`Result.rejected`).
+        Starting schedules, checked as for
+        :func:`optsched.models.rigid.cpsat.solve`; the best feasible one is
+        the fallback upper bound.
     log
         Accepted for a uniform signature; there is no solver log.
 

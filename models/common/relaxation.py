@@ -16,12 +16,13 @@ is the upper bound. The result names the relaxed features
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from optsched.check import check_schedule
 from optsched.families import ExactPlan, feature, features_of, load, relaxed
 from optsched.instance import Instance
+from optsched.models.common.settings import CPSAT_KEYWORDS, SolverSettings
 from optsched.models.common.solution import upper_bound_candidates
 from optsched.objective import Objective
 from optsched.result import Incumbent, Result, SolveStatus
@@ -110,13 +111,16 @@ def solve_planned(
     instance: Instance,
     objective: Objective | str,
     incumbents: Sequence[Incumbent],
-    options: Mapping[str, Any],
+    settings: SolverSettings,
     rigid: Callable[..., Result],
 ) -> Result:
     """Solve ``instance`` as :func:`optsched.families.exact_plan` says.
 
-    The leading feature's exact model (``rigid``, CP-SAT's model of rigid
-    jobs, when the plan names none), on the instance itself or, when the
+    The leading feature's exact model, given ``settings`` as they are; or,
+    when the plan names none, ``rigid`` (CP-SAT's model of rigid jobs),
+    given the settings of :data:`~optsched.models.common.settings.
+    CPSAT_KEYWORDS` as keywords (its redundant cliques and the release
+    decomposition at their defaults). On the instance itself or, when the
     plan relaxes features, on the relaxation (:func:`solve_relaxed`). When
     no exact model handles the combination (``plan.blocking``), the
     ``bounds-only`` back-end answers: valid bounds and the best checked
@@ -126,14 +130,17 @@ def solve_planned(
     if plan.blocking is not None:
         bounds_only = load("optsched.models.common.bounds_only:solve")
         result = bounds_only(
-            instance, objective, time_limit=options.get("time_limit"),
+            instance, objective, time_limit=settings.time_limit,
             incumbents=incumbents,
         )  # fmt: skip
         why = f"no exact model for {feature(plan.blocking).title} with " + ", ".join(
             f.title for f in features_of(instance) if f.name != plan.blocking
         )
         return dataclasses.replace(result, params={**result.params, "exact": why})
-    run = load(plan.model) if plan.model is not None else rigid
+    if plan.model is not None:
+        run, options = load(plan.model), {"settings": settings}
+    else:
+        run, options = rigid, settings.keywords(*CPSAT_KEYWORDS)
     if plan.relaxed:
         return solve_relaxed(
             run, instance, objective, incumbents, relax=plan.relaxed, **options

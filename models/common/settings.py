@@ -24,6 +24,7 @@ from typing import Any
 __all__ = [
     "BOUND_SUBSOLVERS",
     "CPSAT_KEYWORDS",
+    "DEFAULTS",
     "DEFAULT_TIME_LIMIT",
     "DEFAULT_WORKERS",
     "LogSink",
@@ -115,6 +116,12 @@ class SolverSettings:
         """
         return cls(**{name: given[name] for name in _FIELDS if name in given})
 
+    @classmethod
+    def split(cls, given: Mapping[str, Any]) -> tuple[SolverSettings, dict[str, Any]]:
+        """The settings among ``given`` (:meth:`of`) and the other names."""
+        rest = {name: value for name, value in given.items() if name not in _FIELDS}
+        return cls.of(given), rest
+
     def deadline(self) -> float | None:
         """The ``time.monotonic`` instant the call must end by (``None``:
         no limit), counted from now."""
@@ -156,9 +163,15 @@ CPSAT_KEYWORDS = (
     "seed",
     "parameters",
 )
-"""The settings every CP-SAT family model takes (:func:`optsched.models.
-rigid.cpsat.solve` forwards them to the model of a feature, which may add
-its own, e.g. ``cliques``)."""
+"""The settings :func:`optsched.models.rigid.cpsat.solve` forwards when it
+solves a relaxation with its own model (:func:`optsched.models.common.
+relaxation.solve_planned`): all but its redundant cliques and the release
+decomposition, which keep their defaults. A feature's own model gets the
+whole :class:`SolverSettings` instead."""
 
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(SolverSettings))
+
+DEFAULTS = SolverSettings()
+"""The default settings (frozen, so one object serves every call): the
+default of the family models' ``settings`` keyword."""

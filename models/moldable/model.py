@@ -79,7 +79,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,13 +87,7 @@ from ortools.sat.python import cp_model
 
 from optsched.check import check_schedule
 from optsched.instance import Instance, Job, Mode
-from optsched.models.common.settings import (
-    BOUND_SUBSOLVERS,
-    DEFAULT_TIME_LIMIT,
-    DEFAULT_WORKERS,
-    LogSink,
-    SolverSettings,
-)
+from optsched.models.common.settings import DEFAULTS, SolverSettings
 from optsched.models.common.solution import (
     Candidate,
     checked_candidate,
@@ -124,15 +118,8 @@ def solve(
     instance: Instance,
     objective: Objective | str,
     *,
-    time_limit: float = DEFAULT_TIME_LIMIT,
-    workers: int = DEFAULT_WORKERS,
+    settings: SolverSettings = DEFAULTS,
     incumbents: Sequence[Incumbent] = (),
-    log: bool | LogSink = False,
-    symmetry: bool = True,
-    bound_domain: bool = True,
-    bound_subsolvers: Sequence[str] = BOUND_SUBSOLVERS,
-    seed: int = 0,
-    parameters: Mapping[str, Any] | None = None,
 ) -> Result:
     """The moldable optimum with CP-SAT; always return a checked schedule.
 
@@ -143,16 +130,15 @@ def solve(
         allocation, busy blocks).
     objective
         :class:`Objective` or its text form (``"cmax"``, ``"wct:size"``).
-    time_limit, workers, incumbents, log, seed, parameters
+    settings
+        As for :func:`optsched.models.rigid.cpsat.solve` (``cliques`` and
+        ``decompose`` are not read). ``symmetry`` orders the starts of
+        interchangeable jobs (same release, modes and, for ``wct``, weight):
+        swapping two of them keeps a schedule feasible and its objective, so
+        some optimal schedule has them in id order. ``bound_domain`` starts
+        the makespan variable's domain at the best closed-form bound.
+    incumbents
         As for :func:`optsched.models.rigid.cpsat.solve`.
-    symmetry
-        Order the starts of interchangeable jobs (same release, modes and,
-        for ``wct``, weight): swapping two of them keeps a schedule feasible
-        and its objective, so some optimal schedule has them in id order.
-    bound_domain
-        Start the makespan variable's domain at the best closed-form bound.
-    bound_subsolvers
-        Extra CP-SAT sub-solvers (see :func:`optsched.models.rigid.cpsat.solve`).
 
     Returns
     -------
@@ -161,7 +147,6 @@ def solve(
         bounds and (without malleable jobs) the solver's bound. See the
         module notes for malleable jobs.
     """
-    settings = SolverSettings.of(locals())
     solving = prepare(
         instance, objective, settings, backend=BACKEND, incumbents=incumbents,
         candidates=moldable_candidates, bounds=moldable_lower_bounds,
@@ -179,8 +164,9 @@ def solve(
         solving.skip(refusal)
     else:
         model = _Model(
-            instance, objective, hint, solving.bounds if bound_domain else [],
-            symmetry=symmetry,
+            instance, objective, hint,
+            solving.bounds if settings.bound_domain else [],
+            symmetry=settings.symmetry,
         )  # fmt: skip
         search_collect(
             solving, model.model, lambda value: _read(model, value),

@@ -1362,6 +1362,23 @@ def _height_part(
     return Fraction(weights.dot(chosen, ctx.release + ctx.runtime), weights.den)
 
 
+def _every_job_bound(
+    method: str,
+    part: Callable[[_Context, _Weights, np.ndarray], Fraction],
+    instance: Instance,
+    objective: Objective,
+) -> Bound:
+    """The ``wct`` bound ``method`` of a ``part`` over every job, timed."""
+    _require_wct(objective, f"{method} bound")
+
+    def compute() -> float:
+        ctx = _context(instance)
+        value = part(ctx, _weights(instance, objective), np.arange(len(ctx.jobs)))
+        return _finish_wct(value, instance, objective)
+
+    return _timed(method, compute)
+
+
 # --------------------------------------------------------------------------
 # Weighted completion bounds
 # --------------------------------------------------------------------------
@@ -1375,16 +1392,7 @@ def height_bound(instance: Instance, objective: Objective) -> Bound:
     ``sum_j w_j r_j`` is subtracted. Folklore; see e.g. U. Schwiegelshohn et
     al. (1998), cited in :func:`squashed_area_bound`.
     """
-    _require_wct(objective, "height bound")
-
-    def compute() -> float:
-        ctx = _context(instance)
-        value = _height_part(
-            ctx, _weights(instance, objective), np.arange(len(ctx.jobs))
-        )
-        return _finish_wct(value, instance, objective)
-
-    return _timed("height", compute)
+    return _every_job_bound("height", _height_part, instance, objective)
 
 
 def squashed_area_bound(
@@ -1487,16 +1495,7 @@ def fluid_bound(instance: Instance, objective: Objective) -> Bound:
     A. S. Schulz, M. Skutella, Y. Wang, "Single machine scheduling with
     release dates", SIAM J. Discrete Math. 15(2), 2002.
     """
-    _require_wct(objective, "fluid bound")
-
-    def compute() -> float:
-        ctx = _context(instance)
-        value = _fluid_part(
-            ctx, _weights(instance, objective), np.arange(len(ctx.jobs))
-        )
-        return _finish_wct(value, instance, objective)
-
-    return _timed("fluid", compute)
+    return _every_job_bound("fluid", _fluid_part, instance, objective)
 
 
 def wide_jobs_wct_bound(

@@ -77,7 +77,6 @@ from optsched.instance import Instance, Job
 from optsched.models.common.relaxation import solve_planned
 from optsched.models.common.settings import (
     BOUND_SUBSOLVERS,
-    CPSAT_KEYWORDS,
     DEFAULT_TIME_LIMIT,
     DEFAULT_WORKERS,
     LogSink,
@@ -193,10 +192,9 @@ def solve(
     plan = exact_plan(instance)
     if plan.model is not None or plan.relaxed or plan.blocking is not None:
         # A feature with an exact model of its own (the family table), or
-        # features relaxed for the bound. Redundant cliques and the release
-        # decomposition are rigid-model options.
-        common = settings.keywords(*CPSAT_KEYWORDS)
-        return solve_planned(plan, instance, objective, incumbents, common, solve)
+        # features relaxed for the bound (solve_planned: redundant cliques
+        # and the release decomposition are rigid-model options).
+        return solve_planned(plan, instance, objective, incumbents, settings, solve)
     if decompose and wct_decompose.applies(instance, Objective.parse(objective)):
         return wct_decompose.solve(
             instance, Objective.parse(objective), search=solve,

@@ -120,11 +120,9 @@ def solve(
     workers
         Solver threads.
     incumbents
-        Starting schedules (:class:`~optsched.result.Incumbent`): the
-        policies' and heuristics' schedules of the analysis pipeline, or a
-        user hint. Each is checked; the best feasible one is the solver's
-        hint and the fallback upper bound; the others are rejected with a
-        reason (:attr:`Result.rejected`).
+        Starting schedules, checked as for
+        :func:`optsched.models.rigid.cpsat.solve` (the best feasible one is
+        the solver's hint and the fallback upper bound).
     solver
         ``"highs"`` (through highspy) or ``"cbc"`` (PuLP's bundled CBC).
     lp_only
@@ -170,7 +168,13 @@ def solve(
     elif solving.expired():
         solving.skip(f"{BACKEND}: model skipped (time limit)")
     else:
-        solving.candidates += _solve_guarded(run, deadlines, step, lp_only, heuristics)
+        try:
+            solving.candidates += _solve_models(
+                run, deadlines, step, lp_only, heuristics
+            )
+        except (KeyboardInterrupt, _Interrupted):
+            # Ctrl-C: keep the heuristics and the bounds found so far.
+            run.params["interrupted"] = True
     return conclude(solving, schedules=not lp_only)
 
 
@@ -196,22 +200,6 @@ def model_overflow(
         f"horizon {horizon} gives objective values up to {total}, beyond the "
         "MILP solvers' float precision 2**53"
     )
-
-
-def _solve_guarded(
-    run: _Run,
-    deadlines: Mapping[int, int],
-    step: int,
-    lp_only: bool,
-    heuristics: list[Candidate],
-) -> list[Candidate]:
-    """:func:`_solve_models`, keeping the bounds so far when it stops early."""
-    try:
-        return _solve_models(run, deadlines, step, lp_only, heuristics)
-    except (KeyboardInterrupt, _Interrupted):
-        # Ctrl-C: keep the heuristics and the bounds found so far.
-        run.params["interrupted"] = True
-        return []
 
 
 @dataclass

@@ -112,13 +112,7 @@ from ortools.sat.python import cp_model
 
 from optsched.calendar import DAY, WEEK
 from optsched.instance import Instance, Job
-from optsched.models.common.settings import (
-    BOUND_SUBSOLVERS,
-    DEFAULT_TIME_LIMIT,
-    DEFAULT_WORKERS,
-    LogSink,
-    SolverSettings,
-)
+from optsched.models.common.settings import DEFAULTS, SolverSettings
 from optsched.models.common.solution import (
     Candidate,
     assign_processors,
@@ -695,20 +689,14 @@ def solve(
     instance: Instance,
     objective: Objective | str,
     *,
-    time_limit: float = DEFAULT_TIME_LIMIT,
-    workers: int = DEFAULT_WORKERS,
+    settings: SolverSettings = DEFAULTS,
     incumbents: Sequence[Incumbent] = (),
-    log: bool | LogSink = False,
-    symmetry: bool = True,
-    bound_domain: bool = True,
-    bound_subsolvers: Sequence[str] = BOUND_SUBSOLVERS,
-    seed: int = 0,
-    parameters: Mapping[str, Any] | None = None,
 ) -> Result:
     """The optimum under the site calendar and chains, with CP-SAT.
 
-    Parameters as for :func:`optsched.models.rigid.cpsat.solve` (which dispatches
-    here when the machine has a calendar or a job has a predecessor).
+    ``settings`` as for :func:`optsched.models.rigid.cpsat.solve` (which
+    dispatches here when the machine has a calendar or a job has a
+    predecessor; ``cliques`` is not read).
     Always returns a checked schedule; ``lower_bound`` is the best of
     :func:`~optsched.models.rigid.bounds.lower_bounds_within` and CP-SAT's bound.
     With ``bound_domain`` (the default), no search runs when those bounds
@@ -720,7 +708,6 @@ def solve(
         The machine has node speeds or SMP nodes, or the jobs have modes; or
         some job can never start under the calendar.
     """
-    settings = SolverSettings.of(locals())
     if not instance.machine.flat or instance.moldable:
         raise ValueError(
             "site model: calendars and chains are modelled for rigid jobs on "
@@ -738,7 +725,7 @@ def solve(
     horizon = max(deadlines.values())
     n = len(instance.jobs)
     too_large = overflow_note(horizon, n, (n + 1) * horizon + n * instance.processors)
-    proven = bound_domain and is_optimal(
+    proven = settings.bound_domain and is_optimal(
         objective, hint.value, best_lower_bound(instance, objective, solving.bounds)
     )
     if proven and too_large is None:
@@ -750,7 +737,8 @@ def solve(
     else:
         model = SiteModel(
             instance, objective, deadlines,
-            solving.bounds if bound_domain else [], symmetry=symmetry,
+            solving.bounds if settings.bound_domain else [],
+            symmetry=settings.symmetry,
         )  # fmt: skip
         model.hint(hint.schedule)
         solving.params["admission_pairs"] = model.pairs

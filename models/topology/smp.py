@@ -68,13 +68,7 @@ from typing import Any
 from ortools.sat.python import cp_model
 
 from optsched.instance import Instance, Job
-from optsched.models.common.settings import (
-    BOUND_SUBSOLVERS,
-    DEFAULT_TIME_LIMIT,
-    DEFAULT_WORKERS,
-    LogSink,
-    SolverSettings,
-)
+from optsched.models.common.settings import DEFAULTS, SolverSettings
 from optsched.models.rigid.cpsat import BACKEND, _relabel
 from optsched.models.topology.speeds import (
     OptionModel,
@@ -388,22 +382,16 @@ def solve(
     instance: Instance,
     objective: Objective | str,
     *,
-    time_limit: float = DEFAULT_TIME_LIMIT,
-    workers: int = DEFAULT_WORKERS,
+    settings: SolverSettings = DEFAULTS,
     incumbents: Sequence[Incumbent] = (),
-    log: bool | LogSink = False,
-    symmetry: bool = True,
     cliques: bool = True,
-    bound_domain: bool = True,
-    bound_subsolvers: Sequence[str] = BOUND_SUBSOLVERS,
-    seed: int = 0,
-    parameters: Mapping[str, Any] | None = None,
     node_symmetry: bool = False,
 ) -> Result:
     """The optimum on SMP nodes with a span limit, with CP-SAT (module notes).
 
-    Parameters as for :func:`optsched.models.rigid.cpsat.solve`, except that
-    ``cliques`` is on by default (module notes); ``node_symmetry`` orders
+    ``settings`` as for :func:`optsched.models.rigid.cpsat.solve`, except
+    that ``settings.cliques`` is not read: ``cliques`` is this model's own
+    keyword, on by default (module notes); ``node_symmetry`` orders
     the nodes' count columns (module notes). Always returns a
     checked schedule; ``lower_bound`` is the best of CP-SAT's bound and
     :func:`optsched.models.topology.bounds.topology_lower_bounds` (the flat
@@ -414,7 +402,6 @@ def solve(
     ValueError
         The machine has no SMP nodes, or has speeds as well.
     """
-    settings = SolverSettings.of(locals())
     objective = Objective.parse(objective)
     nodes = instance.machine.nodes
     if nodes is None or instance.machine.speeds is not None:
@@ -441,7 +428,7 @@ def solve(
             options,
             deadlines,
             domain,
-            symmetry=symmetry,
+            symmetry=settings.symmetry,
             node_symmetry=node_symmetry,
             cliques=cliques,
         ),
@@ -480,7 +467,8 @@ def span_limit_cost(
 ) -> SpanLimitCost:
     """What the span limit ``tight`` costs against the best placement.
 
-    Solves ``instance`` (:func:`solve`, ``options`` passed on) and the same
+    Solves ``instance`` (:func:`solve`, ``options`` passed on: settings
+    as ``settings=`` or one by one, :func:`_solve_keywords`) and the same
     instance with ``tight=None`` (no limit, same level and cost). A schedule
     within the limit is feasible without it, so the limited schedule is the
     unlimited model's first incumbent and the unlimited optimum is at most
@@ -493,6 +481,7 @@ def span_limit_cost(
     nodes = instance.machine.nodes
     if nodes is None:
         raise ValueError("span_limit_cost: the machine has no SMP nodes")
+    options = _solve_keywords(options)
     limited = solve(instance, objective, **options)
     free = instance.replace(
         machine=instance.machine.replace(nodes=dataclasses.replace(nodes, tight=None))
@@ -515,11 +504,12 @@ def tight_sweep(
     The slacks are solved in increasing order (``None``, no limit, last);
     each one's best schedule is an incumbent of the next, which it respects
     (a larger slack only admits more placements), so the optima found never
-    rise along the sweep.
+    rise along the sweep. ``options`` as for :func:`span_limit_cost`.
     """
     nodes = instance.machine.nodes
     if nodes is None:
         raise ValueError("tight_sweep: the machine has no SMP nodes")
+    options = _solve_keywords(options)
     given = list(options.pop("incumbents", ()))
     ordered = sorted(set(tights), key=lambda t: (t is None, t or 0))
     results: dict[int | None, Result] = {}
@@ -534,6 +524,16 @@ def tight_sweep(
         if result.schedule is not None:
             given = [Incumbent(f"tight-{tight}", result.schedule), *given]
     return results
+
+
+def _solve_keywords(options: dict[str, Any]) -> dict[str, Any]:
+    """The keywords of :func:`solve` from a helper's ``options``: settings
+    given one by one (``time_limit=..., workers=...``) gathered into
+    ``settings``; ``options`` as they are when they name ``settings``."""
+    if "settings" in options:
+        return options
+    settings, rest = SolverSettings.split(options)
+    return {"settings": settings, **rest}
 
 
 __all__ = [

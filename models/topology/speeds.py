@@ -85,13 +85,7 @@ from typing import Any
 from ortools.sat.python import cp_model
 
 from optsched.instance import Instance, Job
-from optsched.models.common.settings import (
-    BOUND_SUBSOLVERS,
-    DEFAULT_TIME_LIMIT,
-    DEFAULT_WORKERS,
-    LogSink,
-    SolverSettings,
-)
+from optsched.models.common.settings import DEFAULTS, SolverSettings
 from optsched.models.common.solution import (
     Candidate,
     check_candidates,
@@ -695,22 +689,16 @@ def solve(
     instance: Instance,
     objective: Objective | str,
     *,
-    time_limit: float = DEFAULT_TIME_LIMIT,
-    workers: int = DEFAULT_WORKERS,
+    settings: SolverSettings = DEFAULTS,
     incumbents: Sequence[Incumbent] = (),
-    log: bool | LogSink = False,
-    symmetry: bool = True,
     cliques: bool = True,
-    bound_domain: bool = True,
-    bound_subsolvers: Sequence[str] = BOUND_SUBSOLVERS,
-    seed: int = 0,
-    parameters: Mapping[str, Any] | None = None,
 ) -> Result:
     """The optimum on a machine with speeds, with CP-SAT (module notes).
 
-    Parameters as for :func:`optsched.models.rigid.cpsat.solve`, except that
-    ``cliques`` (redundant no-overlaps over jobs that cannot run together,
-    :class:`OptionModel`) is on by default: on 20-job AFKT batches on
+    ``settings`` as for :func:`optsched.models.rigid.cpsat.solve`, except
+    that ``settings.cliques`` is not read: ``cliques`` (redundant no-overlaps
+    over jobs that cannot run together, :class:`OptionModel`) is this
+    model's own keyword, on by default: on 20-job AFKT batches on
     16x275 + 6x825 it found better schedules within a minute (makespans 286
     and 171 instead of 287 and 172), and on SMP nodes it decides proofs
     (:mod:`optsched.models.topology.smp`). Always returns a checked schedule;
@@ -724,7 +712,6 @@ def solve(
         The machine has no speeds, or has SMP nodes as well, or the jobs
         have more than :data:`MAX_OPTIONS` mixes together.
     """
-    settings = SolverSettings.of(locals())
     objective = Objective.parse(objective)
     if instance.machine.speeds is None or instance.machine.nodes is not None:
         raise ValueError(
@@ -751,7 +738,7 @@ def solve(
             options,
             deadlines,
             domain,
-            symmetry=symmetry,
+            symmetry=settings.symmetry,
             cliques=cliques,
         ),
         decode=lambda found: speed_schedule(instance, classes, options, found, BACKEND),

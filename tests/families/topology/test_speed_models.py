@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from optsched.check import check_schedule
 from optsched.instance import Instance, Job, Machine
+from optsched.models.common.settings import SolverSettings
 from optsched.models.topology import bounds as topology_bounds
 from optsched.models.topology import smp, speeds
 from optsched.nodes import Nodes
@@ -27,7 +28,7 @@ from optsched.objective import Objective
 from optsched.result import Incumbent, SolveStatus
 from optsched.schedule import Placement, Schedule
 
-SOLVE: dict[str, Any] = {"time_limit": 20.0, "workers": 1}
+SOLVE = SolverSettings(time_limit=20.0, workers=1)
 
 
 # --------------------------------------------------------------------------
@@ -155,12 +156,12 @@ def test_golden_speeds_need_the_slow_mix() -> None:
     # fast in turn: 4); so a slower mix can be the optimal one. wct: A fast
     # [0, 1) then B fast [1, 4): 1 + 4 = 5 (B fast, A slow: 3 + 3 = 6).
     instance = Instance(Machine(2, speeds=(1, 3)), (Job(1, 0, 1, 3), Job(2, 0, 1, 9)))
-    result = speeds.solve(instance, "cmax", **SOLVE)
+    result = speeds.solve(instance, "cmax", settings=SOLVE)
     assert (result.status, result.objective) == (SolveStatus.OPTIMAL, 3)
     assert result.schedule is not None
     assert result.schedule[1].processors == (0,)  # the slow processor
     own_check(instance, result.schedule)
-    result = speeds.solve(instance, "wct", **SOLVE)
+    result = speeds.solve(instance, "wct", settings=SOLVE)
     assert (result.status, result.objective) == (SolveStatus.OPTIMAL, 5)
     assert result.schedule is not None
     assert [result.schedule[j].processors for j in (1, 2)] == [(1,), (1,)]
@@ -173,7 +174,7 @@ def test_golden_smp_span_and_cost() -> None:
     # J3 on the other all end at 11.
     machine = Machine(4, nodes=Nodes(2, 2, tight=None, level=2))
     instance = Instance(machine, (Job(1, 0, 2, 10), Job(2, 0, 1, 10), Job(3, 0, 1, 10)))
-    result = smp.solve(instance, "cmax", **SOLVE)
+    result = smp.solve(instance, "cmax", settings=SOLVE)
     assert (result.status, result.objective) == (SolveStatus.OPTIMAL, 11)
     assert result.schedule is not None
     assert machine.nodes is not None
@@ -183,7 +184,7 @@ def test_golden_smp_span_and_cost() -> None:
     # runs its 10 s, a 1-processor job too.
     excess = Machine(4, nodes=Nodes(2, 2, tight=0, level=2, cost="excess"))
     instance = Instance(excess, (Job(1, 0, 3, 10), Job(2, 0, 1, 10)))
-    result = smp.solve(instance, "wct", **SOLVE)
+    result = smp.solve(instance, "wct", settings=SOLVE)
     assert (result.status, result.objective) == (SolveStatus.OPTIMAL, 20)
 
 
@@ -193,7 +194,7 @@ def test_span_limit_cost_golden() -> None:
     # 1 + 1 over the nodes, cmax 10.
     machine = Machine(6, nodes=Nodes(2, 3, tight=0))
     instance = Instance(machine, tuple(Job(k, 0, 2, 10) for k in (1, 2, 3)))
-    cost = smp.span_limit_cost(instance, "cmax", **SOLVE)
+    cost = smp.span_limit_cost(instance, "cmax", settings=SOLVE)
     assert cost.limited.objective == 20
     assert cost.unlimited.objective == 10
     assert cost.ratio == 2.0
@@ -218,7 +219,7 @@ def test_optimum_equals_brute_force(machine: Machine, objective: str) -> None:
         parsed = Objective.parse(objective)
         expected, witness = brute_force(instance, parsed)
         own_check(instance, witness)
-        result = model_of(instance).solve(instance, objective, **SOLVE)
+        result = model_of(instance).solve(instance, objective, settings=SOLVE)
         assert result.status == SolveStatus.OPTIMAL, result.params
         assert result.objective == expected
         assert result.lower_bound is not None and result.lower_bound <= expected
@@ -234,8 +235,9 @@ def test_without_symmetry_breaking_same_optimum() -> None:
     expected, _ = brute_force(instance, Objective("wct"))
     for symmetry, nodes in ((True, True), (True, False), (False, True)):
         result = smp.solve(
-            instance, "wct", symmetry=symmetry, node_symmetry=nodes, **SOLVE
-        )
+            instance, "wct", node_symmetry=nodes,
+            settings=SolverSettings(time_limit=20.0, workers=1, symmetry=symmetry),
+        )  # fmt: skip
         assert (result.status, result.objective) == (SolveStatus.OPTIMAL, expected)
         assert result.params["node_symmetry"] is nodes
         assert result.schedule is not None
@@ -246,7 +248,7 @@ def test_tight_sweep_never_rises() -> None:
     machine = Machine(6, nodes=Nodes(3, 2, tight=0, level=1))
     jobs = (Job(1, 0, 3, 10), Job(2, 0, 2, 10), Job(3, 0, 3, 6), Job(4, 2, 1, 8))
     instance = Instance(machine, jobs)
-    results = smp.tight_sweep(instance, "cmax", [None, 1, 0], **SOLVE)
+    results = smp.tight_sweep(instance, "cmax", [None, 1, 0], settings=SOLVE)
     assert list(results) == [0, 1, None]
     values = [float(r.objective or 0) for r in results.values()]
     assert all(r.status == SolveStatus.OPTIMAL for r in results.values())
@@ -261,7 +263,7 @@ def test_incumbent_is_used_and_checked() -> None:
     bad = Schedule({1: Placement(0, 6, (2,)), 2: Placement(0, 2, (0, 1))}, "wrong")
     result = speeds.solve(
         instance, "cmax", incumbents=[Incumbent("bad", bad), Incumbent("good", good)],
-        **SOLVE,
+        settings=SOLVE,
     )  # fmt: skip
     assert result.objective == 2 and result.upper_bound_source == "list:speeds-submit"
     assert any(r.startswith("bad:") for r in result.rejected)
@@ -319,7 +321,9 @@ def test_optimum_equals_brute_force_property(
     instance: Instance, objective: str, cliques: bool
 ) -> None:
     expected, _ = brute_force(instance, Objective.parse(objective))
-    result = model_of(instance).solve(instance, objective, cliques=cliques, **SOLVE)
+    result = model_of(instance).solve(
+        instance, objective, cliques=cliques, settings=SOLVE
+    )
     assert (result.status, result.objective) == (SolveStatus.OPTIMAL, expected)
     assert result.schedule is not None
     own_check(instance, result.schedule)
@@ -384,13 +388,13 @@ def test_refuses_the_other_machine() -> None:
     both = Machine(4, speeds=(1, 1, 2, 2), nodes=Nodes(2, 2))
     instance = Instance(both, (Job(1, 0, 1, 4),))
     with pytest.raises(ValueError, match="speed model"):
-        speeds.solve(instance, "cmax", **SOLVE)
+        speeds.solve(instance, "cmax", settings=SOLVE)
     with pytest.raises(ValueError, match="SMP model"):
-        smp.solve(instance, "cmax", **SOLVE)
+        smp.solve(instance, "cmax", settings=SOLVE)
     many = Machine(60, speeds=tuple(range(1, 61)))  # 60 classes
     wide = Instance(many, (Job(1, 0, 5, 4),))  # C(60, 5) mixes
     with pytest.raises(ValueError, match="job mixes over 60 speed classes"):
-        speeds.solve(wide, "cmax", **SOLVE)
+        speeds.solve(wide, "cmax", settings=SOLVE)
 
 
 def test_area_weights_are_fixed_before_the_relaxation() -> None:
