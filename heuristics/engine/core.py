@@ -5,10 +5,10 @@ which waiting jobs to start; it never sees the event heap. What a policy may
 read and call is the :class:`Simulator` interface below (``now``, ``free``,
 ``queue``, ``size``, ``estimate``, ``release``, ``running_ends``,
 ``finished``, ``arrived``, ``rank``, ``can_start``, ``start``,
-``base_profile``, ``reserve``, ``predict``, ``wake_at``, and
-``index_waiting`` / ``track`` for a :class:`WaitingIndex` of the waiting
-jobs, with which backfilling finds its candidates without scanning a long
-queue).
+``refused_by_limit``, ``base_profile``, ``reserve``, ``predict``,
+``wake_at``, and ``index_waiting`` / ``track`` for a :class:`WaitingIndex`
+of the waiting jobs, with which backfilling finds its candidates without
+scanning a long queue).
 
 Events
 ------
@@ -894,6 +894,16 @@ class Simulator:
         user limit's demotions): an index built on the initial queue order
         would then go stale."""
         return self._accounts is not None
+
+    def refused_by_limit(self, j: int) -> bool:
+        """Whether the user limit refused ``j`` in this pass: a
+        :meth:`can_start` of it failed on the limit since the pass began.
+        Unless it starts in the pass after all, the engine demotes it when
+        the pass ends (:mod:`optsched.heuristics.site.user_limit`); a policy
+        that keeps a plan learns here that the job is held back by the rule,
+        not by the machine, and may let others go first. Always false
+        without a user limit."""
+        return j in self._refused
 
     @property
     def blocks_pending(self) -> bool:

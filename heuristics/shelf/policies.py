@@ -15,6 +15,24 @@ at every later pass; its shelf is not over until it has run, so the
 schedule is always valid. The simulator's kill-at-estimate rule is
 unchanged (a job overrunning into a busy block is stopped at its estimate).
 
+The site's rules that act during the run are followed as the engine applies
+them (``_Level.advance``):
+
+* *Outages* (``Machine.outages``): a job of the running shelf that an
+  outage kills is requeued by the engine; it has not run, so its shelf is
+  not over: it is due again at once and restarts from scratch on the
+  processors the plan gave it (or wherever the simulator finds room) as
+  soon as the outage leaves room, and the next shelf starts when it has
+  ended.
+* *The user limit* (``Calendar.user_limit``, NQS): a job the limit refuses
+  (its user is over the limit while a job of another user waits) is
+  demoted by the engine. The shelf keeps retrying it while another of its
+  jobs runs, but does not wait for it once nothing else of the shelf can
+  end: it gives the job up, and the job runs later as the demoted job it
+  is: in the next batch (batch framework), or planned again like a new
+  submission (PC²). Waiting for it would hold back the very jobs whose
+  waiting makes the limit refuse it, for ever.
+
 ``batch:inner=ALGORITHM`` (names ``nfdh``, ``ffdh``, ``nfih``, ``ffih``,
 ``ffdh-stack``, ``ffih-stack``, ``smart``)
     The batch framework of D. B. Shmoys, J. Wein, D. P. Williamson,
@@ -86,7 +104,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from optsched.heuristics.engine.core import DONE, WAITING, Simulator
+from optsched.heuristics.engine.core import DONE, RUNNING, WAITING, Simulator
 from optsched.heuristics.rigid.policies import Policy
 from optsched.heuristics.shelf.algorithms import (
     SHELF_ALGORITHMS,
@@ -124,15 +142,39 @@ batch jobs."""
 # --------------------------------------------------------------------------
 
 
-class _Level:
-    """One shelf being executed: what has started, what waits for what."""
+_Entry = tuple[int, int | None]
+"""A job of a level and its planned offset in the footprint (``None``: no
+planned processors)."""
 
-    __slots__ = ("base", "behind", "end", "front", "height", "members", "opened")
+
+class _Level:
+    """One shelf being executed: what has started, what waits for what.
+
+    ``members`` maps every job of the level to its planned offset in the
+    footprint (``None``: no planned processors, PC²'s running level and
+    the jobs that joined the current level on arrival). ``front`` holds the
+    jobs due now that have not started, ``behind`` the jobs stacked behind
+    a job until it ends. ``dropped`` collects the members the level gave up
+    because the user limit held them back (:meth:`advance`), for a policy
+    that re-plans them (PC²).
+    """
+
+    __slots__ = (
+        "base",
+        "behind",
+        "dropped",
+        "end",
+        "front",
+        "height",
+        "members",
+        "opened",
+    )
 
     def __init__(self, shelf: Shelf | None = None) -> None:
-        self.front: list[tuple[int, int]] = []
-        self.behind: dict[int, list[tuple[int, int]]] = {}
-        self.members: list[int] = []
+        self.front: list[_Entry] = []
+        self.behind: dict[int, list[_Entry]] = {}
+        self.members: dict[int, int | None] = {}
+        self.dropped: list[int] = []
         self.opened = shelf is None
         self.base = 0
         self.end = 0
@@ -140,7 +182,7 @@ class _Level:
         if shelf is not None:
             self.height = shelf.height
             for key, offset, _, pred, _ in shelf.entries:
-                self.members.append(key)
+                self.members[key] = offset
                 if pred is None:
                     self.front.append((key, offset))
                 else:
@@ -150,7 +192,7 @@ class _Level:
     def running(cls, members: Iterable[int], end: int) -> _Level:
         """The jobs running when the machine became full (PC²'s level 0)."""
         level = cls()
-        level.members = list(members)
+        level.members = dict.fromkeys(members)
         level.end = end
         return level
 
@@ -170,16 +212,61 @@ class _Level:
         return True
 
     def advance(self, sim: Simulator) -> bool:
-        """Start what is due; ``True`` when every job of the level has ended."""
+        """Start what is due; ``True`` when every job of the level has ended.
+
+        Two site rules can take a started or due job out of the plan's
+        course, and the level follows what the engine did:
+
+        * An outage kills a running member and requeues it
+          (:meth:`_killed`): the member has not run, so the shelf is not
+          over; it is due again at once, on its planned processors if they
+          are free. This keeps the discipline the shelf algorithms and the
+          batch framework rest on (a shelf, or a batch, is over when every
+          one of its jobs has run, and only then does the next one start);
+          the restart takes the processors the plan reserved for the job
+          in this level, which no other level uses meanwhile, so the plan
+          stays valid: the level just ends later. (The job did nothing
+          wrong: sending it to the next batch, behind every job that
+          arrived meanwhile, would punish it for the machine's failure.)
+        * The user limit refuses a due member while a job of another user
+          waits (:meth:`_drop_refused`): NQS demotes it to the lowest
+          priority. The level keeps retrying it while some other member
+          runs (the limit may let it go once the others have started or
+          an account is emptied), but it no longer waits for it once
+          nothing else of the level can end: it drops it, and the job runs
+          later as the demoted job it is (the batch framework: in the next
+          batch; PC²: planned again like a new submission). Without this
+          the level held every other waiting job back, the refused job
+          stayed refused because those jobs waited, and the run never
+          ended (the calendar wakes the engine once a day).
+        """
         state = sim.state
         ready = self.front
         self.front = []
+        if sim.finished:
+            ready.extend(self._killed(sim, ready))
+        while True:
+            ready = self._start_due(sim, ready)
+            if not (ready and self._drop_refused(sim, ready)):
+                break
+        self.front = ready
+        if ready or self.behind:
+            return False
+        return all(state[j] == DONE for j in self.members)
+
+    def _start_due(self, sim: Simulator, ready: list[_Entry]) -> list[_Entry]:
+        """Start the due jobs that can start (on their planned processors
+        first) and release the jobs stacked behind those that ended; the
+        due jobs left waiting."""
+        state = sim.state
         progress = True
         while progress:
             progress = False
-            waiting: list[tuple[int, int]] = []
+            waiting: list[_Entry] = []
             for key, offset in ready:
-                if sim.can_start(key, at=self.base + offset) or sim.can_start(key):
+                if (
+                    offset is not None and sim.can_start(key, at=self.base + offset)
+                ) or sim.can_start(key):
                     sim.start(key)
                     progress = True
                 else:
@@ -189,10 +276,56 @@ class _Level:
                 for pred in [p for p in self.behind if state[p] == DONE]:
                     ready.extend(self.behind.pop(pred))
                     progress = True
-        self.front = ready
-        if ready or self.behind:
+        return ready
+
+    def _killed(self, sim: Simulator, ready: list[_Entry]) -> list[_Entry]:
+        """Members an outage killed since the last pass: the engine reports
+        the lost run in ``finished`` and the job waits again."""
+        state, members = sim.state, self.members
+        killed = [
+            (j, members[j])
+            for j, _, _ in sim.finished
+            if state[j] == WAITING and j in members
+        ]
+        if not killed:
+            return killed
+        # Each once, and not if already due (a level reads one pass's
+        # report once, but a second reading must not start a job twice).
+        due = {key for key, _ in ready}
+        fresh = []
+        for entry in killed:
+            if entry[0] not in due:
+                due.add(entry[0])
+                fresh.append(entry)
+        return fresh
+
+    def _drop_refused(self, sim: Simulator, ready: list[_Entry]) -> bool:
+        """Give up the due jobs the user limit refused in this pass once no
+        member runs (see :meth:`advance`); the jobs stacked behind them
+        become due. Whether any was dropped (``ready`` is updated).
+
+        Never every waiting job: the limit refuses a job only while a job
+        of another user waits whose own start the limit allows
+        (:mod:`~optsched.heuristics.site.user_limit`), and that one is
+        never dropped. A pass that drops jobs therefore starts that one or
+        leaves it waiting in its level, and the policies' loops end (they
+        never plan the same dropped jobs over and over in one pass).
+        """
+        refused = [entry for entry in ready if sim.refused_by_limit(entry[0])]
+        if not refused:
             return False
-        return all(state[j] == DONE for j in self.members)
+        state = sim.state
+        if any(state[j] == RUNNING for j in self.members):
+            return False  # something of the level still ends: retry then
+        for entry in refused:
+            key = entry[0]
+            ready.remove(entry)
+            del self.members[key]
+            self.dropped.append(key)
+            # Stacked behind a job that will not run here: the processors
+            # they were to take from it are free, so they are due now.
+            ready.extend(self.behind.pop(key, ()))
+        return True
 
 
 @dataclass
@@ -379,7 +512,15 @@ class PC2(Policy):
                 sim, state.obstacles, state.width
             ):
                 break
-            if not level.advance(sim):
+            over = level.advance(sim)
+            if level.dropped:
+                # Members the user limit held back (see _Level.advance):
+                # planned again like new submissions, by _arrivals at the
+                # end of this pass (first fit into the plan, which delays
+                # no job already planned) or by the FCFS mode.
+                state.known.difference_update(level.dropped)
+                level.dropped.clear()
+            if not over:
                 break
             # A scheduling point: the current level is over.
             plan = state.plan
@@ -425,7 +566,7 @@ class PC2(Policy):
             if now + estimate[j] <= point and sim.can_start(j):
                 sim.predict(j, now)
                 sim.start(j)
-                level.members.append(j)
+                level.members[j] = None
             else:
                 rest.append(j)
         rest.sort(key=lambda j: position[j])
@@ -468,7 +609,7 @@ class PC2(Policy):
             if level.opened and now + estimate[j] <= point and sim.can_start(j):
                 sim.predict(j, now)
                 sim.start(j)
-                level.members.append(j)
+                level.members[j] = None
                 continue
             (item,) = _items(sim, [j], "instance")
             shelf = plan.place(item, first_fit=True, grow=False)

@@ -14,11 +14,10 @@ refuses the variant (``ValueError``) is recorded by its message: refusals
 are behaviour too. Every schedule must pass
 :func:`optsched.check.check_schedule`.
 
-Known bugs are pinned, not hidden: on ``kth_50-outages`` the shelf policies
-and PC² stop with ``RuntimeError: simulation stalled`` (recorded as
-``error``), and on ``kth_50-userlimit`` most of them never return (skipped,
-see :data:`USER_LIMIT_HANGS`). Fixing either changes those snapshots on
-purpose.
+Known bugs are pinned, not hidden: a simulation that gives up is recorded
+as ``error``, so fixing it changes its snapshot on purpose. (The shelf
+policies and PC² used to stall on ``kth_50-outages`` and never return on
+``kth_50-userlimit``; both were fixed, and their snapshots changed then.)
 
 The stored snapshots are in ``tests/data/snapshots/``, one JSON file per
 variant: ``{spec: record}``, sorted keys, one job per line so that a diff
@@ -416,41 +415,6 @@ def cases() -> list[Case]:
     return [Case(variant, spec) for variant in variants() for spec in variant.specs]
 
 
-USER_LIMIT_HANGS = frozenset(
-    (
-        "nfdh",
-        "ffdh",
-        "nfih",
-        "ffdh-stack",
-        "smart",
-        "smart:order=smith,fit=first",
-        "smart:sequence=class,weights=area",
-        "ffdh:oracle",
-        "batch",
-        "batch:inner=smart,order=smith",
-        "pc2",
-        "pc2:interactive=0+1,batch_share=0.6",
-        "pc2:interactive=none",
-    )
-)
-"""Shelf specs that never return on ``kth_50-userlimit`` (the FFIH ones
-do). The engine gives a policy a new pass after each demotion by the user
-limit (``while self._refused and self._demote()`` in the engine's
-``advance``); a shelf level retries the same refused job in every pass, so
-the demotion never ends. A bug of the engine or of the shelf policies, not
-of this test: these cases are skipped, not recorded."""
-
-
-def not_run(case: Case) -> str | None:
-    """Why ``case`` is not run (``None``: it is)."""
-    if case.variant.name == "kth_50-userlimit" and case.spec in USER_LIMIT_HANGS:
-        return (
-            "never returns: the engine re-runs the policy after each demotion "
-            "by the user limit and the shelf level retries the refused job"
-        )
-    return None
-
-
 def run(case: Case) -> Schedule:
     """The schedule of ``case`` (``ValueError`` when the policy refuses)."""
     variant = case.variant
@@ -473,17 +437,13 @@ def record(case: Case) -> dict[str, Any]:
         ``{"refused": message}`` when the policy refuses the variant
         (``ValueError``); ``{"error": "RuntimeError: message"}`` when the
         engine gives up (a stalled simulation: a known bug, pinned so that
-        a refactor keeps it until it is fixed on purpose); ``{"not run":
-        reason}`` for the cases :func:`not_run` names; else ``jobs``
+        a refactor keeps it until it is fixed on purpose); else ``jobs``
         (``{id: [start, end]}``, or ``{id: [[start, end], ...]}`` with the
         pieces of a preempted job; ids as strings), ``killed``, ``lost``
         (``{id: [[start, end], ...]}``, the attempts), ``producer``,
         ``digest`` (sha256 of :func:`canonical`) and, only if the checker
         objects, ``violations`` (their messages).
     """
-    reason = not_run(case)
-    if reason is not None:
-        return {"not run": reason}
     try:
         schedule = run(case)
     except ValueError as error:
@@ -673,9 +633,6 @@ def _write_updates() -> Iterator[None]:
 
 @pytest.mark.parametrize("case", ALL_CASES, ids=[case.id for case in ALL_CASES])
 def test_snapshot(case: Case) -> None:
-    reason = not_run(case)
-    if reason is not None:
-        pytest.skip(f"{case.id}: {reason}")
     now = record(case)
     if updating():
         stored(case.variant.name)[case.spec] = now
