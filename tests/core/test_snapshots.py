@@ -62,6 +62,7 @@ import pytest
 # The only coupling to the package's layout: a refactor that moves these
 # names changes these imports and nothing else in this file.
 from support.paths import DATA, INSTANCES
+from support.specs import SHELF_SPECS
 
 from optsched.calendar import Calendar
 from optsched.check import check_schedule
@@ -138,24 +139,6 @@ MALLMANN_SPECS = (
     "mallmann:order=lsf,variant=bc,f=0.4",
     "mallmann:order=lsf,variant=ff,t=8h",
     "strict-backfill",
-)
-SHELF_SPECS = (
-    "nfdh",
-    "ffdh",
-    "nfih",
-    "ffih",
-    "ffdh-stack",
-    "ffih-stack",
-    "smart",
-    "smart:order=smith,fit=first",
-    "smart:sequence=class,weights=area",
-    "ffdh:oracle",
-    "batch",
-    "batch:inner=ffih",
-    "batch:inner=smart,order=smith",
-    "pc2",
-    "pc2:interactive=0+1,batch_share=0.6",
-    "pc2:interactive=none",
 )
 COMBINATOR_SPECS = (
     # The canonical kinds need f=; the thesis's names are aliases.

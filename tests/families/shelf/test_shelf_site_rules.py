@@ -16,9 +16,10 @@ from __future__ import annotations
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
+from support.paths import INSTANCES
+from support.specs import SHELF_SPECS
 
 from optsched.calendar import Calendar
 from optsched.check import check_schedule
@@ -26,28 +27,6 @@ from optsched.heuristics import simulate
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.io import read
 from optsched.schedule import Schedule
-
-INSTANCES = Path(__file__).resolve().parents[3] / "instances"
-
-SHELF_SPECS = (
-    "nfdh",
-    "ffdh",
-    "nfih",
-    "ffih",
-    "ffdh-stack",
-    "ffih-stack",
-    "smart",
-    "smart:order=smith,fit=first",
-    "smart:sequence=class,weights=area",
-    "ffdh:oracle",
-    "batch",
-    "batch:inner=ffih",
-    "batch:inner=smart,order=smith",
-    "pc2",
-    "pc2:interactive=0+1,batch_share=0.6",
-    "pc2:interactive=none",
-)
-"""Every shelf and PC² spec of the snapshot test."""
 
 ONE_SHELF_SPECS = (
     "nfdh",

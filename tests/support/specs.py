@@ -1,0 +1,24 @@
+"""Policy specs shared by several tests."""
+
+from __future__ import annotations
+
+SHELF_SPECS: tuple[str, ...] = (
+    "nfdh",
+    "ffdh",
+    "nfih",
+    "ffih",
+    "ffdh-stack",
+    "ffih-stack",
+    "smart",
+    "smart:order=smith,fit=first",
+    "smart:sequence=class,weights=area",
+    "ffdh:oracle",
+    "batch",
+    "batch:inner=ffih",
+    "batch:inner=smart,order=smith",
+    "pc2",
+    "pc2:interactive=0+1,batch_share=0.6",
+    "pc2:interactive=none",
+)
+"""Every shelf algorithm, the batch framework and PC², with their main
+options (the snapshot test runs them on every variant)."""
