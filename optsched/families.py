@@ -75,7 +75,9 @@ __all__ = [
     "exact_plan",
     "feature",
     "features_of",
+    "first_with",
     "load",
+    "offline_view",
     "refusal",
     "relaxed",
     "simulation_refusal",
@@ -87,7 +89,33 @@ _CPSAT_AND_BOUNDS = ("cpsat", "bounds-only")
 
 @dataclass(frozen=True)
 class Feature:
-    """One row of the family table (module docstring)."""
+    """One row of the family table (the module docstring says what each
+    column means to its consumer).
+
+    Attributes
+    ----------
+    name, family, title
+        The feature's name, the room it belongs to (``site``, ``topology``,
+        ...) and how messages name it.
+    present
+        Whether an instance carries it.
+    relax
+        The instance without it, a relaxation (``None``: none exists).
+    check, bounds, candidates, exact
+        ``"module:function"`` handlers of the checker, the bounds, the
+        starting schedules and the exact model (``None``: the plain ones).
+    exact_with
+        The other features the exact model handles.
+    backends, unmodelled
+        The back-ends that take it, and why the others refuse it.
+    offline
+        What an offline model sees of it.
+    in_schedule
+        Whether a schedule carries it (lost attempts, pieces).
+    simulators, unsimulated, refused_options
+        The simulators that follow it, why the others refuse it, and the
+        ``simulate`` options refused with it.
+    """
 
     name: str
     family: str
