@@ -45,7 +45,16 @@ def solve_relaxed(
     result = run(easier, objective, incumbents=incumbents, **options)
     dropped = (*result.relaxed, *(n for n in relax if n not in result.relaxed))
     if result.schedule is not None and not check_schedule(instance, result.schedule):
-        return dataclasses.replace(result, relaxed=dropped)
+        # Valid on the instance itself: its value, recomputed there, is an
+        # upper bound, and it meets the relaxation's bound when proven.
+        value = objective.value(instance, result.schedule)
+        proven = result.lower_bound is not None and result.lower_bound >= value
+        status = SolveStatus.OPTIMAL if proven else SolveStatus.FEASIBLE
+        if result.status is SolveStatus.ERROR:
+            status = result.status  # keeps its error text with it
+        return dataclasses.replace(
+            result, objective=value, status=status, relaxed=dropped
+        )
     best = _best_valid(instance, objective, incumbents) or _own_candidate(
         instance, objective
     )
