@@ -75,6 +75,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from optsched.families import feature
 from optsched.instance import Instance, Job, Machine
 from optsched.schedule import Placement, Schedule
 from optsched.site.chains import chain_graph
@@ -121,15 +122,13 @@ def resolve_placement(placement: str, machine: Machine) -> str:
 
 def check_machine(instance: Instance) -> None:
     """Refuse what this simulator does not model: busy blocks, contiguous
-    allocation (``ValueError``, one line)."""
-    machine = instance.machine
-    if machine.unavailable:
-        raise ValueError(
-            "the node simulator takes no busy blocks (use the flat engine's "
-            "policies fcfs, firstfit, easy, ...)"
-        )
-    if machine.allocation != "any":
-        raise ValueError("the node simulator needs allocation 'any'")
+    allocation (``ValueError``, one line: the family table's words, which
+    ``simulate`` gives before it gets here)."""
+    for name in ("busy-blocks", "contiguous"):
+        row = feature(name)
+        if row.present(instance):
+            assert row.unsimulated is not None
+            raise ValueError(row.unsimulated("", "nodes"))
 
 
 class Pool:
