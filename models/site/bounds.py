@@ -541,21 +541,32 @@ def site_released(instance: Instance) -> Instance:
             )
         return found
 
-    durations = (
-        None
-        if machine.flat
-        else {
-            job.id: machine.shortest_run_time(job.runtime, job.size)
-            for job in instance.jobs
-        }
-    )
     releases = chain_release(
-        instance.jobs, chain_graph(instance.jobs), durations=durations, adjust=admitted
+        instance.jobs,
+        chain_graph(instance.jobs),
+        durations=shortest_durations(instance),
+        adjust=admitted,
     )
     jobs = tuple(
         job.replace(release=releases[job.id]) for job in without_chains(instance.jobs)
     )
     return instance.replace(machine=machine.replace(calendar=None), jobs=jobs)
+
+
+def shortest_durations(instance: Instance) -> dict[int, int]:
+    """Per job the shortest time it can run: over its modes on a flat
+    machine (:func:`~optsched.site.chains.shortest_duration`), on the
+    fastest processors of its size at the fewest nodes' cost on a machine
+    with speeds or SMP nodes
+    (:meth:`~optsched.instance.Machine.shortest_run_time`). The chain
+    releases read these, so that they stay below every feasible start."""
+    machine = instance.machine
+    if machine.flat:
+        return {job.id: shortest_duration(job) for job in instance.jobs}
+    return {
+        job.id: machine.shortest_run_time(job.runtime, job.size)
+        for job in instance.jobs
+    }
 
 
 def chain_lower_bound_cmax(
@@ -622,13 +633,7 @@ def chain_release_bound(
         moved = job if t == job.release else dataclasses.replace(job, release=t)
         return earliest_start_alone(moved, machine)
 
-    if machine.flat:
-        durations = {job.id: shortest_duration(job) for job in instance.jobs}
-    else:
-        durations = {
-            job.id: machine.shortest_run_time(job.runtime, job.size)
-            for job in instance.jobs
-        }
+    durations = shortest_durations(instance)
     blocked = machine.flat and bool(machine.unavailable)
     start = chain_release(
         instance.jobs,
