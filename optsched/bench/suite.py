@@ -31,7 +31,9 @@ table.
     ``name`` (required), ``description``.
 ``[[traces]]``
     ``path`` (relative to the folder of the suite file, whatever the
-    current directory; an absolute path is used as it is; the file is read
+    current directory; an absolute path is used as it is; ``pwa:NAME``
+    names a known archive trace, fetched and cached on first use,
+    :mod:`optsched.io.archive`; the file is read
     once when the suite is loaded, and one that is not a trace is refused
     without quoting its lines), ``sha256`` (optional: when given
     the file must match it; when absent it is computed, recorded in every
@@ -97,6 +99,7 @@ from optsched.windows.prepare import ARRIVALS, Preparation, read_source
 from optsched.windows.selection import WindowRule
 
 TOP_KEYS = ("suite", "traces", "windows", "policies", "objectives", "solvers", "seeds")
+from optsched.io import archive
 SUITE_KEYS = ("name", "description")
 TRACE_KEYS = (
     "path",
@@ -557,7 +560,10 @@ def _trace(table: dict[str, Any], index: int, where: _Located) -> TraceRef:
     # Relative to the suite's folder, not the current one: a suite runs
     # alike from anywhere. An absolute path stays as it is.
     try:
-        file = (where.path.parent / given).resolve()
+        if given.startswith(archive.PREFIX):
+            file = archive.resolve_trace_path(given)
+        else:
+            file = (where.path.parent / given).resolve()
         is_file = file.is_file()
     except (OSError, RuntimeError) as error:  # a name too long, a symlink loop
         reason = getattr(error, "strerror", None) or str(error)

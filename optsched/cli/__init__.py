@@ -105,5 +105,6 @@ def _register() -> None:
     for name in COMMANDS:
         main.add_command(importlib.import_module(f"optsched.cli.{name}").command)
 
+    "traces",
 
 _register()

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from optsched.errors import InputError
 from optsched.instance import Instance
+from optsched.io.archive import resolve_trace_path
 from optsched.io.batsim import read_batsim_workload, write_batsim_workload
 from optsched.io.schedules import read_schedule, write_schedule
 from optsched.io.text import head, refuse_utf16, strip_bom
@@ -87,7 +88,8 @@ def read_trace(
     ----------
     path
         SWF trace (optionally ``.gz``), native JSON instance, or strip-packing
-        file.
+        file; ``pwa:NAME`` for a known archive trace, fetched and cached on
+        first use (:mod:`optsched.io.archive`).
     format
         ``"swf"``, ``"json"`` or ``"strip"``; ``None`` to recognise it.
     processors
@@ -112,7 +114,7 @@ def read_trace(
 def _read_trace(
     path: str | Path, format: str | None, *, processors: int | None
 ) -> Trace:
-    path = Path(path)
+    path = resolve_trace_path(path)  # a pwa: name is fetched first
     if not path.exists():
         raise InputError("no such file", path)
     fmt = format or detect_format(path)

@@ -111,7 +111,9 @@ def read_source(path: str | Path, preparation: Preparation = Preparation()) -> T
         A missing, unreadable or malformed file.
     """
     from optsched.io import detect_format, read_trace
+    from optsched.io.archive import resolve_trace_path
 
+    path = resolve_trace_path(path)  # a pwa: name is fetched first
     p = preparation
     if Path(path).exists() and (p.input_format or detect_format(path)) == "swf":
         from optsched.io.swf import read_swf

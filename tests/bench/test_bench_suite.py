@@ -447,7 +447,8 @@ def test_shipped_suites_parse_and_expand(traces_dir: Path) -> None:
     assert smoke.objectives == ("cmax", "wct:one")
     assert [s.backend for s in smoke.solvers] == ["cpsat"]
     (trace,) = smoke.traces
-    assert trace.file == traces_dir / "KTH-SP2-1996-2.1-cln.swf"
+    assert trace.path == "pwa:KTH-SP2-1996-2.1-cln"  # the cached copy of:
+    assert trace.file.read_bytes() == (traces_dir / trace.file.name).read_bytes()
     assert trace.pinned
     # 3 windows x (3 policies + 2 objectives x 1 back-end).
     assert len(expand(smoke).tasks) == 3 * (3 + 2 * 1)

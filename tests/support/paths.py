@@ -53,3 +53,20 @@ def write_swf(path: Path, lines: list[str], processors: int) -> Path:
     """An SWF file of ``lines`` with a ``MaxProcs`` header."""
     path.write_text("\n".join([f"; MaxProcs: {processors}", *lines]) + "\n")
     return path
+
+
+def trace_cache(monkeypatch: object, cache: Path) -> Path:
+    """Point ``pwa:`` names at a fresh cache ``cache``, filled from the shared
+    trace folder (no network); skips the calling test when that is absent.
+
+    ``monkeypatch`` is pytest's fixture: the environment is restored after
+    the test.
+    """
+    import pytest
+
+    if not TRACES.is_dir():
+        pytest.skip(f"real traces not available: {TRACES} is absent")
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    monkeypatch.setenv("OPTSCHED_DATA_DIR", str(cache))
+    monkeypatch.setenv("OPTSCHED_TRACES_FROM", str(TRACES))
+    return cache
