@@ -31,6 +31,7 @@ from optsched.bench.suite import (
     SolverSpec,
 )
 from optsched.cli.options import (
+from optsched.bundled import bundled_path
     file_options,
     machine_options,
     machine_shape,
@@ -41,8 +42,9 @@ from optsched.cli.options import (
 from optsched.moldable.speedup import SpeedupModel
 from optsched.windows.selection import WindowRule
 
-DEFAULT_INSTANCE = Path(__file__).resolve().parents[2] / "instances" / "default.json"
-"""The bundled window ``optsched gap`` analyses when given no file."""
+DEFAULT_INSTANCE = bundled_path("default.json")
+"""The bundled window ``optsched gap`` analyses when given no file (package
+data, so that an installed wheel runs it too)."""
 
 PER_WINDOW_LIMIT = 5
 EXIT_DEFECT = 3
