@@ -30,8 +30,8 @@ from optsched.bench.suite import (
     DEFAULT_TIME_LIMIT,
     SolverSpec,
 )
-from optsched.cli.options import (
 from optsched.bundled import bundled_path
+from optsched.cli.options import (
     file_options,
     machine_options,
     machine_shape,
