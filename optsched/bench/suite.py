@@ -91,6 +91,7 @@ from typing import Any
 
 from optsched.errors import InputError, shown
 from optsched.instance import MAX_INTEGER
+from optsched.io import archive
 from optsched.io.text import load_toml
 from optsched.models import BACKENDS
 from optsched.objective import Objective
@@ -99,7 +100,6 @@ from optsched.windows.prepare import ARRIVALS, Preparation, read_source
 from optsched.windows.selection import WindowRule
 
 TOP_KEYS = ("suite", "traces", "windows", "policies", "objectives", "solvers", "seeds")
-from optsched.io import archive
 SUITE_KEYS = ("name", "description")
 TRACE_KEYS = (
     "path",
