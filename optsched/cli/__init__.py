@@ -19,6 +19,7 @@ from typing import Any
 
 import click
 
+from optsched.cli.version import version_option
 from optsched.console import literal
 from optsched.errors import InputError
 from optsched.extras import MissingExtra
@@ -75,7 +76,7 @@ class _Group(click.Group):
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
-@click.version_option(package_name="optsched")
+@version_option
 def main(debug: bool) -> None:
     """optsched: optimal schedules, lower bounds and competitive gaps."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import re
 import subprocess
 import sys
@@ -160,9 +161,17 @@ def test_competitive_gap_refuses_bad_specs() -> None:
         optsched.competitive_gap(KTH.with_name("missing.json"))
 
 
+_VERSIONS = (
+    f"optsched {optsched.__version__}\n"
+    f"OR-Tools {importlib.metadata.version('ortools')} (ortools)\n"
+    f"HiGHS {importlib.metadata.version('highspy')} (highspy)\n"
+    "Python 3."
+)
+
+
 def test_python_m_optsched() -> None:
     for args, expected in (
-        (["--version"], f"optsched, version {optsched.__version__}\n"),
+        (["--version"], _VERSIONS),
         (["--help"], "Usage: optsched [OPTIONS] COMMAND [ARGS]..."),
     ):
         done = subprocess.run(
