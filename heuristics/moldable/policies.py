@@ -14,6 +14,35 @@ its processors back at once. Processors: a starting job takes the lowest
 free indices. Every job runs its full run time (no kill at the estimate).
 Only ``any`` machines without busy blocks (``ValueError`` otherwise).
 
+The finish-time guard
+---------------------
+Both policies may start a job on fewer processors than it requests. Under
+a speed-up near linear that stretches the job almost in proportion: a
+4-processor job of 10 h run on one processor ties it up for 40 h, and the
+whole schedule follows it (the moldable guide gives the makespans of
+``kth_50 --moldable linear`` with and without the guard). The thesis
+prints no explicit rule (its Fig. 5.14 is lost; seed 001 §5.7): it scales
+a backfilled job down so that it finds a place ("a fitting position is
+easier to find"), its rescaling keeps a new size only when the cost
+improves, and its model of fewer processors is the conservative one
+(§5.4.1, ``T(j) = T(q) q / j``), under which a shrunk job started at the
+same time ends later, never earlier. Shrinking therefore pays only by
+starting earlier, and the guard, ours, says by how much: a job of request
+``q`` may start *now* on a mode ``p < q`` only if, by the estimates, it
+then ends no later than it would by waiting for its request:
+
+.. math:: \mathit{now} + \mathit{est}(p) \le s_q + \mathit{est}(q),
+
+where ``s_q`` is the earliest time at which ``q`` processors are free by
+the running jobs' estimated ends (EASY's shadow time of ``q``, an end in
+the past counting as now; the waiting jobs are ignored, so ``s_q`` is the
+earliest the job could get its request and the guard the strictest of its
+kind). A mode of at least ``q`` processors is never refused by the guard.
+If ``q`` processors are free now, ``s_q`` is now and no job shrinks unless
+a smaller mode is as fast. The spec parameter ``guard=none`` drops the
+guard (the rules as published: adaptive partitioning sizes a job from the
+load alone); ``guard=finish`` is the default.
+
 Adaptive partitioning
 ---------------------
 E. Rosti, E. Smirni, L. W. Dowdy, G. Serazzi, B. M. Carlson, "Robust
@@ -30,8 +59,10 @@ detail and were not available to us):
   gets the target ``max(1, floor(F / (1 + w)))``: the free processors
   shared equally among the waiting jobs;
 - it runs on its largest mode of at most the target processors (any mode,
-  also above its request), or, if every mode is larger, on its smallest
-  one; it starts if that mode fits in ``F``, otherwise the queue waits.
+  also above its request) that the guard admits, or, if every admitted
+  mode is larger, on its smallest admitted one; it starts if that mode
+  fits in ``F``, otherwise the queue waits (and the guard is asked again
+  at the next event).
 
 On a rigid instance this is strict FCFS (``fcfs``).
 
@@ -57,9 +88,15 @@ processors. With ``est(p)`` the estimate of the mode on ``p``:
    that fits now (``p <= free``) and either ends by the shadow time
    (``now + est(p) <= shadow``) or uses only extra processors (``p <=
    extra``); among these, the one with the earliest estimated end (ties:
-   fewer processors). Starting on extra processors shrinks ``extra`` by
-   ``p`` (unless the job ends at once). So the head's reservation is never
-   delayed (exact estimates), whatever the mode chosen.
+   fewer processors) among the modes the guard admits. Starting on extra
+   processors shrinks ``extra`` by ``p`` (unless the job ends at once). So
+   the head's reservation is never delayed (exact estimates), whatever the
+   mode chosen.
+
+The head's rule meets the guard by itself (its request is one of the modes
+compared, and a mode that fits now has ``s_p`` = now); the guard restricts
+the backfilled jobs, which without it took any mode that fits, however
+long it made them.
 
 A job with one mode (a rigid instance) has nothing to choose, and the
 policy is exactly EASY: the tests check that its start times are those of
@@ -89,29 +126,36 @@ __all__ = [
 MOLDABLE_POLICY_NAMES = ("adaptive", "easy-scaling")
 """Names of the online moldable policies of this module."""
 
+GUARDS = ("finish", "none")
+"""Values of the ``guard`` parameter: the finish-time guard (the default)
+or none (module docstring)."""
+
 
 def parse_moldable_policy(spec: str | SpecParts) -> dict[str, object]:
-    """The options of ``adaptive`` or ``easy-scaling`` (neither takes any),
-    from a spec or its tokens (:func:`~optsched.heuristics.spec.split_spec`).
+    """The options of ``adaptive`` or ``easy-scaling`` (``guard``), from a
+    spec or its tokens (:func:`~optsched.heuristics.spec.split_spec`).
 
     Raises
     ------
     ValueError
-        Another name, or parameters.
+        Another name, another parameter or another guard.
     """
     parts = split_spec(spec)
     if parts.name not in MOLDABLE_POLICY_NAMES:
         valid = ", ".join(MOLDABLE_POLICY_NAMES)
         raise ValueError(f"unknown moldable policy {parts.text!r}; valid: {valid}")
-    parts.check(())
-    return {}
+    parts.check(("guard",))
+    guard = parts.options().get("guard", GUARDS[0]).lower()
+    if guard not in GUARDS:
+        raise parts.error(f"guard must be one of {', '.join(GUARDS)}, got {guard!r}")
+    return {"guarded": guard == "finish"}
 
 
 def run_moldable_policy(instance: Instance, spec: str) -> Schedule:
     """The schedule of ``instance`` under the policy ``spec``."""
-    parse_moldable_policy(spec)
+    options = parse_moldable_policy(spec)
     run = adaptive if spec_name(spec) == "adaptive" else easy_scaling
-    return run(instance)
+    return run(instance, guarded=bool(options["guarded"]))
 
 
 def adaptive_target(free: int, waiting_behind: int) -> int:
@@ -186,7 +230,23 @@ class _Sim:
         return shadow, available - need
 
 
-Decide = Callable[[_Sim, list[int], Sequence[tuple[Mode, ...]]], None]
+Options = Callable[[int], tuple[Mode, ...]]
+"""The modes job number ``k`` may start on now."""
+
+Decide = Callable[[_Sim, list[int], Options], None]
+
+
+def admitted(sim: _Sim, modes: tuple[Mode, ...], request: Mode) -> tuple[Mode, ...]:
+    """The ``modes`` the finish-time guard admits now (module docstring):
+    those of at least the requested processors, and those that end by the
+    estimates no later than the request started at its shadow time."""
+    q = request.processors
+    if modes[0].processors >= q:
+        return modes  # nothing to shrink to: no shadow to compute
+    waited = sim.shadow(q)[0] + request.requested
+    return tuple(
+        m for m in modes if m.processors >= q or sim.now + m.requested <= waited
+    )
 
 
 def _simulate(
@@ -195,9 +255,12 @@ def _simulate(
     considered: Callable[[Job], tuple[Mode, ...]],
     producer: str,
     reserved_ends: dict[int, int] | None = None,
+    *,
+    guarded: bool = True,
 ) -> Schedule:
     """Run ``decide`` at every instant where jobs wait (module docstring);
-    ``considered`` gives the modes a job may start on."""
+    ``considered`` gives the modes a job may start on, of which the guard
+    (if ``guarded``) admits some at each pass."""
     machine = instance.machine
     if machine.unavailable:
         raise ValueError(
@@ -207,7 +270,12 @@ def _simulate(
         raise ValueError(f"{producer} runs on 'any' machines only")
     jobs = sorted(instance.jobs, key=lambda j: (j.release, j.id))
     modes = [considered(job) for job in jobs]
+    requests = [Mode(job.size, job.runtime, job.estimate) for job in jobs]
     sim = _Sim(machine.processors)
+
+    def options(k: int) -> tuple[Mode, ...]:
+        return admitted(sim, modes[k], requests[k]) if guarded else modes[k]
+
     queue: list[int] = []  # job numbers, FCFS
     upcoming = 0
     while upcoming < len(jobs) or sim.ends:
@@ -225,7 +293,7 @@ def _simulate(
             upcoming += 1
         if queue:
             before = len(sim.placed)
-            decide(sim, queue, modes)
+            decide(sim, queue, options)
             if len(sim.placed) > before:
                 queue[:] = [k for k in queue if k not in sim.placed]
     if queue:
@@ -239,13 +307,12 @@ def _simulate(
     return Schedule(placements, producer)
 
 
-def _decide_adaptive(
-    sim: _Sim, queue: list[int], modes: Sequence[tuple[Mode, ...]]
-) -> None:
+def _decide_adaptive(sim: _Sim, queue: list[int], options: Options) -> None:
     for position, k in enumerate(queue):
         target = adaptive_target(sim.free, len(queue) - position - 1)
-        within = [m for m in modes[k] if m.processors <= target]
-        mode = within[-1] if within else modes[k][0]  # sorted by processors
+        modes = options(k)
+        within = [m for m in modes if m.processors <= target]
+        mode = within[-1] if within else modes[0]  # sorted by processors
         if mode.processors > sim.free:
             return  # strict FCFS: the queue waits for its head
         sim.start(k, mode)
@@ -256,18 +323,16 @@ def _scalable(job: Job) -> tuple[Mode, ...]:
     return tuple(m for m in _modes(job) if m.processors <= job.size)
 
 
-def _decide_easy_scaling(
-    sim: _Sim, queue: list[int], modes: Sequence[tuple[Mode, ...]]
-) -> None:
+def _decide_easy_scaling(sim: _Sim, queue: list[int], options: Options) -> None:
     i = 0
     while i < len(queue):
         head = queue[i]
-        options = []
-        for mode in modes[head]:
+        choices = []
+        for mode in options(head):
             shadow, extra = sim.shadow(mode.processors)
             end = shadow + mode.requested
-            options.append((end, mode.processors, shadow, extra, mode))
-        end, p, shadow, extra, mode = min(options, key=lambda o: (o[0], o[1]))
+            choices.append((end, mode.processors, shadow, extra, mode))
+        end, p, shadow, extra, mode = min(choices, key=lambda o: (o[0], o[1]))
         if p > sim.free:
             sim.reserved.setdefault(head, end)
             break
@@ -281,7 +346,7 @@ def _decide_easy_scaling(
         if free == 0:
             return
         best: Mode | None = None
-        for m in modes[k]:  # sorted by processors
+        for m in options(k):  # sorted by processors
             if m.processors > free:
                 break
             keeps = now + m.requested <= shadow or m.processors <= extra
@@ -295,19 +360,32 @@ def _decide_easy_scaling(
             extra -= best.processors
 
 
-def adaptive(instance: Instance) -> Schedule:
+def adaptive(instance: Instance, *, guarded: bool = True) -> Schedule:
     """Adaptive partitioning's schedule of ``instance`` (module docstring).
+
+    Parameters
+    ----------
+    instance
+        Jobs (moldable or rigid) on an ``any`` machine without busy blocks.
+    guarded
+        Whether the finish-time guard keeps a job from shrinking below its
+        request when waiting for the request ends it earlier (default); off,
+        the target size alone decides (``adaptive:guard=none``).
 
     Raises
     ------
     ValueError
         Busy blocks, or a machine that is not ``any``.
     """
-    return _simulate(instance, _decide_adaptive, _modes, "adaptive")
+    producer = "adaptive" if guarded else "adaptive:guard=none"
+    return _simulate(instance, _decide_adaptive, _modes, producer, guarded=guarded)
 
 
 def easy_scaling(
-    instance: Instance, *, reserved_ends: dict[int, int] | None = None
+    instance: Instance,
+    *,
+    reserved_ends: dict[int, int] | None = None,
+    guarded: bool = True,
 ) -> Schedule:
     """EASY with scaling's schedule of ``instance`` (module docstring).
 
@@ -315,6 +393,11 @@ def easy_scaling(
     ----------
     instance
         Jobs (moldable or rigid) on an ``any`` machine without busy blocks.
+    guarded
+        Whether the finish-time guard keeps a backfilled job from shrinking
+        below its request when waiting for the request ends it earlier
+        (default); off, any mode that keeps the head's reservation may
+        start (``easy-scaling:guard=none``).
     reserved_ends
         If given, filled with ``{job id: estimated end}`` of the first
         reservation of every job that got one. With exact estimates no job
@@ -327,6 +410,12 @@ def easy_scaling(
     ValueError
         Busy blocks, or a machine that is not ``any``.
     """
+    producer = "easy-scaling" if guarded else "easy-scaling:guard=none"
     return _simulate(
-        instance, _decide_easy_scaling, _scalable, "easy-scaling", reserved_ends
+        instance,
+        _decide_easy_scaling,
+        _scalable,
+        producer,
+        reserved_ends,
+        guarded=guarded,
     )

@@ -180,6 +180,8 @@ MOLDABLE_SPECS = (
     "rescale:search=ga,budget=100,population=10",
     "adaptive",
     "easy-scaling",
+    "adaptive:guard=none",
+    "easy-scaling:guard=none",
     "deq",
 )
 RECORDED_SPECS = ("orig", "orig:repair")

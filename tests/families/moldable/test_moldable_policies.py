@@ -4,11 +4,12 @@ rigid reduction to ``fcfs`` and ``easy``, valid schedules."""
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.paths import INSTANCES
+from support.paths import INSTANCES, REPO
 
 from optsched import check
 from optsched.heuristics.engine.runner import simulate
@@ -79,15 +80,24 @@ def test_adaptive_by_hand() -> None:
 
 def test_adaptive_smallest_mode_when_the_target_is_below_it() -> None:
     # Job 1 only runs on 3 or 4 processors; with 4 free and 3 jobs waiting
-    # the target is 1: it runs on its smallest mode, 3 (it fits). Job 2
-    # (target max(1, floor(1 / 2)) = 1) takes the last processor; job 3
-    # waits until job 2 ends at 4, then takes the one free processor.
+    # the target is 1. Unguarded, it runs on its smallest mode, 3 (it
+    # fits). Job 2 (target max(1, floor(1 / 2)) = 1) takes the last
+    # processor; job 3 waits until job 2 ends at 4, then takes the one free
+    # processor.
     wide = Job(1, 0, 4, 5, modes=(Mode(3, 6), Mode(4, 5)))
     instance = Instance(
         Machine(4), (wide, linear(2, 0, 1, 4, 4), linear(3, 0, 1, 4, 4))
     )
-    schedule = valid(instance, adaptive(instance))
+    schedule = valid(instance, adaptive(instance, guarded=False))
     assert sizes(schedule) == {1: (0, 3), 2: (0, 1), 3: (4, 1)}
+    assert schedule.producer == "adaptive:guard=none"
+    # Guarded: its request (4) is free now, so the 3-processor mode (ends
+    # at 6, not 5) is refused; the smallest admitted mode is 4, [0, 5).
+    # At 5 jobs 2 and 3 (request 1, work 4) wait: job 2's target is
+    # floor(4 / 2) = 2 (a mode above its request, never refused: T = 2),
+    # job 3's floor(2 / 1) = 2; both run [5, 7).
+    schedule = valid(instance, adaptive(instance))
+    assert sizes(schedule) == {1: (0, 4), 2: (5, 2), 3: (5, 2)}
 
 
 def test_easy_scaling_backfills_on_fewer_processors() -> None:
@@ -151,9 +161,9 @@ def test_easy_scaling_waits_when_no_mode_keeps_the_reservation() -> None:
 def test_easy_scaling_extra_processors_shrink() -> None:
     # m = 8. Job 1 holds 4 until 10; the head job 2 needs 5: shadow 10,
     # 8 available then, extra 3. Job 3 takes 2 extra processors (ends at
-    # 20 on 2, 40 on 1): extra 1. Job 4 (2 for 30 s or 1 for 60) may only
-    # use 1 extra processor now: it starts on 1, extra 0. Job 5 (1
-    # processor, 50 s) fits now but neither ends by 10 nor finds extra
+    # 20 on 2, 40 on 1): extra 1. Unguarded, job 4 (2 for 30 s or 1 for
+    # 60) may only use 1 extra processor now: it starts on 1, extra 0. Job
+    # 5 (1 processor, 50 s) fits now but neither ends by 10 nor finds extra
     # processors: it waits for job 2 (ends at 13).
     instance = Instance(
         Machine(8),
@@ -165,7 +175,7 @@ def test_easy_scaling_extra_processors_shrink() -> None:
             Job(5, 0, 1, 50),
         ),
     )
-    schedule = valid(instance, easy_scaling(instance))
+    schedule = valid(instance, easy_scaling(instance, guarded=False))
     assert sizes(schedule) == {
         1: (0, 4),
         2: (10, 5),
@@ -173,18 +183,34 @@ def test_easy_scaling_extra_processors_shrink() -> None:
         4: (0, 1),
         5: (13, 1),
     }
+    # Guarded: job 4's request (2) is free now (s_2 = 0), so on 1 it would
+    # end at 60 against 30: refused, it waits. Job 5 takes the extra
+    # processor instead, [0, 50). At 13 (job 2 done) job 4 is the head: on
+    # 1 it ends at 73, on 2 at 43; it runs on 2.
+    schedule = valid(instance, easy_scaling(instance))
+    assert sizes(schedule) == {
+        1: (0, 4),
+        2: (10, 5),
+        3: (0, 2),
+        4: (13, 2),
+        5: (0, 1),
+    }
 
 
 def test_spec_and_refusals() -> None:
     assert MOLDABLE_POLICY_NAMES == ("adaptive", "easy-scaling")
-    assert parse_moldable_policy("adaptive") == {}
-    assert parse_moldable_policy(" EASY-scaling ") == {}
-    for bad in ("easy", "adaptive:x=1", "deq"):
+    assert parse_moldable_policy("adaptive") == {"guarded": True}
+    assert parse_moldable_policy(" EASY-scaling ") == {"guarded": True}
+    assert parse_moldable_policy("adaptive:guard=None") == {"guarded": False}
+    assert parse_moldable_policy("easy-scaling:guard=finish") == {"guarded": True}
+    for bad in ("easy", "adaptive:x=1", "deq", "adaptive:guard=x", "adaptive:guard"):
         with pytest.raises(ValueError):
             parse_moldable_policy(bad)
     instance = Instance(Machine(4), (linear(1, 0, 2, 8, 4),))
     assert run_moldable_policy(instance, "adaptive") == adaptive(instance)
     assert run_moldable_policy(instance, "easy-scaling") == easy_scaling(instance)
+    unguarded = run_moldable_policy(instance, "easy-scaling:guard=none")
+    assert unguarded == easy_scaling(instance, guarded=False)
     blocked = Instance(Machine(4, unavailable=(BusyBlock(0, 3, 2),)), instance.jobs)
     contiguous = Instance(Machine(4, "contiguous"), instance.jobs)
     for policy in (adaptive, easy_scaling):
@@ -262,3 +288,149 @@ def test_malleable_jobs_run_in_one_mode() -> None:
     for policy in (adaptive, easy_scaling):
         schedule = valid(malleable, policy(malleable))
         assert all(not p.pieces for p in schedule.placements.values())
+
+
+def _waiting_case() -> Instance:
+    """m = 4: job 1 holds 2 processors over [0, 10); job 2 (rigid, 3) waits
+    for it; job 3 requests 2 processors of a 60-processor-second linear job
+    (60 s on 1, 30 s on 2)."""
+    return Instance(
+        Machine(4),
+        (Job(1, 0, 2, 10), Job(2, 0, 3, 10), linear(3, 0, 2, 60, 2)),
+    )
+
+
+def test_the_guard_under_linear_speed_up_by_hand() -> None:
+    # EASY with scaling: job 2 is reserved at 10 on 3 of 4 processors,
+    # extra 1. Job 3 on 1 processor keeps that (extra), so unguarded it
+    # runs [0, 60). Guarded: its request (2) is free now, so it would end
+    # at 0 + 30 by waiting; 0 + 60 > 30, refused. At 10 (job 2 starts on
+    # 3) its request is next free at 20, ending 50; 10 + 60 = 70 > 50,
+    # refused. At 20 it runs on 2, [20, 50): the makespan falls from 60
+    # to 50.
+    instance = _waiting_case()
+    unguarded = valid(instance, easy_scaling(instance, guarded=False))
+    assert sizes(unguarded) == {1: (0, 2), 2: (10, 3), 3: (0, 1)}
+    assert unguarded[3].end == 60
+    guarded = valid(instance, easy_scaling(instance))
+    assert sizes(guarded) == {1: (0, 2), 2: (10, 3), 3: (20, 2)}
+    assert guarded[3].end == 50
+    # Adaptive partitioning (strict FCFS): job 2 waits for 10; then job 3
+    # has 1 free processor and nobody behind it, target 1. Unguarded it
+    # runs [10, 70); guarded (waited end 20 + 30 = 50 < 10 + 60) it waits
+    # for its request and runs [20, 50).
+    unguarded = valid(instance, adaptive(instance, guarded=False))
+    assert sizes(unguarded) == {1: (0, 2), 2: (10, 3), 3: (10, 1)}
+    assert unguarded[3].end == 70
+    guarded = valid(instance, adaptive(instance))
+    assert sizes(guarded) == {1: (0, 2), 2: (10, 3), 3: (20, 2)}
+    assert guarded[3].end == 50
+
+
+def test_the_guard_admits_a_shrink_that_ends_earlier() -> None:
+    # m = 4. Job 1 holds 3 processors until 10; job 3 requests 2 of an
+    # 8-processor-second linear job (8 s on 1, 4 on 2). Its request is
+    # free at 10 and would end at 14; on the one free processor it ends at
+    # 8 <= 14: the guard admits it. EASY with scaling: job 2 (4
+    # processors) is reserved at 10, extra 0, and 8 <= 10 keeps that: job 3
+    # starts now on 1. Adaptive partitioning is strict FCFS, so job 3 is
+    # alone there: target 1, it starts now on 1.
+    job_1, job_3 = Job(1, 0, 3, 10), linear(3, 0, 2, 8, 2)
+    backfilled = Instance(Machine(4), (job_1, Job(2, 0, 4, 10), job_3))
+    alone = Instance(Machine(4), (job_1, job_3))
+    for instance, policy in ((backfilled, easy_scaling), (alone, adaptive)):
+        schedule = valid(instance, policy(instance))
+        assert sizes(schedule)[3] == (0, 1)
+        assert schedule[3].end == 8
+
+
+def _running_at(
+    schedule: Schedule, time: int, other_than: int
+) -> list[tuple[int, int]]:
+    """``(end, processors)`` of the jobs started at or before ``time`` and
+    not ended by it (every job but ``other_than``), by end."""
+    return sorted(
+        (p.end, len(p.processors or ()))
+        for j, p in schedule.placements.items()
+        if j != other_than and p.start <= time < p.end
+    )
+
+
+def _earliest_free(
+    running: list[tuple[int, int]], free: int, need: int, now: int
+) -> int:
+    for end, processors in running:
+        if free >= need:
+            break
+        free += processors
+        now = max(now, end)
+    return now
+
+
+def assert_guarded(instance: Instance, schedule: Schedule) -> None:
+    """Plain check of the finish-time guard with exact estimates: a job
+    started at ``t`` on ``p`` of its requested ``q`` processors ends no
+    later than its request would, started when ``q`` processors are next
+    free. Jobs that started at ``t`` after it are counted as running (the
+    check cannot tell the order within an instant), which only makes the
+    request's start later: a necessary condition of the guard."""
+    m = instance.processors
+    for job in instance.jobs:
+        placement = schedule[job.id]
+        p = len(placement.processors or ())
+        if p >= job.size:
+            continue
+        running = _running_at(schedule, placement.start, job.id)
+        free = m - sum(processors for _, processors in running)
+        start = _earliest_free(running, free, job.size, placement.start)
+        assert placement.end <= start + job.runtime, (job.id, p, job.size)
+
+
+@settings(max_examples=150, deadline=None)
+@given(rigid_instances())
+def test_no_job_shrinks_to_end_later_than_by_waiting(instance: Instance) -> None:
+    exact = instance.with_jobs(j.replace(estimate=j.runtime) for j in instance.jobs)
+    moldable = parse_model("linear").apply(exact)
+    for policy in (adaptive, easy_scaling):
+        assert_guarded(moldable, valid(moldable, policy(moldable)))
+
+
+def _makespan_and_total(schedule: Schedule) -> tuple[int, int]:
+    """Makespan and sum of completion times, from the placements."""
+    ends = [p.end for p in schedule.placements.values()]
+    return max(ends), sum(ends)
+
+
+def test_kth_50_under_linear_speed_up() -> None:
+    # The issue-28 collapse and its repair, on instances/kth_50.json made
+    # moldable with linear speed-up (EASY on the same window: makespan
+    # 71,989 s, sum of completions 738,640 s).
+    instance = parse_model("linear").apply(
+        read_native(INSTANCES / "kth_50.json").instance
+    )
+    easy = simulate(instance.rigid(), "easy").schedule
+    assert _makespan_and_total(easy) == (71989, 738640)
+    values = {}
+    for policy in (adaptive, easy_scaling):
+        for guarded in (True, False):
+            schedule = valid(instance, policy(instance, guarded=guarded))
+            values[schedule.producer] = _makespan_and_total(schedule)
+    assert values == {
+        "adaptive": (68463, 1783927),
+        "adaptive:guard=none": (780758, 3134226),
+        "easy-scaling": (67556, 1627686),
+        "easy-scaling:guard=none": (175396, 1724231),
+    }
+    # The moldable guide prints these makespans: they must be these.
+    guide = (REPO / "docs" / "guide" / "moldable.md").read_text()
+    paragraph = guide[guide.index("**The finish-time guard**") :]
+    paragraph = paragraph[: paragraph.index("\n- ")]
+    printed = [int(n.replace(",", "")) for n in re.findall(r"\d[\d,]{4,}", paragraph)]
+    makespans = {name: value[0] for name, value in values.items()}
+    assert printed == [
+        makespans["easy-scaling:guard=none"],
+        makespans["adaptive:guard=none"],
+        _makespan_and_total(easy)[0],
+        makespans["easy-scaling"],
+        makespans["adaptive"],
+    ]
