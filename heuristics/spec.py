@@ -108,6 +108,7 @@ Every :class:`~optsched.heuristics.rigid.policies.Policy` has a canonical
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -400,6 +401,11 @@ def _policy_class() -> type:
 def parse_policy(spec: str | Policy) -> Policy:
     """The policy a spec names (a :class:`Policy` is returned as is).
 
+    A name that no family answers to may be a plug-in
+    (``module.path:Class[:key=value,...]``, ``file.py:Class[:...]`` or an
+    entry-point name: :mod:`optsched.heuristics.plugins`); an object with a
+    ``select(view)`` method is run as a plug-in too.
+
     Raises
     ------
     ValueError
@@ -407,13 +413,15 @@ def parse_policy(spec: str | Policy) -> Policy:
     """
     if isinstance(spec, _policy_class()):
         return cast("Policy", spec)
+    if not isinstance(spec, str) and callable(getattr(spec, "select", None)):
+        wrap = load("optsched.heuristics.plugins.policy:object_policy")
+        return cast("Policy", wrap(spec))
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"empty policy spec; valid names: {valid_names()}")
     text = spec.strip()
     family = _family_of().get(spec_name(text))
     if family is None:
-        written = text.partition(":")[0].strip()
-        raise ValueError(f"unknown policy {written!r}; valid names: {valid_names()}")
+        return _plugin(text)
     parts = split_spec(text)
     try:
         return family.parse(parts)
@@ -425,21 +433,51 @@ def parse_policy(spec: str | Policy) -> Policy:
         raise parts.error(str(error)) from None
 
 
+def _plugin(text: str) -> Policy:
+    """The plug-in ``text`` names (:mod:`optsched.heuristics.plugins`), or
+    the unknown-name error."""
+    found = load("optsched.heuristics.plugins.policy:registered")(text)
+    if found is not None:
+        return cast("Policy", found)
+    parts = load("optsched.heuristics.plugins.loader:plugin_parts")(text)
+    if parts is None:
+        written = text.partition(":")[0].strip()
+        raise ValueError(
+            f"unknown policy {written!r}; valid names: {valid_names()}, or a "
+            "plug-in module.path:Class or file.py:Class"
+        )
+    make = load("optsched.heuristics.plugins.policy:plugin_policy")
+    return cast("Policy", make(text, *parts))
+
+
+_PARAMETER = re.compile(r"[a-z_][\w-]*\s*=", re.IGNORECASE)
+"""A piece that opens with ``key=``: a parameter, whatever its value holds
+(``inner=offline:ffdh``)."""
+
+FLAGS = ("oracle", "repair")
+"""The keys some family lets stand alone (:meth:`SpecParts.check`)."""
+
+
 def split_policy_specs(text: str) -> list[str]:
     """Split a comma-separated list of specs (``--policies``) into specs.
 
     Policies are separated by commas, but a spec's own parameters are
-    comma-separated too (``easy:order=spt,oracle``): a piece without ``:``
-    that looks like a parameter (has ``=`` or is ``oracle``) continues the
-    previous spec when that spec has parameters. Empty pieces are dropped.
-    Every command that takes several policies splits them here.
+    comma-separated too (``easy:order=spt,oracle``): a piece that is a
+    parameter continues the previous spec when that spec has parameters.
+    A parameter is ``key=value`` with a plain key (letters, digits, ``_``,
+    ``-``), whatever the value holds (``rescale:search=hc,inner=offline:ffdh``
+    is one spec), or a flag of :data:`FLAGS`. Any other piece starts a spec:
+    a name (``fcfs``), a spec with parameters (``easy:order=spt``), a
+    plug-in (``mypkg.mod:MyPolicy:k=1``, whose key holds ``.`` and ``:``).
+    Empty pieces are dropped. Every command that takes several policies
+    splits them here, so that a spec means the same in a list as alone.
     """
     out: list[str] = []
     for piece in text.split(","):
         bare = piece.strip()
         if not bare:
             continue
-        is_param = ("=" in bare and ":" not in bare) or bare.lower() == "oracle"
+        is_param = bool(_PARAMETER.match(bare)) or bare.lower() in FLAGS
         if out and is_param and ":" in out[-1]:
             out[-1] += "," + bare
         else:

@@ -37,6 +37,7 @@ import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -46,6 +47,10 @@ from optsched.metrics import summarize
 from optsched.objective import Objective
 from optsched.result import Incumbent, SolveStatus
 from optsched.schedule import Schedule
+from optsched.simulation import RunOptions
+
+if TYPE_CHECKING:
+    from optsched.heuristics import Policy
 
 OPTIMAL_TOLERANCE = 1e-9
 """Relative tolerance under which ``LB`` and ``UB`` count as equal (wct sums
@@ -78,7 +83,7 @@ def _verified(instance: Instance, schedule: Schedule, producer: str) -> Schedule
 # --------------------------------------------------------------------------
 
 
-def canonical_policy(spec: str) -> str:
+def canonical_policy(spec: str | Policy) -> str:
     """A policy's identity: its canonical spec (``sjf`` and ``spt`` are one)."""
     from optsched.heuristics import parse_policy
 
@@ -125,20 +130,30 @@ class PolicyOutcome:
 
 def evaluate_policy(
     instance: Instance,
-    policy: str,
+    policy: str | Policy,
     objectives: Objective | str | Sequence[Objective | str],
     *,
     seed: int = POLICY_SEED,
+    run: RunOptions | None = None,
 ) -> PolicyOutcome:
     """Simulate ``policy`` once, check the schedule, measure every objective.
 
     ``objectives`` is one objective or several (labels or
-    :class:`~optsched.objective.Objective`).
+    :class:`~optsched.objective.Objective`); ``run`` holds the simulation
+    options (kill at estimate, allocation rule, migration).
     """
     from optsched.heuristics import simulate
 
+    options = run or RunOptions()
     began = time.perf_counter()
-    result = simulate(instance, policy, seed=seed)
+    result = simulate(
+        instance,
+        policy,
+        seed=seed,
+        kill_at_estimate=options.kill_at_estimate,
+        allocation_rule=options.allocation_rule,
+        migration=options.migration,
+    )
     runtime = time.perf_counter() - began
     schedule = _verified(instance, result.schedule, f"policy {policy}")
     if isinstance(objectives, str | Objective):

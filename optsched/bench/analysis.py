@@ -11,6 +11,7 @@ provisional row) is not finished.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import signal
@@ -39,6 +40,7 @@ from optsched.errors import shown
 from optsched.instance import Instance
 from optsched.moldable.speedup import SpeedupModel
 from optsched.schedule import Schedule
+from optsched.simulation import RunOptions
 from optsched.topology.machines import MachineShape
 from optsched.windows.prepare import OptionError
 from optsched.windows.selection import WindowRule
@@ -342,6 +344,7 @@ def gap_suite(
     machine: MachineShape | None = None,
     site: Path | None = None,
     arrivals: str = "recorded",
+    run: RunOptions | None = None,
 ) -> Suite:
     """The in-memory suite of one ``optsched gap`` call (and of
     :func:`optsched.competitive_gap`): one trace, one window rule.
@@ -360,6 +363,9 @@ def gap_suite(
         back-end is added, and the preemptive one when a policy preempts.
     input_format, processors, allocation, moldable, malleable, machine, site, arrivals
         The trace's options (:class:`~optsched.bench.suite.TraceRef`).
+    run
+        How the policies are simulated (kill at estimate, allocation rule,
+        migration).
 
     Raises
     ------
@@ -414,6 +420,7 @@ def gap_suite(
         policies=tuple(canonical),
         objectives=labels,
         solvers=(solver, *extra),
+        run=run or RunOptions(),
     )
 
 
@@ -440,11 +447,22 @@ def _policy_specs(policies: str | Sequence[str]) -> list[str]:
     # a list holds one spec per entry.
     if isinstance(policies, str):
         specs = split_policy_specs(policies)
+    elif isinstance(policies, Sequence):
+        # A policy object (a plug-in given directly) stands for its spec.
+        specs = _listed([_spec_of(p) for p in policies], "--policies")
     else:
         specs = _listed(policies, "--policies")
     if not specs:
         raise OptionError("--policies: no policy given")
     return specs
+
+
+def _spec_of(policy: Any) -> Any:
+    from optsched.heuristics import parse_policy
+
+    if isinstance(policy, str) or not hasattr(policy, "select"):
+        return policy  # a spec, or what _listed refuses
+    return parse_policy(policy).spec
 
 
 def _objective_labels(objectives: str | Sequence[str]) -> tuple[str, ...]:
@@ -495,8 +513,9 @@ def policies_that_run(
         return plan.suite.policies, ()
     kept: list[str] = []
     left_out: list[tuple[str, str]] = []
+    options = dataclasses.asdict(plan.suite.run)
     for spec in plan.suite.policies:
-        why = refusal(instance, spec)
+        why = refusal(instance, spec, **options)
         if why is None:
             kept.append(spec)
         else:

@@ -101,8 +101,11 @@ def _failed(error: str) -> dict[str, Any]:
 def _error_text(error: BaseException) -> str:
     # First line for tables; the traceback below it for whoever debugs.
     head = f"{type(error).__name__}: {error}".splitlines()[0]
-    tail = "".join(traceback.format_exception(error)).rstrip()
-    return f"{head}\n\n{tail}"
+    # A user's policy that raised: the frames of their code, not ours.
+    tail = getattr(error, "user_traceback", None)
+    if tail is None:
+        tail = "".join(traceback.format_exception(error))
+    return f"{head}\n\n{tail.rstrip()}"
 
 
 def run_safely(

@@ -69,6 +69,14 @@ table.
 ``[[solvers]]``
     ``backend``, ``time_limit`` (seconds, default 10), ``workers`` (solver
     threads, default 2), as ``optsched gap`` takes them.
+``[run]``
+    How every policy is simulated, as ``optsched simulate`` and ``gap``
+    take it: ``kill_at_estimate`` (``true``: a job overrunning its estimate
+    is stopped there; its policy's ratio is then not comparable),
+    ``allocation_rule`` (``first-fit`` or ``best-fit``, contiguous
+    machines) and ``migration`` (``true``: compact running jobs when no
+    contiguous range fits). Each option that is not the default is part of
+    the policy tasks' ids.
 ``seeds``
     Seeds of the random window draws (``windows.kind = "random"`` only): the
     windows of every seed are pooled, and a window drawn by two seeds runs
@@ -85,7 +93,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -95,11 +103,14 @@ from optsched.io import archive
 from optsched.io.text import load_toml
 from optsched.models import BACKENDS
 from optsched.objective import Objective
+from optsched.simulation import RUN_KEYS, RunOptions
 from optsched.trace import Trace
 from optsched.windows.prepare import ARRIVALS, Preparation, read_source
 from optsched.windows.selection import WindowRule
 
-TOP_KEYS = ("suite", "traces", "windows", "policies", "objectives", "solvers", "seeds")
+TOP_KEYS = (
+    "suite", "traces", "windows", "policies", "objectives", "solvers", "seeds", "run"
+)  # fmt: skip
 SUITE_KEYS = ("name", "description")
 TRACE_KEYS = (
     "path",
@@ -216,6 +227,7 @@ class Suite:
     solvers: tuple[SolverSpec, ...]
     seeds: tuple[int, ...] = ()
     description: str = ""
+    run: RunOptions = field(default_factory=RunOptions)
 
     @property
     def window_rules(self) -> tuple[WindowRule, ...]:
@@ -333,7 +345,32 @@ def _parse(data: dict[str, Any], where: _Located) -> Suite:
         solvers=solvers,
         seeds=seeds,
         description=_string(table, "description", where, "suite") or "",
+        run=_run_options(data, where),
     )
+
+
+def _run_options(data: Mapping[str, Any], where: _Located) -> RunOptions:
+    from optsched.heuristics import ALLOCATION_RULES
+
+    table = _table(data, "run", where)
+    _no_unknown(table, RUN_KEYS, where, "run")
+    flags = {}
+    for key in ("kill_at_estimate", "migration"):
+        value = table.get(key, False)
+        if not isinstance(value, bool):
+            raise where.error(
+                f"[run] {key} must be true or false, got {shown(value)}", key, "run"
+            )
+        flags[key] = value
+    rule = _string(table, "allocation_rule", where, "run") or "first-fit"
+    if rule not in ALLOCATION_RULES:
+        raise where.error(
+            f"[run] allocation_rule must be one of {', '.join(ALLOCATION_RULES)}, "
+            f"got {shown(rule)}",
+            "allocation_rule",
+            "run",
+        )
+    return RunOptions(allocation_rule=rule, **flags)
 
 
 def _no_unknown(
@@ -558,13 +595,18 @@ def _trace(table: dict[str, Any], index: int, where: _Located) -> TraceRef:
             index,
         )
     # Relative to the suite's folder, not the current one: a suite runs
-    # alike from anywhere. An absolute path stays as it is.
+    # alike from anywhere. An absolute path stays as it is; a pwa: name is
+    # the cached copy of a known trace, fetched on first use.
     try:
         if given.startswith(archive.PREFIX):
             file = archive.resolve_trace_path(given)
         else:
             file = (where.path.parent / given).resolve()
         is_file = file.is_file()
+    except InputError as error:  # an unknown name, a failed fetch
+        raise where.error(
+            f"[[traces]] path {shown(given)}: {error.reason}", "path", "traces", index
+        ) from None
     except (OSError, RuntimeError) as error:  # a name too long, a symlink loop
         reason = getattr(error, "strerror", None) or str(error)
         raise where.error(

@@ -35,6 +35,7 @@ from optsched.bench.suite import Suite, TraceRef
 from optsched.errors import InputError
 from optsched.instance import Instance
 from optsched.result import Incumbent
+from optsched.simulation import RUN_KEYS, RunOptions
 from optsched.trace import Trace, note_skips
 from optsched.windows.prepare import prepare, read_source
 from optsched.windows.selection import WindowSpec, select_windows
@@ -260,9 +261,11 @@ def window_tasks(
 
     from optsched.analysis.gap import POLICY_SEED
 
+    run = suite.run.params()
     policies = [
         task(POLICY, policy, ALL_OBJECTIVES,
-             {"seed": POLICY_SEED, "objectives": list(suite.objectives)})
+             {"seed": POLICY_SEED, "objectives": list(suite.objectives),
+              **run, **source_digest(policy)})
         for policy in suite.policies
     ]  # fmt: skip
     after = tuple(t.task_id for t in policies)
@@ -282,6 +285,29 @@ def window_tasks(
     return policies + solvers
 
 
+def source_digest(spec: str) -> dict[str, str]:
+    """``{"source_sha256": ...}`` for a plug-in policy (the sha256 of the
+    file that defines it: a changed policy gets new task ids and is run
+    again), nothing for a built-in one."""
+    from optsched.heuristics import parse_policy
+
+    digest = getattr(parse_policy(spec), "digest", "")
+    return {"source_sha256": digest} if digest else {}
+
+
+def checked_source(spec: str, digest: str | None) -> Any:
+    """The policy ``spec`` names, refused if its source is no longer the one
+    the task was planned with (the row would be filed under the old code)."""
+    from optsched.heuristics import parse_policy
+
+    policy = parse_policy(spec)
+    if digest is not None and getattr(policy, "digest", "") != digest:
+        raise ValueError(
+            f"policy {spec!r}: its source file changed since the run was planned"
+        )
+    return policy
+
+
 def execute_task(task: Task, instance: Instance) -> dict[str, Any]:
     """The production task function: simulate a policy or run a back-end.
 
@@ -297,7 +323,11 @@ def execute_task(task: Task, instance: Instance) -> dict[str, Any]:
     params = task.params
     if task.kind == POLICY:
         outcome = evaluate_policy(
-            instance, task.name, params["objectives"], seed=params["seed"]
+            instance,
+            checked_source(task.name, params.get("source_sha256")),
+            params["objectives"],
+            seed=params["seed"],
+            run=RunOptions(**{k: params[k] for k in RUN_KEYS if k in params}),
         )
         return {
             "status": "OK",

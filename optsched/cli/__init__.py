@@ -54,9 +54,23 @@ class _Group(click.Group):
     def _invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.BadParameter as error:
+            if not isinstance(getattr(error.param, "type", None), click.Path):
+                raise
+            # A file argument that is a directory, missing, unreadable: a
+            # fault of the file, one line like a reader's (not click's usage).
+            hint = ""
+            if error.param is not None and error.ctx is not None:
+                hint = error.param.get_error_hint(error.ctx).replace("'", "") + ": "
+            click.echo(literal(f"optsched: error: {hint}{error.message}"), err=True)
+            sys.exit(2)
         except (InputError, ValueError, MissingExtra) as error:
             if ctx.params.get("debug"):
                 raise
+            user_traceback = getattr(error, "user_traceback", "")
+            if user_traceback:
+                # A user's policy raised: their frames, then the one line.
+                click.echo(user_traceback.rstrip(), err=True)
             click.echo(literal(f"optsched: error: {error}"), err=True)
             sys.exit(2)
         except OSError as error:
@@ -96,6 +110,7 @@ COMMANDS = (
     "plot",
     "worst_case",
     "coreserve",
+    "traces",
 )
 """Modules of this package that each define one click ``command``."""
 
@@ -106,6 +121,5 @@ def _register() -> None:
     for name in COMMANDS:
         main.add_command(importlib.import_module(f"optsched.cli.{name}").command)
 
-    "traces",
 
 _register()

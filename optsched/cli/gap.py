@@ -14,6 +14,7 @@ import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 import pandas as pd
@@ -38,8 +39,10 @@ from optsched.cli.options import (
     moldable_options,
     option_group,
     output_option,
+    run_options,
 )
 from optsched.moldable.speedup import SpeedupModel
+from optsched.simulation import RunOptions
 from optsched.windows.selection import WindowRule
 
 DEFAULT_INSTANCE = bundled_path("default.json")
@@ -296,6 +299,7 @@ _window_options = option_group(
     help="'window-start': every job of a window is there at its start.",
 )
 @_window_options
+@run_options
 @click.option(
     "--policies",
     default=",".join(DEFAULT_POLICIES),
@@ -374,6 +378,7 @@ def command(
     site: str | None,
     arrivals: str,
     window_options: WindowOptions,
+    run: RunOptions,
     policies: str,
     objectives: str,
     backend: str,
@@ -424,6 +429,7 @@ def command(
             objectives=objectives,
             solver=SolverSpec(backend, time_limit, workers),
             shelves=shelves,
+            run=run,
         )
     except OptionError as error:
         # The command's own checks: a usage error, with the usage line.
@@ -482,6 +488,7 @@ def _finish(found: object) -> None:
             f"optsched: defect: {message}{saved}. This is a bug in optsched, not in "
             "your data: please report it with that file."
         )
+    _policy_errors(found, err)
     for failure in found.failures:
         first = (failure["error"] or "").splitlines()[0] if failure["error"] else ""
         err.print(
@@ -499,3 +506,30 @@ def _finish(found: object) -> None:
         sys.exit(EXIT_DEFECT)
     if found.failures:
         sys.exit(1)
+
+
+POLICY_ERROR = "PolicyError: "
+"""How a task's error text begins when a user's policy broke the protocol
+or raised (:class:`optsched.heuristics.plugins.PolicyError`)."""
+
+
+def _policy_errors(found: Any, err: Console) -> None:
+    """A user's policy that failed is bad input, not a failure of optsched:
+    its traceback (the user's frames), one line naming the window, exit 2."""
+    broken = [
+        failure
+        for failure in found.failures
+        if (failure["error"] or "").startswith(POLICY_ERROR)
+    ]
+    if not broken:
+        return
+    first = broken[0]
+    head, _, user_traceback = first["error"].partition("\n\n")
+    if user_traceback:
+        err.print(user_traceback, markup=False, highlight=False)
+    err.print(
+        f"optsched: error: window {first['window']}: {head[len(POLICY_ERROR):]}",
+        markup=False,
+        highlight=False,
+    )
+    sys.exit(2)

@@ -15,9 +15,11 @@ from typing import Any, TypeVar, cast
 import click
 
 from optsched.errors import InputError
+from optsched.heuristics import ALLOCATION_RULES
 from optsched.instance import Instance
 from optsched.io.schedules import SCHEDULE_FORMATS
 from optsched.moldable.speedup import SpeedupModel
+from optsched.simulation import RunOptions
 from optsched.topology.machines import MachineShape
 from optsched.trace import Trace
 from optsched.windows.prepare import (
@@ -189,6 +191,34 @@ def option_group(
         return _apply(cast(F, grouped), options)
 
     return decorate
+
+
+RUN_OPTIONS: list[Decorator] = [
+    click.option(
+        "--kill-at-estimate",
+        is_flag=True,
+        help="Stop jobs that overrun their estimate at their estimate (a "
+        "policy that killed jobs did less work: its ratio is not comparable).",
+    ),
+    click.option(
+        "--allocation-rule",
+        type=click.Choice(ALLOCATION_RULES),
+        default="first-fit",
+        show_default=True,
+        help="Range choice on contiguous machines.",
+    ),
+    click.option(
+        "--migration",
+        is_flag=True,
+        help="Contiguous machines: compact running jobs when no range fits.",
+    ),
+]
+"""How policies are simulated (:class:`optsched.simulation.RunOptions`):
+``simulate``, ``compare`` and ``gap`` take them alike."""
+
+run_options = option_group("run", RunOptions, RUN_OPTIONS)
+"""The :data:`RUN_OPTIONS` as one :class:`~optsched.simulation.RunOptions`
+argument, ``run``."""
 
 
 def file_options(command: F) -> F:

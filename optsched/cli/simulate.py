@@ -15,6 +15,7 @@ from rich.table import Table
 
 from optsched.cli.console import echo
 from optsched.cli.options import (
+    RUN_OPTIONS,
     input_options,
     load_instance,
     option_group,
@@ -22,7 +23,6 @@ from optsched.cli.options import (
 )
 from optsched.console import wide_console
 from optsched.heuristics import (
-    ALLOCATION_RULES,
     Policy,
     SimulationResult,
     parse_policy,
@@ -145,23 +145,7 @@ simulation_options = option_group(
             help="Policies see actual run times instead of estimates "
             "(the spec parameter 'oracle' for every policy).",
         ),
-        click.option(
-            "--kill-at-estimate",
-            is_flag=True,
-            help="Stop jobs that overrun their estimate at their estimate.",
-        ),
-        click.option(
-            "--allocation-rule",
-            type=click.Choice(ALLOCATION_RULES),
-            default="first-fit",
-            show_default=True,
-            help="Range choice on contiguous machines.",
-        ),
-        click.option(
-            "--migration",
-            is_flag=True,
-            help="Contiguous machines: compact running jobs when no range fits.",
-        ),
+        *RUN_OPTIONS,
     ],
 )
 """Options shared by ``simulate`` and ``compare``; the command receives them

@@ -1,0 +1,352 @@
+"""A user's policy on the engine: the adapter between the public protocol
+and the simulator.
+
+The engine calls :meth:`UserPolicy.decide` at every scheduling point (after
+the completions, busy-block changes and arrivals of an instant). The
+adapter calls the user's hooks, then ``select(view)``, and starts the jobs
+it returns, in that order, after checking each one: a job id that is not
+waiting, a job that does not fit now, or a job returned twice stops the
+run with one :class:`PolicyError` naming the policy, the time and the job.
+The schedule is the engine's, so it carries every guarantee the built-in
+policies have (allocation, busy blocks, the site's rules are the engine's)
+and goes through the independent checker like theirs.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import traceback
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from optsched.heuristics.engine.core import DONE, RUNNING, WAITING, Simulator
+from optsched.heuristics.engine.view import FinishedJob, PolicyView, waiting_job
+from optsched.heuristics.plugins.loader import load_plugin
+from optsched.heuristics.plugins.options import keyword_names, plugin_options
+from optsched.heuristics.rigid.policies import Policy
+from optsched.heuristics.spec import SpecError, join_spec
+
+
+class PolicyError(ValueError):
+    """A user policy broke the protocol or raised.
+
+    ``str(error)`` is one line (policy, time, job, reason); ``user_traceback``
+    holds the frames of the user's code when it raised (empty otherwise),
+    which the command line prints above the line.
+    """
+
+    def __init__(self, message: str, user_traceback: str = "") -> None:
+        super().__init__(message)
+        self.user_traceback = user_traceback
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (str(self), self.user_traceback))
+
+
+@dataclass(frozen=True)
+class UserPolicy(Policy):
+    """A policy written against the public protocol, run by the engine.
+
+    Parameters
+    ----------
+    target
+        Where its class is: ``module:Class``, ``file.py:Class`` or an
+        entry-point name (:mod:`optsched.heuristics.plugins.loader`).
+    options
+        Keyword arguments of the class, typed, in its signature's order.
+    digest
+        sha256 of the class's source file (part of the store identity).
+    implementation
+        An object given directly (``simulate(instance, obj)``), used instead
+        of a new instance of the class; each run works on a deep copy.
+    """
+
+    target: str = ""
+    options: tuple[tuple[str, Any], ...] = ()
+    digest: str = ""
+    implementation: Any = field(default=None, compare=False, repr=False)
+
+    rule: ClassVar[str] = "plugin"
+
+    @property
+    def spec(self) -> str:
+        """``target[:key=value,...]``: parsing it gives this policy again."""
+        items = [f"{key}={_spelled(value)}" for key, value in self.options]
+        return join_spec(self.target, items)
+
+    @property
+    def label(self) -> str:
+        """The class's ``name`` attribute, else the spec."""
+        name = getattr(self._class, "name", None)
+        return name if isinstance(name, str) and name else self.spec
+
+    @property
+    def identity(self) -> str:
+        """The spec and the source's digest: two runs with one identity ran
+        the same code."""
+        return f"{self.spec}@sha256:{self.digest}" if self.digest else self.spec
+
+    @property
+    def _class(self) -> type:
+        if self.implementation is not None:
+            return type(self.implementation)
+        return load_plugin(self.target, self.spec).cls
+
+    @property
+    def needs_profile(self) -> bool:
+        return True  # PolicyView.earliest_start reads the profile
+
+    def new_state(self, sim: Simulator) -> _Run:
+        if self.implementation is not None:
+            user = copy.deepcopy(self.implementation)
+        else:
+            cls = self._class
+            user = _call(self, sim, cls, **keyword_names(cls, self.options))
+        number = {job_id: j for j, job_id in enumerate(sim.job_id)}
+        return _Run(user, PolicyView(sim, number, self.oracle), number)
+
+    def decide(self, sim: Simulator, state: _Run) -> None:
+        user, view = state.user, state.view
+        _hooks(self, sim, state)
+        chosen = _call(self, sim, user.select, view)
+        taken: set[int] = set()
+        for job_id in _guarded(self, sim, chosen):
+            j = _checked(self, sim, state.number, taken, job_id)
+            sim.start(j)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Processes (local pool, Dask workers) load the class anew from the
+        # spec; an object given directly travels as it is.
+        if self.implementation is None:
+            return (_from_spec, (self.spec, self.digest))
+        return (
+            UserPolicy,
+            (
+                self.order,
+                self.oracle,
+                self.seed,
+                self.target,
+                self.options,
+                self.digest,
+                self.implementation,
+            ),
+        )
+
+
+@dataclass
+class _Run:
+    """Per-run memory: the user's object, the view, ids to job numbers."""
+
+    user: Any
+    view: PolicyView
+    number: dict[int, int]
+
+
+def _from_spec(spec: str, digest: str) -> UserPolicy:
+    policy = plugin_policy(spec)
+    if digest and policy.digest != digest:
+        raise PolicyError(
+            f"policy {spec!r}: its source changed while the run was being planned"
+        )
+    return policy
+
+
+def plugin_policy(spec: str, target: str | None = None, params: str = "") -> UserPolicy:
+    """The :class:`UserPolicy` a plug-in spec names (:func:`plugin_parts`
+    has split it, or is asked here)."""
+    from optsched.heuristics.plugins.loader import plugin_parts
+
+    if target is None:
+        parts = plugin_parts(spec)
+        if parts is None:
+            raise SpecError(spec, "not a plug-in spec (module:Class or file.py:Class)")
+        target, params = parts
+    found = load_plugin(target, spec)
+    options = plugin_options(found.cls, params, spec)
+    oracle = getattr(found.cls, "oracle", False)
+    if not isinstance(oracle, bool):
+        raise SpecError(spec, "the class's oracle attribute must be True or False")
+    return UserPolicy(
+        oracle=oracle, target=target, options=options, digest=found.digest
+    )
+
+
+_OBJECTS: dict[str, UserPolicy] = {}
+"""Policy objects given directly, by their spec (:func:`registered`)."""
+
+
+def registered(spec: str) -> UserPolicy | None:
+    """The policy object registered under ``spec`` in this process."""
+    return _OBJECTS.get(spec)
+
+
+def object_policy(obj: Any) -> UserPolicy:
+    """A :class:`UserPolicy` running a policy object given directly.
+
+    The object is registered in this process under its spec
+    (``module:Class``; ``module:Class#2`` for a second object of one class),
+    so that a suite that names policies by spec finds it again: the spec
+    works in this process, and in worker processes when ``module`` is
+    importable there (not ``__main__``).
+    """
+    for policy in _OBJECTS.values():
+        if policy.implementation is obj:
+            return policy
+    made = _object_policy(obj)
+    target, k = made.target, 1
+    while made.target in _OBJECTS:
+        k += 1
+        made = dataclasses.replace(made, target=f"{target}#{k}")
+    _OBJECTS[made.spec] = made
+    return made
+
+
+def _object_policy(obj: Any) -> UserPolicy:
+    import hashlib
+    import inspect
+
+    cls = type(obj)
+    try:
+        source = inspect.getsourcefile(cls)
+    except TypeError:
+        source = None
+    digest = hashlib.sha256(Path(source).read_bytes()).hexdigest() if source else ""
+    oracle = getattr(obj, "oracle", False)
+    if not isinstance(oracle, bool):
+        raise ValueError(f"policy {cls.__qualname__}: oracle must be True or False")
+    return UserPolicy(
+        oracle=oracle,
+        target=f"{cls.__module__}:{cls.__qualname__}",
+        digest=digest,
+        implementation=obj,
+    )
+
+
+def _spelled(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _hooks(policy: UserPolicy, sim: Simulator, state: _Run) -> None:
+    """``on_submit(view, job)`` for each arrival and ``on_end(view, job)``
+    for each run that ended since the previous scheduling point."""
+    user, view = state.user, state.view
+    on_end = getattr(user, "on_end", None)
+    if on_end is not None:
+        for j, end, _ in sim.finished:
+            _call(policy, sim, on_end, view, _finished(sim, j, end))
+    on_submit = getattr(user, "on_submit", None)
+    if on_submit is not None:
+        for j in sim.arrived:
+            _call(policy, sim, on_submit, view, waiting_job(sim, j))
+
+
+def _finished(sim: Simulator, j: int, end: int) -> FinishedJob:
+    completed = sim.state[j] == DONE
+    start = sim.start_time[j] if completed else sim.lost[j][-1].start
+    return FinishedJob(sim.job_id[j], sim.size[j], start, end, completed)
+
+
+def _checked(
+    policy: UserPolicy,
+    sim: Simulator,
+    number: dict[int, int],
+    taken: set[int],
+    job_id: Any,
+) -> int:
+    """The engine's number of ``job_id`` if it may start now, else the
+    :class:`PolicyError` saying why not."""
+
+    def refuse(reason: str) -> PolicyError:
+        return PolicyError(f"policy {policy.label!r} at t={sim.now}: {reason}")
+
+    if isinstance(job_id, bool) or not isinstance(job_id, int):
+        raise refuse(f"select returned {job_id!r}, not a job id (an int)")
+    j = number.get(job_id)
+    if j is None:
+        raise refuse(f"job {job_id} is not in the instance")
+    if j in taken or sim.state[j] == RUNNING:
+        raise refuse(f"job {job_id} is already running")
+    if sim.state[j] != WAITING:
+        what = "has already finished" if sim.state[j] == DONE else "has not arrived yet"
+        raise refuse(f"job {job_id} {what}")
+    if sim.size[j] > sim.free:
+        raise refuse(
+            f"job {job_id} needs {sim.size[j]} processors, {sim.free} are free"
+        )
+    if not (sim.simple or sim.can_start(j)):
+        raise refuse(
+            f"job {job_id} cannot start now (a busy block, the processors' layout "
+            "or the site's rules; ask view.fits first)"
+        )
+    taken.add(j)
+    return j
+
+
+def _guarded(policy: UserPolicy, sim: Simulator, chosen: Any) -> Iterable[Any]:
+    """The items ``select`` returned, its own errors reported as the user's."""
+    if chosen is None:
+        return
+    try:
+        iterator = iter(chosen)
+    except TypeError:
+        raise PolicyError(
+            f"policy {policy.label!r} at t={sim.now}: select returned "
+            f"{type(chosen).__name__}, not an iterable of job ids"
+        ) from None
+    while True:
+        try:
+            item = next(iterator)
+        except StopIteration:
+            return
+        except Exception as error:
+            raise _raised(policy, sim, error) from error
+        yield item
+
+
+def _call(
+    policy: UserPolicy,
+    sim: Simulator,
+    function: Callable[..., Any],
+    *args: Any,
+    **kwargs: Any,
+) -> Any:
+    try:
+        return function(*args, **kwargs)
+    except PolicyError:
+        raise
+    except Exception as error:
+        raise _raised(policy, sim, error) from error
+
+
+def _raised(policy: UserPolicy, sim: Simulator, error: Exception) -> PolicyError:
+    """The user's error as one line, with the frames of their code."""
+    frames = [
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if not _ours(frame.filename)
+    ]
+    shown = "".join(traceback.format_list(frames))
+    text = " ".join(f"{type(error).__name__}: {error}".split())
+    return PolicyError(
+        f"policy {policy.label!r} raised at t={sim.now}: {text}",
+        f"Traceback of the policy (most recent call last):\n{shown}" if shown else "",
+    )
+
+
+def _our_folders() -> tuple[str, ...]:
+    import optsched
+    import optsched.models
+
+    files = (optsched.__file__, optsched.models.__file__, str(Path(__file__).parent))
+    return tuple(str(Path(f).resolve().parent) for f in files if f)
+
+
+def _ours(filename: str) -> bool:
+    # Frames of optsched's packages are ours; the rest (the user's code and
+    # the libraries it calls) is shown.
+    return str(Path(filename).resolve()).startswith(_our_folders())

@@ -1,0 +1,200 @@
+"""A policy written from scratch against the public protocol.
+
+The plug-in ("start waiting jobs largest first whenever they fit") is
+written to a file here, run through ``simulate``, ``gap`` (cpsat), a
+``bench`` suite with two local workers and ``competitive_gap`` with a list
+holding an object and a spec; every schedule is checked, and the starts
+are compared with an independent plain simulation of the same rule
+(:func:`largest_first_reference`, sharing no code with the engine).
+"""
+
+from __future__ import annotations
+
+import heapq
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from support.paths import INSTANCES
+
+import optsched
+from optsched.check import check_schedule
+from optsched.cli import main
+from optsched.heuristics import parse_policy, simulate
+from optsched.instance import Instance
+from optsched.io.native import read_native
+
+LARGEST_FIRST = textwrap.dedent(
+    """
+    class LargestFirst:
+        name = "largest-first"
+
+        def select(self, view):
+            for job in sorted(view.waiting, key=lambda j: (-j.size, j.submit, j.id)):
+                if view.fits(job.id):
+                    yield job.id
+    """
+)
+
+PLAIN_FILES = ("kth_20.json", "kth_50.json", "hpc2n_40.json", "lublin256_30.json")
+"""Bundled windows on plain ``any`` machines (no busy blocks)."""
+
+
+@pytest.fixture
+def policy_file(tmp_path: Path) -> Path:
+    path = tmp_path / "largest.py"
+    path.write_text(LARGEST_FIRST)
+    return path
+
+
+def largest_first_reference(instance: Instance) -> dict[int, int]:
+    """Start times under "largest first whenever it fits", by a plain loop.
+
+    At every instant where a job arrives or ends (ends first), the waiting
+    jobs are scanned by decreasing size (ties: submit, id) and each one that
+    fits in the free processors starts. A job of zero run time gives its
+    processors back at once.
+    """
+    m = instance.machine.processors
+    arrivals = sorted(instance.jobs, key=lambda j: (j.release, j.id))
+    ends: list[tuple[int, int]] = []  # (end time, size)
+    waiting: list = []
+    starts: dict[int, int] = {}
+    free, k = m, 0
+    while k < len(arrivals) or waiting:
+        times = [
+            t
+            for t in (
+                arrivals[k].release if k < len(arrivals) else None,
+                ends[0][0] if ends else None,
+            )
+            if t is not None
+        ]
+        now = min(times)
+        while ends and ends[0][0] == now:
+            free += heapq.heappop(ends)[1]
+        while k < len(arrivals) and arrivals[k].release == now:
+            waiting.append(arrivals[k])
+            k += 1
+        for job in sorted(waiting, key=lambda j: (-j.size, j.release, j.id)):
+            if job.size <= free:
+                starts[job.id] = now
+                waiting.remove(job)
+                if job.runtime > 0:
+                    free -= job.size
+                    heapq.heappush(ends, (now + job.runtime, job.size))
+    return starts
+
+
+@pytest.mark.parametrize("name", PLAIN_FILES)
+def test_simulate_matches_the_reference(policy_file: Path, name: str) -> None:
+    instance = read_native(INSTANCES / name).instance
+    assert not instance.machine.unavailable
+    result = simulate(instance, f"{policy_file}:LargestFirst")
+    assert check_schedule(instance, result.schedule) == []
+    starts = {j: p.start for j, p in result.schedule.placements.items()}
+    assert starts == largest_first_reference(instance)
+
+
+def test_reference_is_not_fcfs() -> None:
+    # The comparison above would prove little if the rule were FCFS here.
+    instance = read_native(INSTANCES / "kth_20.json").instance
+    fcfs = simulate(instance, "fcfs").schedule
+    reference = largest_first_reference(instance)
+    assert any(fcfs[j].start != t for j, t in reference.items())
+
+
+def test_spec_round_trip_and_identity(policy_file: Path) -> None:
+    policy = parse_policy(f"{policy_file}:LargestFirst")
+    assert parse_policy(policy.spec) == policy
+    assert policy.label == "largest-first"
+    assert len(policy.digest) == 64
+    policy_file.write_text(LARGEST_FIRST + "\n# changed\n")
+    changed = parse_policy(f"{policy_file}:LargestFirst")
+    assert changed.spec == policy.spec and changed.digest != policy.digest
+
+
+def test_gap_cpsat_rates_the_plug_in(policy_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "rows.csv"
+    result = CliRunner().invoke(
+        main,
+        ["gap", str(INSTANCES / "kth_20.json"), "--policies",
+         f"easy,{policy_file}:LargestFirst", "--time-limit", "5", "-o", str(out),
+         "--no-progress"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    import pandas as pd
+
+    rows = pd.read_csv(out)
+    mine = rows[rows["policy"] == f"{policy_file}:LargestFirst"]
+    instance = read_native(INSTANCES / "kth_20.json").instance
+    reference = largest_first_reference(instance)
+    jobs = instance.jobs_by_id()
+    expected = max(t + jobs[j].runtime for j, t in reference.items())
+    cmax = mine[mine["objective"] == "cmax"].iloc[0]
+    assert cmax["value"] == expected
+    assert cmax["lower"] <= cmax["value"]
+
+
+def test_competitive_gap_takes_an_object_and_a_spec(policy_file: Path) -> None:
+    namespace: dict = {}
+    exec(compile(LARGEST_FIRST, str(policy_file), "exec"), namespace)
+    mine = namespace["LargestFirst"]()
+    rows = optsched.competitive_gap(
+        INSTANCES / "kth_20.json",
+        policies=[mine, "easy"],
+        objectives="cmax",
+        backend="bounds-only",
+    )
+    assert len(rows) == 2
+    instance = read_native(INSTANCES / "kth_20.json").instance
+    reference = largest_first_reference(instance)
+    jobs = instance.jobs_by_id()
+    expected = max(t + jobs[j].runtime for j, t in reference.items())
+    values = dict(zip(rows["policy"], rows["value"], strict=True))
+    easy = simulate(instance, "easy").schedule
+    assert values["easy"] == max(p.end for p in easy.placements.values())
+    (plug_in,) = [v for p, v in values.items() if p != "easy"]
+    assert plug_in == expected
+
+
+def test_bench_suite_with_two_workers(policy_file: Path, tmp_path: Path) -> None:
+    suite = tmp_path / "mine.toml"
+    kth_50 = INSTANCES / "kth_50.json"
+    suite.write_text(
+        textwrap.dedent(
+            f"""
+            policies = ["easy", "{policy_file}:LargestFirst"]
+            objectives = ["cmax"]
+
+            [suite]
+            name = "mine"
+
+            [[traces]]
+            path = "{kth_50}"
+
+            [windows]
+            kind = "consecutive"
+            jobs = 25
+            count = 2
+
+            [[solvers]]
+            backend = "bounds-only"
+            """
+        )
+    )
+    store = tmp_path / "store.sqlite"
+    result = CliRunner().invoke(
+        main, ["bench", str(suite), "--store", str(store), "--workers", "2"]
+    )
+    assert result.exit_code == 0, result.output
+    from optsched.bench.store import Store
+
+    with Store(store) as results:
+        rows = results.rows("mine")
+    policy_rows = rows[rows["kind"] == "policy"]
+    assert len(policy_rows) == 4
+    assert (policy_rows["status"] == "OK").all()
+    mine = policy_rows[policy_rows["name"] == f"{policy_file}:LargestFirst"]
+    assert all('"source_sha256"' in p for p in mine["params"])
