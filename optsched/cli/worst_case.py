@@ -171,12 +171,13 @@ def command(
     --seed and --budget (or --evaluations) give the same answer on any
     machine, unless the clock's safety net fires, which the summary reports.
     """
+    from optsched.heuristics import split_policy_specs
     from optsched.worstcase.output import write_counterexample, write_worst_case
 
     space = Space(
         processors, jobs, online, max_runtime, estimates, allocation=allocation
     )
-    specs = [p.strip() for p in policies.split(",") if p.strip()]
+    specs = split_policy_specs(policies)  # one grammar: "easy:order=spt,oracle"
     if not specs:
         raise click.UsageError("--policy needs at least one policy spec")
     console = make_console()
