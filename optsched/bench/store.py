@@ -91,6 +91,7 @@ from typing import Any
 import pandas as pd
 
 from optsched.analysis.gap import Candidate, LowerBound, Reference
+from optsched.bench.faults import StoreError, check_store_path, reason, reported
 from optsched.bench.tasks import OPTIONAL_FIELDS, TaskColumns
 from optsched.errors import InputError
 from optsched.instance import Instance
@@ -212,43 +213,52 @@ class Store:
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
         """Names this store object's claims (see the module notes)."""
         self._heart: _Heartbeat | None = None
+        check_store_path(self.path)
         if not create and not self.path.is_file():
             raise InputError("no such results store", self.path)
         try:
             # Autocommit mode: every write below opens its own transaction.
             self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
         except sqlite3.Error as error:
-            raise InputError(f"cannot open results store: {error}", self.path) from None
+            raise StoreError(reason(error), self.path) from None
         try:
             self._prepare(create)
         except BaseException:
             self._db.close()
             raise
 
+    @reported
     def _prepare(self, create: bool) -> None:
+        # Nothing is written (not even the journal mode, which rewrites the
+        # file's header) before the file is known to be a results store.
         try:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            # NORMAL in WAL mode: a committed row survives any crash of this
-            # process (the kill the resume logic is about); a power cut may
-            # lose the last commits, which a re-run recomputes, but never
-            # corrupts the file. FULL would fsync every row (5-15 ms each).
-            self._db.execute("PRAGMA synchronous=NORMAL")
             tables = {
                 row[0]
                 for row in self._db.execute(
                     "SELECT name FROM sqlite_master WHERE type = 'table'"
                 )
             }
+        except sqlite3.OperationalError:
+            raise  # the file could not be opened or locked: @reported says so
         except sqlite3.DatabaseError as error:
-            raise InputError(f"not a results store: {error}", self.path) from None
+            raise StoreError(f"not a results store: {error}", self.path) from None
         if "schema_version" not in tables:
             if tables or not create:
                 raise InputError(
                     "not an optsched results store (no schema_version table)", self.path
                 )
+            self._set_journal()
             self._create()
             return
-        (version,) = self._db.execute("SELECT version FROM schema_version").fetchone()
+        found = self._db.execute("SELECT version FROM schema_version").fetchall()
+        if len(found) != 1:
+            raise StoreError(
+                f"not an optsched results store ({len(found)} schema_version rows)",
+                self.path,
+            )
+        (version,) = found[0]
+        if version in (2, SCHEMA_VERSION):
+            self._set_journal()
         if version == 2:
             self._migrate_from_2()
         elif version != SCHEMA_VERSION:
@@ -257,6 +267,14 @@ class Store:
                 f"and writes version {SCHEMA_VERSION}",
                 self.path,
             )
+
+    def _set_journal(self) -> None:
+        self._db.execute("PRAGMA journal_mode=WAL")
+        # NORMAL in WAL mode: a committed row survives any crash of this
+        # process (the kill the resume logic is about); a power cut may
+        # lose the last commits, which a re-run recomputes, but never
+        # corrupts the file. FULL would fsync every row (5-15 ms each).
+        self._db.execute("PRAGMA synchronous=NORMAL")
 
     def _migrate_from_2(self) -> None:
         """Version 2 to 3: column ``incomplete``, table ``claims``.
@@ -323,6 +341,7 @@ class Store:
     ) -> None:
         self.close()
 
+    @reported
     def add_instance(self, instance: Instance) -> str:
         """Keep a window's instance (once per content); return its sha256."""
         from optsched.io.native import instance_to_json
@@ -336,6 +355,7 @@ class Store:
             )
         return sha256
 
+    @reported
     def instance(self, sha256: str) -> Instance:
         """The instance stored under ``sha256`` (``KeyError`` if absent)."""
         from optsched.io.native import instance_from_dict
@@ -347,6 +367,7 @@ class Store:
             raise KeyError(f"no instance {sha256[:12]}... in {self.path}")
         return instance_from_dict(json.loads(found[0]))
 
+    @reported
     def incumbents(self, task_ids: Iterable[str]) -> list[Incumbent]:
         """The complete policy schedules among the rows ``task_ids``.
 
@@ -379,6 +400,7 @@ class Store:
                 )
         return out
 
+    @reported
     def insert(self, row: Mapping[str, Any]) -> bool:
         """Store one finished task in its own transaction.
 
@@ -406,6 +428,7 @@ class Store:
             )
         return cursor.rowcount == 1
 
+    @reported
     def done_ids(self, suite: str | None = None) -> set[str]:
         """Ids of the tasks stored for good (failed ones included, provisional
         ones not), of one suite or all."""
@@ -413,6 +436,7 @@ class Store:
         query += (" AND " if args else " WHERE ") + '"incomplete" IS NULL'
         return {task_id for (task_id,) in self._db.execute(query, args)}
 
+    @reported
     def provisional_ids(self, suite: str | None = None) -> set[str]:
         """Ids of the stored provisional tasks (``incomplete`` is not NULL)."""
         query, args = _where("SELECT task_id FROM tasks", suite)
@@ -424,6 +448,7 @@ class Store:
         """A file other processes may open (not an in-memory store)."""
         return str(self.path) != ":memory:"
 
+    @reported
     def claim(self, task_id: str) -> str:
         """Claim a task before running it: :data:`CLAIMED`, :data:`DONE` or
         :data:`BUSY` (another live process claimed it).
@@ -455,6 +480,7 @@ class Store:
             )
         return CLAIMED
 
+    @reported
     def release_claims(self) -> None:
         """Drop this object's claims (its run ends) and stop their heartbeat."""
         if self._heart is None:
@@ -468,11 +494,13 @@ class Store:
         if self._heart is None:
             self._heart = _Heartbeat(self.path, self.owner)
 
+    @reported
     def failed_ids(self, suite: str | None = None) -> set[str]:
         """Ids of the stored tasks with status ``ERROR``."""
         query, args = _where("SELECT task_id FROM tasks", suite, ERROR)
         return {task_id for (task_id,) in self._db.execute(query, args)}
 
+    @reported
     def delete_failed(self, task_ids: Iterable[str]) -> int:
         """Remove the ``ERROR`` rows among ``task_ids`` (to run them again)."""
         ids = list(task_ids)
@@ -487,11 +515,13 @@ class Store:
                 ).rowcount
         return deleted
 
+    @reported
     def suites(self) -> list[str]:
         """Names of the suites with rows in the store, sorted."""
         query = 'SELECT DISTINCT "suite" FROM tasks ORDER BY "suite"'
         return [name for (name,) in self._db.execute(query)]
 
+    @reported
     def rows(self, suite: str | None = None) -> pd.DataFrame:
         """The ``tasks`` table (of one suite, or all), one row per task.
 
@@ -515,6 +545,7 @@ class Store:
             }
         )
 
+    @reported
     def failures(
         self, suite: str | None = None, limit: int = 5
     ) -> list[dict[str, str]]:

@@ -101,7 +101,7 @@ from typing import Any, TypeVar
 
 from optsched.errors import InputError, shown
 from optsched.instance import Instance
-from optsched.io.atomic import atomic_write
+from optsched.io.atomic import atomic_write, replaces_a_file
 from optsched.io.batsim import (
     format_resources,
     parse_resources,
@@ -454,6 +454,12 @@ def _write_pair(
     ``second_newline`` is the ``newline`` ``second`` is opened with (``""``:
     written as given, as ``path`` is).
     """
+    if not replaces_a_file(path):
+        # A device or a FIFO, written through: no companion file beside it
+        # (``/dev/null.json``), and nothing it could describe.
+        with atomic_write(path, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        return
     renamed = False
     try:
         with atomic_write(path, "w", encoding="utf-8", newline="") as handle:

@@ -500,7 +500,10 @@ def _parse_fast(job_lines: list[str]) -> np.ndarray | None:
     exact = [c for c in range(N_FIELDS) if c not in _ROUNDED]
     if (table[:, exact] != np.floor(table[:, exact])).any():
         return None
-    table[:, rounded] = np.floor(table[:, rounded] + 0.5)
+    # Whole values are kept as they are: at or above 2**52, x + 0.5 is not a
+    # float and rounds to the even neighbour (2**53 - 1 would become 2**53).
+    times = table[:, rounded]
+    table[:, rounded] = np.where(times == np.floor(times), times, np.floor(times + 0.5))
     return table
 
 
@@ -538,7 +541,7 @@ def _parse_token(path: Path, number: int, col: int, token: str) -> int:
                 f"{field}: expected an integer, got {shown(token)}", path, number
             )
         # Infinity ("1e400") and values past 2**53 are both too large.
-        value = math.floor(real + 0.5) if abs(real) < _EXACT_LIMIT else _TOO_LARGE
+        value = _round_half_up(real) if abs(real) < _EXACT_LIMIT else _TOO_LARGE
     if abs(value) >= _EXACT_LIMIT:
         raise InputError(
             f"{field}: value {shown(token)} is too large (the limit is below 2**53)",
@@ -546,6 +549,11 @@ def _parse_token(path: Path, number: int, col: int, token: str) -> int:
             number,
         )
     return value
+
+
+def _round_half_up(real: float) -> int:
+    """The nearest integer, halves up; whole values exactly (see _parse_fast)."""
+    return int(real) if real == math.floor(real) else math.floor(real + 0.5)
 
 
 def _fold_partial(
