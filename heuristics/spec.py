@@ -356,6 +356,7 @@ FAMILIES: tuple[str, ...] = (
     "optsched.heuristics.topology.combinators:FAMILY",
     "optsched.heuristics.rigid.orig:FAMILY",
     "optsched.heuristics.rigid.mallmann:FAMILY",
+    "optsched.heuristics.rigid.replay:FAMILY",
 )
 """Where each family's :class:`Family` record is, in the order their names
 are listed (imported on first use: see the module docstring)."""

@@ -41,6 +41,8 @@ from optsched.cli.options import (
     output_option,
     run_options,
 )
+from optsched.cli.types import FiniteFloatRange
+from optsched.heuristics import split_policy_specs
 from optsched.moldable.speedup import SpeedupModel
 from optsched.simulation import RunOptions
 from optsched.windows.selection import WindowRule
@@ -301,6 +303,15 @@ _window_options = option_group(
 @_window_options
 @run_options
 @click.option(
+    "--schedule",
+    "schedules",
+    multiple=True,
+    metavar="NAME=FILE",
+    help="Also rate a schedule made elsewhere (a Batsim out_jobs.csv, an "
+    "optsched CSV or JSON schedule, an SWF trace's recorded starts), matched "
+    "to each window's jobs by id and checked first; repeatable.",
+)
+@click.option(
     "--policies",
     default=",".join(DEFAULT_POLICIES),
     show_default=True,
@@ -322,7 +333,7 @@ _window_options = option_group(
 )
 @click.option(
     "--time-limit",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloatRange(min=0, min_open=True),
     default=DEFAULT_TIME_LIMIT,
     show_default=True,
     help="Seconds per window and objective.",
@@ -379,6 +390,7 @@ def command(
     arrivals: str,
     window_options: WindowOptions,
     run: RunOptions,
+    schedules: tuple[str, ...],
     policies: str,
     objectives: str,
     backend: str,
@@ -425,7 +437,7 @@ def command(
             site=Path(site) if site else None,
             arrivals=arrivals,
             rule=window_options.rule(),
-            policies=policies,
+            policies=[*split_policy_specs(policies), *map(schedule_spec, schedules)],
             objectives=objectives,
             solver=SolverSpec(backend, time_limit, workers),
             shelves=shelves,
@@ -477,6 +489,15 @@ def command(
     _finish(found)
 
 
+def schedule_spec(given: str) -> str:
+    """The policy spec of ``--schedule NAME=FILE``
+    (:mod:`optsched.heuristics.rigid.replay`)."""
+    name, sep, file = given.partition("=")
+    if not sep or not name.strip() or not file.strip():
+        raise click.UsageError(f"--schedule: expected NAME=FILE, got {given!r}")
+    return f"schedule:name={name.strip()},file={file.strip()}"
+
+
 def _finish(found: object) -> None:
     from optsched.bench.analysis import Analysis
 
@@ -508,9 +529,10 @@ def _finish(found: object) -> None:
         sys.exit(1)
 
 
-POLICY_ERROR = "PolicyError: "
+USER_ERRORS = ("PolicyError: ", "ScheduleRefused: ")
 """How a task's error text begins when a user's policy broke the protocol
-or raised (:class:`optsched.heuristics.plugins.PolicyError`)."""
+or raised (:class:`optsched.heuristics.plugins.PolicyError`), or a schedule
+file cannot be rated (:class:`optsched.heuristics.rigid.replay.ScheduleRefused`)."""
 
 
 def _policy_errors(found: Any, err: Console) -> None:
@@ -519,17 +541,19 @@ def _policy_errors(found: Any, err: Console) -> None:
     broken = [
         failure
         for failure in found.failures
-        if (failure["error"] or "").startswith(POLICY_ERROR)
+        if (failure["error"] or "").startswith(USER_ERRORS)
     ]
     if not broken:
         return
     first = broken[0]
-    head, _, user_traceback = first["error"].partition("\n\n")
-    if user_traceback:
-        err.print(user_traceback, markup=False, highlight=False)
+    head, _, tail = first["error"].partition("\n\n")
+    kind, _, message = head.partition(": ")
+    if kind == "PolicyError" and tail:
+        err.print(tail, markup=False, highlight=False, soft_wrap=True)  # their frames
     err.print(
-        f"optsched: error: window {first['window']}: {head[len(POLICY_ERROR):]}",
+        f"optsched: error: window {first['window']}: {message}",
         markup=False,
         highlight=False,
+        soft_wrap=True,  # one line, whatever the terminal's width
     )
     sys.exit(2)
