@@ -6,9 +6,9 @@ read and call is the :class:`Simulator` interface below (``now``, ``free``,
 ``queue``, ``size``, ``estimate``, ``release``, ``running_ends``,
 ``finished``, ``arrived``, ``rank``, ``can_start``, ``start``,
 ``refused_by_limit``, ``base_profile``, ``reserve``, ``predict``,
-``wake_at``, and ``index_waiting`` / ``track`` for a :class:`WaitingIndex`
-of the waiting jobs, with which backfilling finds its candidates without
-scanning a long queue).
+``wake_at``, ``plan_wake``, and ``index_waiting`` / ``track`` for a
+:class:`WaitingIndex` of the waiting jobs, with which backfilling finds
+its candidates without scanning a long queue).
 
 Events
 ------
@@ -118,6 +118,7 @@ BLOCK_END = 1
 BLOCK_START = 2
 OUTAGE = 3  # after the blocks known in advance have taken their processors
 WAKE = 4  # a pass a policy asked for
+PLANNED = -2  # payload of a plan_wake (a wake_at carries -1, others an index)
 ARRIVAL = 5
 
 # Job states.
@@ -397,6 +398,7 @@ class Simulator:
         self._sequence = 0
         self._done = 0
         self._wakes: set[int] = set()
+        self._planned_wake: int | None = None  # plan_wake's current time
         self._instant_completions = 0
         self._last_instant = -1
         self._online_blocks = False  # add_block was called
@@ -476,7 +478,11 @@ class Simulator:
             if upcoming < n and (not heap or release[upcoming] < heap[0][0]):
                 now = release[upcoming]
             else:
-                now = heap[0][0]
+                top = heap[0]
+                if top[3] == PLANNED and top[0] != self._planned_wake:
+                    heappop(heap)  # a replaced plan_wake: no instant, no pass
+                    continue
+                now = top[0]
             if until is not None and now >= until:
                 break
             while heap and heap[0][0] == now:
@@ -1171,6 +1177,26 @@ class Simulator:
             self._wakes.add(time)
             self._sequence += 1
             heapq.heappush(self._heap, (time, WAKE, self._sequence, -1))
+
+    def plan_wake(self, time: int | None) -> None:
+        """Ask for the policy's next planned pass at ``time`` (later than
+        now), replacing the one asked for before; ``None`` withdraws it.
+
+        Unlike :meth:`wake_at`, whose passes always happen, a plan whose
+        times move (conservative backfilling's reservations) keeps one such
+        wake: a replaced one is dropped when the clock reaches it, before
+        it makes an instant, so a moved reservation leaves no pass behind.
+        (The check costs a comparison per instant; policies that never
+        call this pay nothing more.)
+        """
+        if time is not None and time <= self.now:
+            time = None
+        if time == self._planned_wake:
+            return
+        self._planned_wake = time
+        if time is not None:
+            self._sequence += 1
+            heapq.heappush(self._heap, (time, WAKE, self._sequence, PLANNED))
 
     def reserve(self, j: int, time: int) -> None:
         """Record a reservation computed for ``j`` (the first one is kept)."""

@@ -47,17 +47,37 @@ strict (``fcfs``, ``spt``, ... as policy names)
     reservation at its earliest slot when it arrives, behind all existing
     reservations, and starts at its reservation (the one made at
     submission is the start predicted then; ``SimulationStats`` measures
-    its error). When a job ends earlier
-    than its estimate the schedule is *compressed*: in queue order, each
-    reservation is moved to its earliest slot, which is never later than
-    the current one. As in their simulator, a pass happens at every
-    reservation time, even when no job arrives or ends then. A reservation
-    that could not be honoured (an overrun still holds the processors, or
-    no contiguous range exists) is placed again from now on. Bookkeeping
-    (issue 16): only the jobs that arrived since the previous pass are
-    given reservations, the due ones and the earliest come from a heap of
-    reservation times, and the compression skips, in ``O(1)``, the
+    its error). The plan holds the running jobs until their *estimated*
+    ends, the busy blocks and every reservation. The rule at an instant,
+    with jobs that may run past their estimates (issue 28):
+
+    1. completions, then arrivals, then one pass; a pass also happens at
+       every *current* reservation time, even when no job arrives or ends
+       then (as in Mu'alem and Feitelson's simulator); a reservation that
+       moved leaves no pass behind
+       (:meth:`~optsched.heuristics.engine.core.Simulator.plan_wake`);
+    2. a reservation due now starts if its processors are free;
+    3. a due reservation that cannot start (an overrunning job holds the
+       processors, a site rule or, on a contiguous machine, fragmentation
+       stops it) is *void*, and so is one still waiting after its time;
+       which reservations are void is decided once per pass, before
+       anything moves;
+    4. when a job ended before its estimate or some reservation is void,
+       the plan is *compressed*: every void rectangle leaves the plan
+       first, then in queue order each job is placed again, a void one at
+       its earliest slot from now, a valid one at its earliest slot, which
+       is never later than the one it had (valid reservations are never
+       delayed; void rectangles never block anybody);
+    5. the jobs that arrived get their reservations, in queue order, then
+       the jobs reserved at now start if they can; one that cannot keeps
+       its slot until the next pass, where it is void.
+
+    Bookkeeping (issue 16): only the jobs that arrived since the previous
+    pass are given reservations, the due ones and the earliest come from a
+    heap of reservation times, and the compression skips, in ``O(1)``, the
     reservations that provably cannot move (:func:`_cannot_move`).
+    ``tests/oracles/`` compares this with a plain reference written from
+    the rule above, job for job.
 ``best-package``
     Start the subset of waiting jobs that fills the most free processors
     (exact subset sum by dynamic programming over the first ``limit`` jobs
@@ -655,6 +675,17 @@ class _Reservations:
             heapq.heappop(times)  # stale: moved or started since
         return times[0][0] if times else None
 
+    def earliest_after(self, now: int) -> int | None:
+        """The earliest reserved start later than ``now`` (``None``: none)."""
+        times = self.times
+        held = []
+        while (t := self.earliest()) is not None and t <= now:
+            held.append(heapq.heappop(times))
+        later = self.earliest()
+        for entry in held:
+            heapq.heappush(times, entry)
+        return later
+
     def due(self, now: int) -> list[int]:
         """The jobs reserved at ``now`` or before (their entries stay)."""
         found: set[int] = set()
@@ -700,34 +731,32 @@ class Conservative(Policy):
             t = state.start.pop(j)
             profile.add(t, t + planned(sim.estimate[j]), size[j])
             early = True
-        # A reservation in the past was not honoured (an overrun kept its
-        # processors, or no contiguous range was free): place it again.
-        first = state.earliest()
-        compress = early or (first is not None and first < now)
+        # The reservations due now start if they can; the others due are
+        # void (their rectangles have left the plan).
+        void, ended_at_once = self._start_due(sim, state, decide_void=True)
+        compress = early or ended_at_once or bool(void)
         arrivals = sorted(sim.arrived, key=sim.rank.__getitem__)  # queue order
         while True:
             if compress:
-                self._compress(sim, state)
+                self._compress(sim, state, void)
+                void = set()
             self._reserve_arrivals(sim, state, arrivals)
             arrivals = []
             self._reserve_last(sim, state, demoted)
             demoted = []
-            # A job of zero duration ends as it starts: its planned instant
-            # frees up, which may let others move to now (compress again).
-            compress = self._start_due(sim, state)
+            # Jobs moved to now start. A job of zero duration ends as it
+            # starts: its planned instant frees up, which may let others
+            # move to now (compress again). One placed at now that cannot
+            # start keeps its slot: it is void at the next pass.
+            _, compress = self._start_due(sim, state, decide_void=False)
             if not compress:
                 break
-        first = state.earliest()
-        if first is not None and first <= now:
-            # A job due now could not start (a site rule held it): its
-            # reservation is placed again at the next pass; the others
-            # still need theirs.
-            first = min((t for t in state.start.values() if t > now), default=None)
-        if first is not None:
-            # As in Mu'alem and Feitelson's simulator, a job starts at its
-            # reservation even when no job arrives or ends then (e.g. the
-            # reservation was set by an estimate that a job overran).
-            sim.wake_at(first)
+        # As in Mu'alem and Feitelson's simulator, a pass happens at every
+        # reservation time, even when no job arrives or ends then; only the
+        # current earliest one is asked for, so a reservation that moved
+        # leaves no pass behind (jobs held at now need none: what holds them,
+        # an overrun's end or a site rule's change, makes an instant).
+        sim.plan_wake(state.earliest_after(now))
 
     @staticmethod
     def _replan(sim: Simulator, state: _Reservations) -> None:
@@ -785,30 +814,44 @@ class Conservative(Policy):
             state.place(j, t)
 
     @staticmethod
-    def _start_due(sim: Simulator, state: _Reservations) -> bool:
-        # Start the jobs reserved at now, in queue order; True if one ended
-        # at once. (Reservations in the past are stale: _compress moves
-        # them from now on before this runs.)
+    def _start_due(
+        sim: Simulator, state: _Reservations, decide_void: bool
+    ) -> tuple[set[int], bool]:
+        # Start the jobs reserved at now that can start, in queue order.
+        # With decide_void (once per pass, before any compression) the due
+        # reservations that do not start are void: a reservation before now
+        # (it did not start at its own pass) or one at now whose processors
+        # are not free (an overrun holds them, a site rule or fragmentation
+        # stops it). Their rectangles leave the plan and their jobs are
+        # returned, to be placed again by the compression. Also returns
+        # whether a started job ended at once (zero duration).
         now = sim.now
         profile, reserved = state.profile, state.start
+        size, estimate = sim.size, sim.estimate
+        void: set[int] = set()
         ended_at_once = False
-        due = [j for j in state.due(now) if reserved[j] == now]
+        due = state.due(now)
         for j in sorted(due, key=sim.rank.__getitem__):
-            if sim.can_start(j):
+            t = reserved[j]
+            if t == now and sim.can_start(j):
                 sim.start(j)
                 del reserved[j]
                 if sim.end_time[j] == now:
-                    span = planned(sim.estimate[j])
-                    profile.add(now, now + span, sim.size[j])
+                    profile.add(now, now + planned(estimate[j]), size[j])
                     ended_at_once = True
-        return ended_at_once
+            elif decide_void:
+                del reserved[j]
+                profile.add(t, t + planned(estimate[j]), size[j])
+                void.add(j)
+        return void, ended_at_once
 
     @staticmethod
-    def _compress(sim: Simulator, state: _Reservations) -> None:
+    def _compress(sim: Simulator, state: _Reservations, void: set[int]) -> None:
         # Mu'alem and Feitelson's compression: each reservation, in queue
         # order, moves to its earliest slot given all the others. The old
-        # slot stays feasible, so nobody is delayed (stale reservations,
-        # already in the past, are placed again from now).
+        # slot stays feasible, so nobody is delayed. A void job (its
+        # rectangle already left the plan) is placed at its earliest slot
+        # from now, at its queue position.
         now = sim.now
         profile = state.profile
         reserved = state.start
@@ -819,38 +862,41 @@ class Conservative(Policy):
         # the profile ends at `end`.
         stuck: list[tuple[int, int, float]] = []
         for j in sim.queue:
-            old = reserved.get(j)
-            if old is None or old == now:
-                continue
             q, span = size[j], planned(estimate[j])
-            if old > now:
-                k = bisect_left(times, old)
-                if free[k - 1] >= q:
-                    # The window starting where the run of segments with q
-                    # free that ends at `old` starts fits: the job moves.
-                    t = profile.earliest_before(q, span, old)
-                else:
-                    last = times[k - 1]  # the window must end by `last`
-                    if _cannot_move(q, span, last, times[0], stuck):
-                        continue
-                    # Some instant before the reservation has q processors
-                    # free (cheap, in C).
-                    if max(free[:k]) < q:
-                        continue
-                    t = profile.earliest(q, span)
-                    end = _INF if t is None else t + span
-                    if end > last:
-                        stuck.append((q, span, end))
-                        if len(stuck) > _STUCK_KEPT:
-                            del stuck[0]
-                        continue
+            if j in void:
+                t = profile.earliest(q, span)
+                assert t is not None, "a job larger than the machine"
+                stuck.clear()  # the profile changes
+                profile.add(t, t + span, -q)
+                state.place(j, t)
+                continue
+            old = reserved.get(j)
+            if old is None or old <= now:
+                continue  # started, new, or held at now
+            k = bisect_left(times, old)
+            if free[k - 1] >= q:
+                # The window starting where the run of segments with q
+                # free that ends at `old` starts fits: the job moves.
+                t = profile.earliest_before(q, span, old)
             else:
-                t = None  # stale: place it again from now
+                last = times[k - 1]  # the window must end by `last`
+                if _cannot_move(q, span, last, times[0], stuck):
+                    continue
+                # Some instant before the reservation has q processors
+                # free (cheap, in C).
+                if max(free[:k]) < q:
+                    continue
+                t = profile.earliest(q, span)
+                end = _INF if t is None else t + span
+                if end > last:
+                    stuck.append((q, span, end))
+                    if len(stuck) > _STUCK_KEPT:
+                        del stuck[0]
+                    continue
+            if t is None:
+                continue  # no earlier window after all
             stuck.clear()  # the profile changes
             profile.add(old, old + span, q)
-            if t is None:
-                t = profile.earliest(q, span)
-                assert t is not None
             profile.add(t, t + span, -q)
             state.place(j, t)
 

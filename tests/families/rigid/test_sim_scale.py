@@ -4,7 +4,8 @@ and the conservative bookkeeping equal the whole-queue scans they replace.
 The references below are the scans of the previous version, kept verbatim
 (only renamed): every candidate of the queue looked at in selection order,
 and conservative backfilling scanning the queue for new arrivals, due
-reservations and the earliest reservation.
+reservations and the earliest reservation (the latter with the void
+reservations of issue 28 added to the scan).
 """
 
 from __future__ import annotations
@@ -179,7 +180,8 @@ class ScanBackfill(Backfill):
 
 @dataclass(frozen=True)
 class ScanConservative(Conservative):
-    """Conservative backfilling scanning the whole queue (the previous code)."""
+    """Conservative backfilling scanning the whole queue (the previous
+    bookkeeping, with issue 28's void reservations)."""
 
     def decide(self, sim: Simulator, state: _Reservations) -> None:
         now = sim.now
@@ -192,21 +194,29 @@ class ScanConservative(Conservative):
                 profile.add(ended, estimated_end, size[j])
                 early = True
         reserved = state.start
-        compress = early or (reserved and min(reserved.values()) < now)
+        void: set[int] = set()
+        ended_at_once = False
+        for j in sim.queue:
+            t = reserved.get(j)
+            if t is None or t > now:
+                continue
+            if t == now and sim.can_start(j):
+                ended_at_once |= _scan_begin(sim, state, j)
+            else:  # void: its rectangle leaves the plan
+                del reserved[j]
+                profile.add(t, t + planned(sim.estimate[j]), size[j])
+                void.add(j)
+        compress = early or ended_at_once or bool(void)
         while True:
             if compress:
-                _scan_compress(sim, state)
+                _scan_compress(sim, state, void)
+                void = set()
             _scan_reserve_arrivals(sim, state)
             compress = _scan_start_due(sim, state)
             if not compress:
                 break
-        # A due job a site rule or fragmentation held: wake for the next
-        # reservation instead (the rule of Conservative.decide).
         later = [t for t in reserved.values() if t > now]
-        if reserved and min(reserved.values()) > now:
-            sim.wake_at(min(reserved.values()))
-        elif later:
-            sim.wake_at(min(later))
+        sim.plan_wake(min(later) if later else None)
 
 
 def _scan_reserve_arrivals(sim: Simulator, state: _Reservations) -> None:
@@ -223,44 +233,46 @@ def _scan_reserve_arrivals(sim: Simulator, state: _Reservations) -> None:
             sim.predict(j, t)
 
 
-def _scan_start_due(sim: Simulator, state: _Reservations) -> bool:
+def _scan_begin(sim: Simulator, state: _Reservations, j: int) -> bool:
+    # Start j at its reservation now; whether it ended at once.
     now = sim.now
-    profile, reserved = state.profile, state.start
+    sim.start(j)
+    del state.start[j]
+    if sim.end_time[j] == now:
+        state.profile.add(now, now + planned(sim.estimate[j]), sim.size[j])
+        return True
+    return False
+
+
+def _scan_start_due(sim: Simulator, state: _Reservations) -> bool:
     ended_at_once = False
     for j in sim.queue:
-        if reserved.get(j) == now and sim.can_start(j):
-            sim.start(j)
-            del reserved[j]
-            if sim.end_time[j] == now:
-                span = planned(sim.estimate[j])
-                profile.add(now, now + span, sim.size[j])
-                ended_at_once = True
+        if state.start.get(j) == sim.now and sim.can_start(j):
+            ended_at_once |= _scan_begin(sim, state, j)
     return ended_at_once
 
 
-def _scan_compress(sim: Simulator, state: _Reservations) -> None:
+def _scan_compress(sim: Simulator, state: _Reservations, void: set[int]) -> None:
     now = sim.now
     profile = state.profile
     reserved = state.start
     size, estimate = sim.size, sim.estimate
     times, free = profile.times, profile.free
     for j in sim.queue:
-        old = reserved.get(j)
-        if old is None or old == now:
-            continue
         q, span = size[j], planned(estimate[j])
-        if old > now:
+        old = reserved.get(j)
+        if j in void:
+            t = profile.earliest(q, span)
+            assert t is not None
+        elif old is None or old <= now:
+            continue
+        else:
             if max(free[: bisect_left(times, old)]) < q:
                 continue
             t = profile.earliest_before(q, span, old)
             if t is None:
                 continue
-        else:
-            t = None
-        profile.add(old, old + span, q)
-        if t is None:
-            t = profile.earliest(q, span)
-            assert t is not None
+            profile.add(old, old + span, q)
         profile.add(t, t + span, -q)
         reserved[j] = t
 
