@@ -77,6 +77,11 @@ table.
     machines) and ``migration`` (``true``: compact running jobs when no
     contiguous range fits). Each option that is not the default is part of
     the policy tasks' ids.
+``[schedules]``
+    Schedules made elsewhere, rated beside the policies: each name to a
+    file (relative to the suite's folder): a Batsim ``out_jobs.csv``, an
+    optsched CSV or JSON schedule, an SWF trace's recorded starts
+    (:mod:`optsched.heuristics.rigid.replay`; ``gap --schedule NAME=FILE``).
 ``seeds``
     Seeds of the random window draws (``windows.kind = "random"`` only): the
     windows of every seed are pooled, and a window drawn by two seeds runs
@@ -109,7 +114,8 @@ from optsched.windows.prepare import ARRIVALS, Preparation, read_source
 from optsched.windows.selection import WindowRule
 
 TOP_KEYS = (
-    "suite", "traces", "windows", "policies", "objectives", "solvers", "seeds", "run"
+    "suite", "traces", "windows", "policies", "objectives", "solvers", "seeds",
+    "run", "schedules",
 )  # fmt: skip
 SUITE_KEYS = ("name", "description")
 TRACE_KEYS = (
@@ -445,10 +451,25 @@ def _strings(data: Mapping[str, Any], key: str, where: _Located) -> tuple[str, .
     return tuple(value)
 
 
+def _schedules(data: Mapping[str, Any], where: _Located) -> tuple[str, ...]:
+    """``[schedules]``: each name to a schedule file (relative to the suite's
+    folder), as the policy spec that rates it
+    (:mod:`optsched.heuristics.rigid.replay`)."""
+    table = _table(data, "schedules", where)
+    specs = []
+    for name in table:
+        file = _string(table, name, where, "schedules")
+        path = Path(file) if Path(file).is_absolute() else where.path.parent / file
+        if not path.is_file():
+            raise where.error(f"[schedules] {name}: no such file {shown(file)}", name)
+        specs.append(f"schedule:name={name},file={path.resolve()}")
+    return tuple(specs)
+
+
 def _policies(data: Mapping[str, Any], where: _Located) -> tuple[str, ...]:
     from optsched.heuristics import parse_policy
 
-    specs = _strings(data, "policies", where)
+    specs = _strings(data, "policies", where) + _schedules(data, where)
     canonical: dict[str, str] = {}
     for spec in specs:
         try:

@@ -207,3 +207,31 @@ def test_our_own_formats_round_trip(tmp_path: Path, suffix: str) -> None:
     rows = pd.read_csv(out)
     for _, pair in rows.groupby("objective"):
         assert pair["value"].nunique() == 1, pair
+
+
+def test_suite_schedules_table(tmp_path: Path) -> None:
+    from optsched.bench.suite import load_suite
+
+    file = write_batsim(tmp_path / "out_jobs.csv", serial_schedule())
+    suite = tmp_path / "s.toml"
+    suite.write_text(
+        textwrap.dedent(
+            f"""
+            policies = ["fcfs"]
+            objectives = ["cmax"]
+
+            [suite]
+            name = "s"
+
+            [[traces]]
+            path = "{KTH_20}"
+
+            [schedules]
+            mine = "out_jobs.csv"
+            """
+        )
+    )
+    assert load_suite(suite).policies == (
+        "fcfs",
+        f"schedule:name=mine,file={file.resolve()}",
+    )
