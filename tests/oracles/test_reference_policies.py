@@ -5,11 +5,12 @@ from the policies' definitions (their own step function, event loop and
 rules; they share no code with ``optsched.heuristics``). Every engine
 policy family (strict list orders, first fit, EASY and its candidate
 selections and limits, depth-``k`` and conservative backfilling, Best
-Package) and Rassmann's combinators where they equal one of them (flat
-machines) must give the same start and end to every job: on the bundled
-windows, on the first 2,000 KTH jobs, and on small random instances with
-overruns, zero-length jobs and busy blocks, with and without killing at
-the estimate. Every product schedule goes through the checker.
+Package), Rassmann's combinators where they equal one of them (flat
+machines) and Mallmann's family where it does must give the same start
+and end to every job: on the bundled windows, on the first 2,000 KTH jobs,
+and on small random instances with overruns, zero-length jobs and busy
+blocks, with and without killing at the estimate. Every product schedule
+goes through the checker.
 """
 
 from __future__ import annotations
@@ -55,6 +56,17 @@ COMBINATORS: tuple[tuple[str, str, dict[str, Any]], ...] = (
 the reference rules on a flat machine: blocking = strict, fit = first fit,
 optimistic = EASY, afkt-backfill = EASY without the spare-processor rule."""
 
+MALLMANN: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("strict-backfill", "backfill", {"spare": False}),
+    ("mallmann:fairness=0", "firstfit", {}),
+    ("mallmann:variant=ff,fairness=1,oracle", "conservative", {"oracle": True}),
+    ("mallmann:order=spt,fairness=0", "firstfit", {"order": "spt"}),
+)
+"""Mallmann's family where it is one of the reference rules: the strict
+rule of Lifka et al. (a candidate ends before the head's start, no spare
+processors), lazy scheduling (no fairness: first fit), and the clairvoyant
+preview that places every job ahead as conservative backfilling does."""
+
 
 def assert_same(
     instance: Instance, spec: str, rule: str, options: dict[str, Any], kill: bool
@@ -90,6 +102,16 @@ def test_combinators_on_flat_machines(name: str, case: tuple[str, str, dict]) ->
     # kth_20_recorded has busy blocks, which the node simulator refuses.
     spec, rule, options = case
     assert_same(_bundled(name), spec, rule, options, kill=False)
+
+
+@pytest.mark.parametrize("kill", [False, True], ids=["overruns", "kill"])
+@pytest.mark.parametrize("case", MALLMANN, ids=[c[0] for c in MALLMANN])
+@pytest.mark.parametrize("name", BUNDLED)
+def test_mallmann_where_it_is_a_reference_rule(
+    name: str, case: tuple[str, str, dict], kill: bool
+) -> None:
+    spec, rule, options = case
+    assert_same(_bundled(name), spec, rule, options, kill)
 
 
 @cache
