@@ -380,8 +380,10 @@ def gap_suite(
     from optsched.errors import InputError
     from optsched.heuristics import parse_policy
     from optsched.heuristics.preempt.policies import preempts
+    from optsched.io.archive import resolve_trace_path
     from optsched.models import BACKENDS
 
+    path = resolve_trace_path(path)  # a pwa: name is fetched first
     if not path.is_file():
         raise InputError("no such file", path)
     canonical: dict[str, str] = {}

@@ -7,7 +7,7 @@ Example (``benchmarks/grid/meltzer_6_6_r1.toml``)::
     description = "§6.6: A2 vs A3 on R1, 4 clusters"
 
     [workload]
-    trace = "../../../shared/traces/KTH-SP2-1996-2.1-cln.swf"
+    trace = "pwa:KTH-SP2-1996-2.1-cln"
     clusters = 4          # BM0 .. BM3, consecutive two-week slices
     weeks = 2
     cap = 100             # CPUs per cluster
@@ -37,8 +37,9 @@ Example (``benchmarks/grid/meltzer_6_6_r1.toml``)::
 
 Every table but ``[scenario]`` and ``[workload]`` is optional (the values
 above are the defaults, with ``algorithm = "a4"``). ``trace`` is relative
-to the scenario file. Simulation time 0 is the start of every slice; the
-price tables are rotated so that it falls on the weekday and hour of
+to the scenario file, or ``pwa:NAME`` (:mod:`optsched.io.archive`).
+Simulation time 0 is the start of every slice; the price tables are
+rotated so that it falls on the weekday and hour of
 :data:`~optsched.coreserve.workload.STUDY_MONDAY_OFFSET` (the study's first
 weekend at about 800,000 s).
 """
@@ -63,7 +64,7 @@ from optsched.coreserve.workload import (
     price_scenario,
 )
 from optsched.errors import InputError
-from optsched.io import read_trace
+from optsched.io import archive, read_trace
 from optsched.io.text import read_toml_file
 
 _KEYS: dict[str, dict[str, type | tuple[type, ...]]] = {
@@ -253,7 +254,10 @@ def _parse(data: dict[str, Any], path: Path) -> Scenario:
 
 def _scenario(v: dict[str, dict[str, Any]], path: Path) -> Scenario:
     work, req, svc = v["workload"], v["requests"], v["service"]
-    trace = Path(work["trace"])
+    if work["trace"].startswith(archive.PREFIX):
+        trace = archive.resolve_trace_path(work["trace"])  # fetched on first use
+    else:
+        trace = Path(work["trace"])
     if not trace.is_absolute():
         trace = path.parent / trace
     if not trace.exists():

@@ -244,7 +244,10 @@ def _time_windows(trace: Trace, rule: WindowRule) -> list[WindowSpec]:
             )
         t = t_end
     if not specs:
-        raise ValueError(f"no job is submitted in [{start}, {end})")
+        from optsched.windows.window import submit_span
+
+        span = submit_span(trace.instance.jobs)
+        raise ValueError(f"no job is submitted in [{start}, {end}) ({span})")
     return specs
 
 

@@ -140,6 +140,13 @@ def _fmt(value: int | None) -> str:
     return "" if value is None else str(value)
 
 
+def submit_span(jobs: Sequence[Job]) -> str:
+    """``the trace's jobs are submitted in [FIRST, LAST]``, for messages
+    about a time window that selects nothing (``jobs`` must not be empty)."""
+    releases = [job.release for job in jobs]
+    return f"the trace's jobs are submitted in [{min(releases)}, {max(releases)}]"
+
+
 def _check_options(
     first_job: int | None,
     jobs: int | None,
@@ -204,9 +211,11 @@ def _select_by_time(
         j for j in ordered if j.release >= lo and (hi is None or j.release < hi)
     ]
     if not selected:
+        # Say where the jobs are: a user guessing times from the trace's
+        # start (0) often misses a log whose first submit is days later.
         raise InputError(
             f"window [{_fmt(start) or '-inf'}, {_fmt(end) or '+inf'}) is empty: "
-            "no job is submitted in it",
+            f"no job is submitted in it ({submit_span(ordered)})",
             instance.source.file,
         )
     before = [j for j in ordered if j.release < lo]

@@ -258,7 +258,8 @@ def test_window_recorded_contiguous(tmp_path: Path) -> None:
         ),
         (
             [RECORDED, "--start", "100"],
-            "recorded.swf: window [100, +inf) is empty: no job is submitted in it",
+            "recorded.swf: window [100, +inf) is empty: no job is submitted in it "
+            "(the trace's jobs are submitted in [0, 70])",
         ),
         (
             [SWF / "wrong_field_count.swf", "--jobs", "1"],

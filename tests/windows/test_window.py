@@ -34,7 +34,7 @@ from optsched.instance import BusyBlock, Instance, Job, Machine, Source, Window
 from optsched.io.swf import read_swf
 from optsched.schedule import Placement, Schedule
 from optsched.trace import Trace
-from optsched.windows.selection import WindowSpec
+from optsched.windows.selection import WindowRule, WindowSpec, select_windows
 from optsched.windows.window import cut_window, wants_window
 
 RECORDED = DATA / "swf" / "recorded.swf"
@@ -375,13 +375,24 @@ DATA_ERRORS = [
     ),
     (
         dict(start=100),
-        "recorded.swf: window [100, +inf) is empty: no job is submitted in it",
+        "recorded.swf: window [100, +inf) is empty: no job is submitted in it "
+        "(the trace's jobs are submitted in [0, 70])",
     ),
     (
         dict(start=21, end=30),
-        "recorded.swf: window [21, 30) is empty: no job is submitted in it",
+        "recorded.swf: window [21, 30) is empty: no job is submitted in it "
+        "(the trace's jobs are submitted in [0, 70])",
     ),
 ]
+
+
+def test_a_time_rule_selecting_nothing_names_the_trace_span(trace: Trace) -> None:
+    rule = WindowRule(kind="time", start=80, end=200, step=10)
+    with pytest.raises(ValueError) as caught:
+        select_windows(trace, rule)
+    assert str(caught.value) == (
+        "no job is submitted in [80, 200) (the trace's jobs are submitted in [0, 70])"
+    )
 
 
 @pytest.mark.parametrize(("options", "message"), DATA_ERRORS)
