@@ -772,7 +772,11 @@ def save_gantt(
         wait_lines=wait_lines,
     )
     buffer = io.BytesIO()
-    figure.savefig(buffer, format=suffix[1:], dpi=dpi)
+    # Same input, same bytes: no creation date, fixed SVG ids (figures in
+    # the docs are regenerated and compared in CI).
+    stamp = {".svg": {"Date": None}, ".pdf": {"CreationDate": None}}
+    with matplotlib.rc_context({"svg.hashsalt": "optsched"}):
+        figure.savefig(buffer, format=suffix[1:], dpi=dpi, metadata=stamp.get(suffix))
     with atomic_write(path, "wb") as handle:
         handle.write(buffer.getvalue())
     return path
@@ -799,6 +803,10 @@ def schedule_file_jobs(path: str | Path) -> tuple[dict[int, int], dict[int, int]
         return {}, {}
     sizes: dict[int, int] = {}
     releases: dict[int, int] = {}
+    from optsched.io.text import MAX_CONTENT_BYTES
+
+    # A field may be as long as the file (see optsched.io.schedules).
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_CONTENT_BYTES))
     for row in csv.DictReader(lines):
         job = _int(str(row.get("job_id", "")).rpartition("!")[2])
         if job is None:
