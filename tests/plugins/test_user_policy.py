@@ -159,7 +159,20 @@ def test_competitive_gap_takes_an_object_and_a_spec(policy_file: Path) -> None:
     assert plug_in == expected
 
 
-def test_bench_suite_with_two_workers(policy_file: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "executor",
+    [
+        pytest.param({"workers": 2}, id="process-pool"),
+        pytest.param({"dask_local": 2}, id="dask"),
+    ],
+)
+def test_bench_suite_in_worker_processes(
+    policy_file: Path, tmp_path: Path, executor: dict[str, int]
+) -> None:
+    # Workers load the plug-in anew from its spec (a fresh interpreter each).
+    from optsched.bench import run_suite
+    from optsched.bench.store import Store
+
     suite = tmp_path / "mine.toml"
     kth_50 = INSTANCES / "kth_50.json"
     suite.write_text(
@@ -185,12 +198,8 @@ def test_bench_suite_with_two_workers(policy_file: Path, tmp_path: Path) -> None
         )
     )
     store = tmp_path / "store.sqlite"
-    result = CliRunner().invoke(
-        main, ["bench", str(suite), "--store", str(store), "--workers", "2"]
-    )
-    assert result.exit_code == 0, result.output
-    from optsched.bench.store import Store
-
+    summary = run_suite(suite, store, **executor)
+    assert summary.failed == 0
     with Store(store) as results:
         rows = results.rows("mine")
     policy_rows = rows[rows["kind"] == "policy"]
@@ -198,3 +207,48 @@ def test_bench_suite_with_two_workers(policy_file: Path, tmp_path: Path) -> None
     assert (policy_rows["status"] == "OK").all()
     mine = policy_rows[policy_rows["name"] == f"{policy_file}:LargestFirst"]
     assert all('"source_sha256"' in p for p in mine["params"])
+    # The values are the plain reference's, window by window.
+    instance = read_native(kth_50).instance
+    ordered = sorted(instance.jobs, key=lambda j: (j.release, j.id))
+    import json
+
+    for _, row in mine.iterrows():
+        first = 0 if row["window_index"] == 0 else 25
+        jobs = ordered[first : first + 25]
+        window = instance.with_jobs(
+            [j.replace(release=j.release - jobs[0].release) for j in jobs]
+        )
+        reference = largest_first_reference(window)
+        by_id = window.jobs_by_id()
+        expected = max(t + by_id[j].runtime for j, t in reference.items())
+        assert json.loads(row["values"])["cmax"] == expected
+
+
+def test_a_changed_plug_in_is_run_again(policy_file: Path, tmp_path: Path) -> None:
+    from optsched.bench import run_suite
+
+    suite = tmp_path / "again.toml"
+    suite.write_text(
+        textwrap.dedent(
+            f"""
+            policies = ["easy", "{policy_file}:LargestFirst"]
+            objectives = ["cmax"]
+
+            [suite]
+            name = "again"
+
+            [[traces]]
+            path = "{INSTANCES / "kth_20.json"}"
+
+            [[solvers]]
+            backend = "bounds-only"
+            """
+        )
+    )
+    store = tmp_path / "store.sqlite"
+    first = run_suite(suite, store)
+    assert (first.total, first.ran) == (3, 3)
+    assert run_suite(suite, store).ran == 0  # resumed: nothing changed
+    policy_file.write_text(LARGEST_FIRST.replace("-j.size", "j.size"))  # smallest
+    changed = run_suite(suite, store)
+    assert (changed.skipped, changed.ran) == (2, 1)  # only the plug-in's task
