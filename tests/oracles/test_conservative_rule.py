@@ -12,14 +12,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.oracle.instances import overrunning
 
 from optsched.check import check_schedule
 from optsched.heuristics import simulate
 from optsched.heuristics.engine.core import WAITING, Simulator
 from optsched.heuristics.rigid.policies import Conservative, _Reservations
-from optsched.instance import BusyBlock, Instance, Job, Machine
+from optsched.instance import Instance, Job, Machine
 
 
 def _starts(instance: Instance, spec: str | Conservative = "conservative") -> dict:
@@ -107,30 +108,6 @@ class Watched(Conservative):
             assert not (t <= sim.now and sim.can_start(j)), (sim.now, j)
         later = [t for t in state.start.values() if t > sim.now]
         assert sim._planned_wake == (min(later) if later else None)
-
-
-@st.composite
-def overrunning(draw: st.DrawFn) -> Instance:
-    """Small machines (both allocations) with over- and underestimated jobs."""
-    m = draw(st.integers(1, 8))
-    allocation = draw(st.sampled_from(["any", "contiguous"]))
-    jobs = []
-    for k in range(draw(st.integers(1, 12))):
-        runtime = draw(st.integers(0, 20))
-        estimate = draw(st.sampled_from([runtime, 2 * runtime, runtime // 2, 0, 7]))
-        release = draw(st.integers(0, 30))
-        jobs.append(Job(k + 1, release, draw(st.integers(1, m)), runtime, estimate))
-    blocks = []
-    if allocation == "any":
-        for _ in range(draw(st.integers(0, 2))):
-            start = draw(st.integers(0, 40))
-            size = draw(st.integers(1, m))
-            blocks.append(BusyBlock(start, start + draw(st.integers(1, 15)), size))
-    try:
-        machine = Machine(m, allocation, tuple(blocks))
-    except ValueError:
-        assume(False)
-    return Instance(machine, tuple(jobs), name="overrunning")
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

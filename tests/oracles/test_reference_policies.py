@@ -19,15 +19,16 @@ from functools import cache
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.oracle import reference_starts
 from support.oracle.cases import CASES
+from support.oracle.instances import overrunning
 from support.paths import INSTANCES, trace_path
 
 from optsched.check import check_schedule
 from optsched.heuristics import simulate
-from optsched.instance import BusyBlock, Instance, Job, Machine
+from optsched.instance import Instance
 from optsched.io import read, read_trace
 from optsched.windows.window import cut_window
 
@@ -139,29 +140,6 @@ def test_kth_prefix(case: tuple[str, str, dict], kill: bool) -> None:
 def test_kth_prefix_every_case(case: tuple[str, str, dict], kill: bool) -> None:
     spec, rule, options = case
     assert_same(_kth_prefix(), spec, rule, options, kill)
-
-
-@st.composite
-def overrunning(draw: st.DrawFn) -> Instance:
-    """Small 'any' machines where jobs run over and under their estimates,
-    some last zero seconds, and busy blocks (processor counts) may cut in."""
-    m = draw(st.integers(1, 8))
-    jobs = []
-    for k in range(draw(st.integers(1, 12))):
-        runtime = draw(st.integers(0, 20))
-        estimate = draw(st.sampled_from([runtime, 2 * runtime, runtime // 2, 0, 7]))
-        release = draw(st.integers(0, 30))
-        jobs.append(Job(k + 1, release, draw(st.integers(1, m)), runtime, estimate))
-    blocks = []
-    for _ in range(draw(st.integers(0, 2))):
-        start = draw(st.integers(0, 40))
-        size = draw(st.integers(1, m))
-        blocks.append(BusyBlock(start, start + draw(st.integers(1, 15)), size))
-    try:
-        machine = Machine(m, "any", tuple(blocks))
-    except ValueError:
-        assume(False)
-    return Instance(machine, tuple(jobs), name="overrunning")
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
