@@ -9,6 +9,8 @@ Usage::
         [--figure-budgets 100,1000] [--shares 0,0.25,0.5,0.75,1] ...
     .venv/bin/python benchmarks/moldable_rescaling.py units [--sets 1000]
         [--machines 128,256,512] [--inners pbi,pbi:order=literal,offline:ffdh]
+    .venv/bin/python benchmarks/moldable_rescaling.py bounds [--sets 1000]
+        [--machines 128,256,512]
     .venv/bin/python benchmarks/moldable_rescaling.py timing [--inner pbi]
     .venv/bin/python benchmarks/moldable_rescaling.py optimum --from TABLE.json...
         [--optimum 10] [--time-limit 60]
@@ -33,6 +35,11 @@ budgets ``--figure-budgets``; the gain is ``1 - mean(best)/mean(initial)``.
 ``units``: the unoptimised cost of the inner schedulers on many machine
 sizes, in several cost units (``sum C_j``, mean ``C_j``, ``sum q_j C_j /
 m``), to find which one the thesis's 7,790.7 is in.
+
+``bounds``: numbers of the same sets that hold for every schedule (the
+sum of run times, the mean completion of one job at a time, the lower
+bound on ``sum C_j``) on the ``--machines`` sizes: what 7,790.7 can and
+cannot be.
 
 ``timing``: seconds per inner evaluation on one 20-job set.
 
@@ -388,6 +395,64 @@ def units_markdown(data: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _bounds_task(task: tuple[int, int, int, int]) -> dict:
+    from optsched.models.rigid.bounds import lower_bounds
+
+    seed, s, machine, jobs = task
+    rng = np.random.default_rng([seed, s])
+    instance = moldable_batch(jobs, jobs, machine=machine, seed=rng).rigid()
+    heights = sorted(j.runtime for j in instance.jobs)
+    # One job at a time, shortest first: a schedule on any machine, so the
+    # mean C_j of the best schedule is at most this; and no schedule that
+    # keeps some job running while one waits ends later than sum(heights).
+    sequential = np.cumsum(heights)
+    return {
+        "machine": machine,
+        "sum_h": float(sequential[-1]),
+        "sequential_mean_C": float(sequential.mean()),
+        "sum_C_lower": max(b.value for b in lower_bounds(instance, "wct")),
+    }
+
+
+def run_bounds(args: argparse.Namespace) -> dict[str, Any]:
+    """Schedule-independent numbers of the Table 6.5 sets: what 7,790.7
+    can and cannot be (benchmarks/README.md)."""
+    machines = [int(x) for x in args.machines.split(",")]
+    tasks = [(args.seed, s, m, args.jobs) for m in machines for s in range(args.sets)]
+    rows = _pool(_bounds_task, tasks, args)
+    out: dict[str, Any] = {"experiment": "bounds", "sets": args.sets, "jobs": args.jobs}
+    out["rows"] = [
+        {
+            "machine": m,
+            **{
+                key: float(np.mean([r[key] for r in rows if r["machine"] == m]))
+                for key in ("sum_h", "sequential_mean_C", "sum_C_lower")
+            },
+        }
+        for m in machines
+    ]
+    return out
+
+
+def bounds_markdown(data: dict[str, Any]) -> str:
+    lines = [
+        f"Means over {data['sets']} sets of {data['jobs']} jobs drawn as in "
+        "Table 6.5 (thesis: 7,790.7 before optimisation).",
+        "",
+        "| m | sum h_j (makespan of any schedule that never idles the whole "
+        "machine while jobs wait; bounds its mean C_j) | mean C_j, one job at "
+        "a time, shortest first | lower bound on sum C_j (`lower_bounds`, "
+        "wct) |",
+        "|---|---|---|---|",
+    ]
+    for r in data["rows"]:
+        lines.append(
+            f"| {r['machine']} | {r['sum_h']:,.1f} | {r['sequential_mean_C']:,.1f} "
+            f"| {r['sum_C_lower']:,.1f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def run_timing(args: argparse.Namespace) -> dict[str, Any]:
     instance = table_6_5(np.random.default_rng([args.seed, 0]), machine=args.machine)
     out: dict[str, Any] = {"experiment": "timing", "inner": args.inner}
@@ -518,6 +583,7 @@ EXPERIMENTS = {
     "table": (run_table, table_markdown),
     "figure": (run_figure, figure_markdown),
     "units": (run_units, units_markdown),
+    "bounds": (run_bounds, bounds_markdown),
     "timing": (run_timing, timing_markdown),
     "optimum": (run_optimum, optimum_markdown),
 }
