@@ -83,7 +83,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -96,6 +96,7 @@ from optsched.bench.tasks import OPTIONAL_FIELDS, TaskColumns
 from optsched.errors import InputError
 from optsched.instance import Instance
 from optsched.result import Incumbent
+from optsched.simulation import RUN_KEYS, RunOptions
 
 SCHEMA_VERSION = 3
 """Version of the table layout; version 2 is migrated, others are refused."""
@@ -663,6 +664,9 @@ class TaskRow(TaskColumns):
     schedule_json: str | None
     error: str | None
     incomplete: str | None = None
+    run: Mapping[str, Any] = field(default_factory=dict)
+    """A policy row's simulation options that are not the default
+    (:class:`optsched.simulation.RunOptions`)."""
 
     @property
     def failed(self) -> bool:
@@ -724,6 +728,9 @@ def decode_rows(rows: pd.DataFrame) -> list[TaskRow]:
                 lost_work=float(r["lost_work"]),
                 interrupted=bool(r["interrupted"]),
                 instance_sha256=_text(r["instance_sha256"]),
+                run={
+                    k: v for k, v in _object(r.get("params")).items() if k in RUN_KEYS
+                },
                 schedule_json=_text(r["schedule"]),
                 error=_text(r["error"]),
                 incomplete=_text(r["incomplete"]),
@@ -943,7 +950,25 @@ def gap_frame(rows: pd.DataFrame | Sequence[TaskRow]) -> pd.DataFrame:
         {"lower": float, "upper": float, "ratio_low": float, "ratio_high": float}
     )
     frame = _with_restrictions(frame, restricted_references(decoded), known)
+    frame = _with_run_options(frame, decoded)
     return _with_relaxation(frame, relaxed, known)
+
+
+def _with_run_options(frame: pd.DataFrame, rows: Sequence[TaskRow]) -> pd.DataFrame:
+    """Columns ``kill_at_estimate``, ``allocation_rule`` and ``migration``
+    (how each policy was simulated), when some policy row was simulated
+    with an option that is not the default."""
+    options = {row.task_id: row.run for row in rows if row.kind == "policy"}
+    if not any(options.values()):
+        return frame
+    default = RunOptions()
+    frame = frame.copy()
+    for key in RUN_KEYS:
+        frame[key] = [
+            options.get(task, {}).get(key, getattr(default, key))
+            for task in frame["task_id"]
+        ]
+    return frame
 
 
 def _with_relaxation(

@@ -160,6 +160,9 @@ def test_gap_takes_the_run_options(
     assert cmax["value"] == max(p.end for p in schedule.placements.values())
     assert bool(schedule.killed) == killed
     assert bool(cmax["comparable"]) is not killed
+    # The rows record how the policy was simulated.
+    assert bool(cmax["kill_at_estimate"]) == flags["kill_at_estimate"]
+    assert cmax["allocation_rule"] == flags["allocation_rule"]
 
 
 def test_suite_run_table(tmp_path: Path) -> None:
