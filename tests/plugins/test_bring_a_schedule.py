@@ -238,3 +238,41 @@ def test_suite_schedules_table(tmp_path: Path) -> None:
         "fcfs",
         f"schedule:name=mine,file={file.resolve()}",
     )
+
+
+def test_suite_kill_at_estimate_runs(tmp_path: Path) -> None:
+    from optsched.bench import run_suite
+    from optsched.bench.analysis import analyse
+    from optsched.bench.suite import load_suite
+    from optsched.heuristics import simulate
+
+    suite = tmp_path / "k.toml"
+    suite.write_text(
+        textwrap.dedent(
+            f"""
+            policies = ["easy"]
+            objectives = ["cmax"]
+
+            [suite]
+            name = "k"
+
+            [[traces]]
+            path = "{KTH_20}"
+
+            [[solvers]]
+            backend = "bounds-only"
+
+            [run]
+            kill_at_estimate = true
+            """
+        )
+    )
+    store = tmp_path / "k.sqlite"
+    assert run_suite(suite, store).failed == 0
+    rows = analyse(load_suite(suite), store=store).rows
+    instance = read_native(KTH_20).instance
+    killed = simulate(instance, "easy", kill_at_estimate=True).schedule.killed
+    assert len(killed) > 0
+    (row,) = rows.to_dict("records")
+    assert row["killed"] == len(killed) and row["kill_at_estimate"]
+    assert not row["comparable"]
