@@ -3,6 +3,7 @@ it means alone (:func:`optsched.heuristics.spec.split_policy_specs`)."""
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from functools import cache
@@ -104,11 +105,16 @@ def _compare(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def test_compare_runs_rescaling_over_an_offline_algorithm_in_a_list() -> None:
+def test_compare_runs_rescaling_over_an_offline_algorithm_in_a_list(
+    tmp_path: Path,
+) -> None:
     listed = "easy,rescale:search=hc,budget=2,inner=offline:ffdh,fcfs"
-    code, output = _compare("--moldable", "linear", "--policies", listed)
+    table = tmp_path / "table.csv"
+    args = ("--moldable", "linear", "--policies", listed, "-o", str(table))
+    code, output = _compare(*args)
     assert code == 0, output
-    rows = [line.split("│")[1].strip() for line in output.splitlines() if "│" in line]
+    with open(table, newline="") as handle:
+        rows = [row["policy"] for row in csv.DictReader(handle)]
     assert rows == [
         "easy",
         "rescale:search=hc,budget=2,inner=offline/ffdh,seed=0",
