@@ -3,12 +3,12 @@ run options ``gap`` and suites share with ``simulate``."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from support.bench import write_suite
 from support.paths import INSTANCES
 
 from optsched.cli import main
@@ -169,25 +169,18 @@ def test_suite_run_table(tmp_path: Path) -> None:
     from optsched.bench.suite import load_suite
     from optsched.errors import InputError
 
-    suite = tmp_path / "s.toml"
-    body = textwrap.dedent(
-        f"""
-        policies = ["easy"]
-        objectives = ["cmax"]
-
-        [suite]
-        name = "s"
-
-        [[traces]]
-        path = "{KTH_20}"
-        allocation = "contiguous"
-
-        [run]
-        allocation_rule = "best-fit"
-        migration = true
-        """
+    suite = write_suite(
+        tmp_path / "s.toml",
+        KTH_20,
+        ["easy"],
+        trace_options='allocation = "contiguous"',
+        tables="""
+            [run]
+            allocation_rule = "best-fit"
+            migration = true
+            """,
     )
-    suite.write_text(body)
+    body = suite.read_text()
     loaded = load_suite(suite)
     assert loaded.run.params() == {"allocation_rule": "best-fit", "migration": True}
     suite.write_text(body.replace("migration = true", "migration = 1"))
@@ -216,23 +209,14 @@ def test_suite_schedules_table(tmp_path: Path) -> None:
     from optsched.bench.suite import load_suite
 
     file = write_batsim(tmp_path / "out_jobs.csv", serial_schedule())
-    suite = tmp_path / "s.toml"
-    suite.write_text(
-        textwrap.dedent(
-            f"""
-            policies = ["fcfs"]
-            objectives = ["cmax"]
-
-            [suite]
-            name = "s"
-
-            [[traces]]
-            path = "{KTH_20}"
-
+    suite = write_suite(
+        tmp_path / "s.toml",
+        KTH_20,
+        ["fcfs"],
+        tables="""
             [schedules]
             mine = "out_jobs.csv"
-            """
-        )
+            """,
     )
     assert load_suite(suite).policies == (
         "fcfs",
@@ -246,26 +230,14 @@ def test_suite_kill_at_estimate_runs(tmp_path: Path) -> None:
     from optsched.bench.suite import load_suite
     from optsched.heuristics import simulate
 
-    suite = tmp_path / "k.toml"
-    suite.write_text(
-        textwrap.dedent(
-            f"""
-            policies = ["easy"]
-            objectives = ["cmax"]
-
-            [suite]
-            name = "k"
-
-            [[traces]]
-            path = "{KTH_20}"
-
-            [[solvers]]
-            backend = "bounds-only"
-
+    suite = write_suite(
+        tmp_path / "k.toml",
+        KTH_20,
+        ["easy"],
+        tables="""
             [run]
             kill_at_estimate = true
-            """
-        )
+            """,
     )
     store = tmp_path / "k.sqlite"
     assert run_suite(suite, store).failed == 0

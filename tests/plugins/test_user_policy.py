@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from support.bench import write_suite
 from support.paths import INSTANCES
 
 import optsched
@@ -173,29 +174,17 @@ def test_bench_suite_in_worker_processes(
     from optsched.bench import run_suite
     from optsched.bench.store import Store
 
-    suite = tmp_path / "mine.toml"
     kth_50 = INSTANCES / "kth_50.json"
-    suite.write_text(
-        textwrap.dedent(
-            f"""
-            policies = ["easy", "{policy_file}:LargestFirst"]
-            objectives = ["cmax"]
-
-            [suite]
-            name = "mine"
-
-            [[traces]]
-            path = "{kth_50}"
-
+    suite = write_suite(
+        tmp_path / "mine.toml",
+        kth_50,
+        ["easy", f"{policy_file}:LargestFirst"],
+        tables="""
             [windows]
             kind = "consecutive"
             jobs = 25
             count = 2
-
-            [[solvers]]
-            backend = "bounds-only"
-            """
-        )
+            """,
     )
     store = tmp_path / "store.sqlite"
     summary = run_suite(suite, store, **executor)
@@ -227,23 +216,10 @@ def test_bench_suite_in_worker_processes(
 def test_a_changed_plug_in_is_run_again(policy_file: Path, tmp_path: Path) -> None:
     from optsched.bench import run_suite
 
-    suite = tmp_path / "again.toml"
-    suite.write_text(
-        textwrap.dedent(
-            f"""
-            policies = ["easy", "{policy_file}:LargestFirst"]
-            objectives = ["cmax"]
-
-            [suite]
-            name = "again"
-
-            [[traces]]
-            path = "{INSTANCES / "kth_20.json"}"
-
-            [[solvers]]
-            backend = "bounds-only"
-            """
-        )
+    suite = write_suite(
+        tmp_path / "again.toml",
+        INSTANCES / "kth_20.json",
+        ["easy", f"{policy_file}:LargestFirst"],
     )
     store = tmp_path / "store.sqlite"
     first = run_suite(suite, store)

@@ -10,7 +10,10 @@ solving (numbers that depend on the task and its instance only), and
 from __future__ import annotations
 
 import os
+import textwrap
 import time
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from optsched.bench.store import COLUMN_NAMES
@@ -111,3 +114,28 @@ def logging_task(task: Task, instance: Instance) -> dict[str, Any]:
     with open(os.environ["OPTSCHED_TEST_LOG"], "a") as log:
         log.write(f"{task.task_id}\n")
     return fake(task, instance)
+
+
+def write_suite(
+    path: Path,
+    trace: Path,
+    policies: Sequence[str],
+    *,
+    objectives: Sequence[str] = ("cmax",),
+    trace_options: str = "",
+    tables: str = "",
+) -> Path:
+    """A suite file named after ``path``'s stem: ``policies`` on ``trace``,
+    solved by ``bounds-only``; ``trace_options`` are TOML lines of the
+    trace's table (``allocation = "contiguous"``), ``tables`` further
+    tables (``[windows]``, ``[run]``, ``[schedules]``)."""
+    quoted = ", ".join(f'"{p}"' for p in policies)
+    wanted = ", ".join(f'"{o}"' for o in objectives)
+    path.write_text(
+        f"policies = [{quoted}]\nobjectives = [{wanted}]\n\n"
+        f'[suite]\nname = "{path.stem}"\n\n'
+        f'[[traces]]\npath = "{trace}"\n{trace_options}\n\n'
+        '[[solvers]]\nbackend = "bounds-only"\n\n'
+        f"{textwrap.dedent(tables)}\n"
+    )
+    return path
