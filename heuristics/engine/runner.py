@@ -113,7 +113,14 @@ def simulate(
     )
     ranks = order_ranks(chosen.order, sim.size, sim.estimate, seed=chosen.seed or 0)
     with _progress_bar(len(sim.jobs), progress) as advance, _gc_paused():
-        sim.run(chosen, ranks, advance)
+        try:
+            sim.run(chosen, ranks, advance)
+        except RuntimeError as error:
+            # A user's policy that left jobs waiting for ever: their error.
+            stalled = getattr(chosen, "stalled", None)
+            if stalled is None or not str(error).startswith("simulation stalled"):
+                raise
+            raise stalled(sim) from None
         schedule = sim.schedule(chosen.spec)
     return SimulationResult(
         schedule=schedule,

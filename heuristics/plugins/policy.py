@@ -116,6 +116,19 @@ class UserPolicy(Policy):
         for job_id in _guarded(self, sim, chosen):
             j = _checked(self, sim, state.number, taken, job_id)
             sim.start(j)
+        _watch_idle(self, sim, state, bool(taken))
+
+    def stalled(
+        self,
+        sim: Simulator,
+        why: str = "nothing left to happen (no arrival, no end, no busy block)",
+    ) -> PolicyError:
+        """The error of a run stuck with jobs waiting: the policy started none
+        of them while nothing else could change."""
+        return PolicyError(
+            f"policy {self.label!r} left {len(sim.queue)} jobs waiting at "
+            f"t={sim.now} with {why}: a policy must start some waiting job then"
+        )
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Processes (local pool, Dask workers) load the class anew from the
@@ -138,11 +151,32 @@ class UserPolicy(Policy):
 
 @dataclass
 class _Run:
-    """Per-run memory: the user's object, the view, ids to job numbers."""
+    """Per-run memory: the user's object, the view, ids to job numbers, and
+    how many scheduling points in a row changed nothing."""
 
     user: Any
     view: PolicyView
     number: dict[int, int]
+    idle: int = 0
+
+
+IDLE_POINTS = 10_000
+"""Scheduling points in a row at which nothing arrived, ended or started
+and nothing runs, after which a run is stopped as stuck. Only a site
+calendar's wakes bring such points (the engine wakes the queue at each
+calendar change); 10,000 of them are years of simulated time."""
+
+
+def _watch_idle(policy: UserPolicy, sim: Simulator, state: _Run, started: bool) -> None:
+    """Stop a policy that lets a site calendar wake an idle machine forever."""
+    if started or sim.running_ends or sim.arrived or sim.finished:
+        state.idle = 0
+        return
+    state.idle += 1
+    if state.idle >= IDLE_POINTS:
+        raise policy.stalled(
+            sim, f"the machine idle for {IDLE_POINTS:,} site-calendar wakes in a row"
+        )
 
 
 def _from_spec(spec: str, digest: str) -> UserPolicy:

@@ -123,3 +123,29 @@ def test_library_raises_policy_error(bad_file: Path) -> None:
     instance = read_native(KTH_20).instance
     with pytest.raises(PolicyError, match="already running"):
         simulate(instance, f"{bad_file}:Running")
+
+
+class Lazy:
+    """Never starts anything."""
+
+    def select(self, view: object) -> list[int]:
+        return []
+
+
+def test_a_policy_that_never_starts_a_job_is_stopped() -> None:
+    instance = read_native(KTH_20).instance
+    with pytest.raises(PolicyError, match="left 20 jobs waiting at t=4201"):
+        simulate(instance, Lazy())
+
+
+def test_a_calendar_does_not_keep_a_lazy_policy_alive() -> None:
+    # The calendar wakes the queue at every change: without the idle guard
+    # the run would never end.
+    from support.composition import build_instance
+
+    instance = build_instance(("calendar",))
+    with pytest.raises(
+        PolicyError,
+        match=r"jobs waiting at t=\d+ with the machine idle for 10,000 site",
+    ):
+        simulate(instance, Lazy())
