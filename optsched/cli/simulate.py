@@ -14,6 +14,7 @@ import click
 from rich.table import Table
 
 from optsched.cli.console import echo
+from optsched.cli.display import echo_json, json_option
 from optsched.cli.options import (
     RUN_OPTIONS,
     input_options,
@@ -92,6 +93,13 @@ Parameters:
   f=F,g=G           combinators: select by F, fill by G (default F)
   placement=P       combinators: auto fastest lowest smp (auto: smp on
                     nodes, fastest on speeds, else lowest)
+\b
+Your own policy, a class with select(view) (docs/guide/your-policy.md):
+  FILE.py:Class[:key=value,...]      a class in a file
+  package.module:Class[:key=value]   an importable class
+  NAME                               an installed package's entry point
+                                     (group optsched.policies)
+  schedule:name=N,file=F             a schedule made elsewhere, rated as is
 \b
 Examples: easy, easy:order=sjf, conservative, backfill:depth=3,
 firstfit:order=lpt, best-package, easy:select=largest, spt:oracle,
@@ -207,6 +215,20 @@ def metrics_rows(
     return rows
 
 
+def metrics_json(
+    summary: Summary, result: SimulationResult, instance: str
+) -> dict[str, Any]:
+    """What ``simulate --json`` prints: the policy, the instance, the metrics
+    under the names ``optsched export`` writes after ``metric_``, and the
+    simulation's counters (:class:`~optsched.heuristics.SimulationStats`)."""
+    return {
+        "policy": result.schedule.producer,
+        "instance": instance,
+        "metrics": summary.as_dict(),
+        "simulation": dataclasses.asdict(result.stats),
+    }
+
+
 def _output_format(path: str, forced: str | None) -> str:
     from optsched.io.schedules import schedule_format_for
 
@@ -240,6 +262,7 @@ def _write(result: SimulationResult, instance: Instance, path: str, fmt: str) ->
     "the name: .json json, *_jobs.csv batsim with its *_schedule.csv, .swf "
     "swf, else csv).",
 )
+@json_option
 @input_options
 def command(
     file: str,
@@ -247,6 +270,7 @@ def command(
     simulation: SimulationOptions,
     output: str | None,
     schedule_format: str | None,
+    as_json: bool,
     **input_kwargs: Any,
 ) -> None:
     """Simulate FILE online under a policy and print its metrics.
@@ -260,19 +284,22 @@ def command(
     instance = load_instance(file, **input_kwargs)
     result = simulate(instance, chosen, **simulation.run_options())
     summary = summarize(instance, result.schedule)
-    title = f"{result.schedule.producer} on {instance.name or file}"
-    console = wide_console()
-    # As wide as the title: a name must not be folded over two lines.
-    table = Table(title=title, min_width=min(len(title) + 4, console.width))
-    table.add_column("metric")
-    table.add_column("value", justify="right")
-    for name, value in metrics_rows(summary, result, instance):
-        table.add_row(name, value)
-    console.print(table)
+    if as_json:
+        echo_json(metrics_json(summary, result, instance.name or file))
+    else:
+        title = f"{result.schedule.producer} on {instance.name or file}"
+        console = wide_console()
+        # As wide as the title: a name must not be folded over two lines.
+        table = Table(title=title, min_width=min(len(title) + 4, console.width))
+        table.add_column("metric")
+        table.add_column("value", justify="right")
+        for name, value in metrics_rows(summary, result, instance):
+            table.add_row(name, value)
+        console.print(table)
     if output is not None:
         fmt = _output_format(output, schedule_format)
         _write(result, instance, output, fmt)
-        echo(f"schedule written to {output}")
+        echo(f"schedule written to {output}", err=as_json)
         beside = summary_path(output) if fmt == "batsim" else None
         if beside is not None:
-            echo(f"Batsim summary written to {beside}")
+            echo(f"Batsim summary written to {beside}", err=as_json)
