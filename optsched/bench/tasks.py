@@ -96,6 +96,75 @@ class TaskColumns:
 
 
 @dataclass(frozen=True, slots=True)
+class PolicyParams:
+    """A policy task's parameters, typed (they cross the executor as JSON,
+    part of the task's id).
+
+    Attributes
+    ----------
+    seed
+        Seed of random queue orders.
+    objectives
+        Objective labels measured on the schedule.
+    run
+        How the policy is simulated; only options that are not the default
+        enter the JSON, so the ids of default runs never change.
+    source_sha256
+        A plug-in's source digest: the task refuses to run other code.
+    """
+
+    seed: int
+    objectives: tuple[str, ...]
+    run: RunOptions = field(default_factory=RunOptions)
+    source_sha256: str | None = None
+
+    @classmethod
+    def of(cls, params: dict[str, Any]) -> PolicyParams:
+        """The typed view of a task's parameters."""
+        return cls(
+            seed=params["seed"],
+            objectives=tuple(params["objectives"]),
+            run=RunOptions(**{k: params[k] for k in RUN_KEYS if k in params}),
+            source_sha256=params.get("source_sha256"),
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON parameters (keys left out at their default)."""
+        digest = {"source_sha256": self.source_sha256} if self.source_sha256 else {}
+        return {
+            "seed": self.seed,
+            "objectives": list(self.objectives),
+            **self.run.params(),
+            **digest,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SolverParams:
+    """A solver task's parameters, typed: seconds and threads per solve, and
+    CP-SAT's deterministic mode (in the JSON only when set)."""
+
+    time_limit: float
+    workers: int
+    deterministic: bool = False
+
+    @classmethod
+    def of(cls, params: dict[str, Any]) -> SolverParams:
+        """The typed view of a task's parameters."""
+        return cls(
+            params["time_limit"],
+            params["workers"],
+            bool(params.get("deterministic", False)),
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON parameters (``deterministic`` only when set, so that the
+        ids of the default mode's tasks never change)."""
+        mode = {"deterministic": True} if self.deterministic else {}
+        return {"time_limit": self.time_limit, "workers": self.workers, **mode}
+
+
+@dataclass(frozen=True, slots=True)
 class Task(TaskColumns):
     """One unit of work of a suite (picklable: it crosses process borders).
 
@@ -110,9 +179,19 @@ class Task(TaskColumns):
 
     @property
     def params(self) -> dict[str, Any]:
-        """The task parameters (``time_limit``, ``workers``, ``seed``...)."""
+        """The task parameters as stored (with the trace's read options)."""
         result: dict[str, Any] = json.loads(self.params_json)
         return result
+
+    @property
+    def policy_params(self) -> PolicyParams:
+        """A policy task's parameters, typed."""
+        return PolicyParams.of(self.params)
+
+    @property
+    def solver_params(self) -> SolverParams:
+        """A solver task's parameters, typed."""
+        return SolverParams.of(self.params)
 
     def identity(self) -> dict[str, Any]:
         """The store columns that describe the task (not its result)."""
@@ -261,22 +340,19 @@ def window_tasks(
 
     from optsched.analysis.gap import POLICY_SEED
 
-    run = suite.run.params()
     policies = [
-        task(POLICY, policy, ALL_OBJECTIVES,
-             {"seed": POLICY_SEED, "objectives": list(suite.objectives),
-              **run, **source_digest(policy)})
+        task(POLICY, policy, ALL_OBJECTIVES, PolicyParams(
+            POLICY_SEED, suite.objectives, suite.run, source_digest(policy)
+        ).as_dict())
         for policy in suite.policies
     ]  # fmt: skip
     after = tuple(t.task_id for t in policies)
-    # Only when set, so that the ids of the default mode's tasks never change.
-    mode = {"deterministic": True} if deterministic else {}
     solvers = [
         task(
             SOLVER,
             solver.backend,
             objective,
-            {"time_limit": solver.time_limit, "workers": solver.workers, **mode},
+            SolverParams(solver.time_limit, solver.workers, deterministic).as_dict(),
             after,
         )
         for objective in suite.objectives
@@ -285,14 +361,13 @@ def window_tasks(
     return policies + solvers
 
 
-def source_digest(spec: str) -> dict[str, str]:
-    """``{"source_sha256": ...}`` for a plug-in policy (the sha256 of the
-    file that defines it: a changed policy gets new task ids and is run
-    again), nothing for a built-in one."""
+def source_digest(spec: str) -> str | None:
+    """The sha256 of the file that defines a plug-in policy or holds a
+    schedule (a changed file gets new task ids and is run again); ``None``
+    for a built-in policy."""
     from optsched.heuristics import parse_policy
 
-    digest = getattr(parse_policy(spec), "digest", "")
-    return {"source_sha256": digest} if digest else {}
+    return getattr(parse_policy(spec), "digest", "") or None
 
 
 def checked_source(spec: str, digest: str | None) -> Any:
@@ -320,14 +395,14 @@ def execute_task(task: Task, instance: Instance) -> dict[str, Any]:
     from optsched.io.schedules import schedule_to_dict
     from optsched.metrics import summarize
 
-    params = task.params
     if task.kind == POLICY:
+        given = task.policy_params
         outcome = evaluate_policy(
             instance,
-            checked_source(task.name, params.get("source_sha256")),
-            params["objectives"],
-            seed=params["seed"],
-            run=RunOptions(**{k: params[k] for k in RUN_KEYS if k in params}),
+            checked_source(task.name, given.source_sha256),
+            given.objectives,
+            seed=given.seed,
+            run=given.run,
         )
         return {
             "status": "OK",
@@ -344,15 +419,16 @@ def execute_task(task: Task, instance: Instance) -> dict[str, Any]:
             "killed": outcome.killed,
             "lost_work": float(outcome.lost),
         }
-    deterministic = bool(params.get("deterministic", False))
+    params = task.solver_params
+    deterministic = params.deterministic
     clock = _Clock()
-    with _cpsat_mode(deterministic, params["time_limit"]):
+    with _cpsat_mode(deterministic, params.time_limit):
         reference = evaluate_reference(
             instance,
             task.objective,
             backend=task.name,
-            time_limit=params["time_limit"],
-            workers=params["workers"],
+            time_limit=params.time_limit,
+            workers=params.workers,
             incumbents=task.incumbents,
         )
     if reference.error is not None:
@@ -380,8 +456,8 @@ def execute_task(task: Task, instance: Instance) -> dict[str, Any]:
         if deterministic or reference.interrupted
         else starved(
             str(reference.status.value),
-            params["time_limit"],
-            params["workers"],
+            params.time_limit,
+            params.workers,
             *clock.read(cpsat=task.name in CPSAT_BACKENDS),
         ),
     }
