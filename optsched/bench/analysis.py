@@ -63,16 +63,21 @@ class WindowLines:
     _began: float = field(default_factory=time.perf_counter)
 
     def advance(self, failed: bool, row: dict[str, Any] | None = None) -> None:
-        """Count a finished task; print its window when the window is done."""
-        if row is None:
+        """Count a finished task; print its window when the window is done.
+
+        A provisional row (a solve cut short by Ctrl-C, ``incomplete``) does
+        not finish its window: the next run computes it again.
+        """
+        if row is None or row.get("incomplete"):
             return
         key = (str(row["trace_sha256"]), str(row["window"]))
         self._seen[key] = self._seen.get(key, 0) + 1
         if self._seen[key] == self.tasks_per_window:
             elapsed = time.perf_counter() - self._began
+            done = sum(n == self.tasks_per_window for n in self._seen.values())
             self.write(
                 f"window {row['window_index']} ({row['window']}) done, "
-                f"{len(self._seen)} window(s) in {elapsed:.1f} s"
+                f"{done} window(s) in {elapsed:.1f} s"
             )
 
 

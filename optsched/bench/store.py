@@ -76,6 +76,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import socket
 import sqlite3
 import sys
@@ -1059,7 +1060,22 @@ EXPANDED = {
 }
 """JSON columns of table ``tasks`` that an export spreads into one column per
 key, and the prefix of those columns (``value_cmax``, ``metric_mean_wait``,
-``bound_area``, ``param_time_limit``, ``version_ortools``)."""
+``bound_area``, ``param_time_limit``, ``version_ortools``); the key follows
+in :func:`snake_case` (``value_wct_one``, ``bound_squashed_area``)."""
+
+
+def snake_case(key: str) -> str:
+    """``key`` as a column name every tool takes unquoted (SQL, R, pandas
+    attributes): runs of other characters than letters and digits become
+    one ``_``, e.g. ``wct:one`` -> ``wct_one``, ``squashed-area`` ->
+    ``squashed_area``.
+
+    Examples
+    --------
+    >>> snake_case("wct:one:relative"), snake_case("squashed-area")
+    ('wct_one_relative', 'squashed_area')
+    """
+    return re.sub(r"[^0-9A-Za-z]+", "_", key).strip("_").lower()
 
 
 def _scalar(value: object) -> object:
@@ -1112,7 +1128,8 @@ def export_frame(rows: pd.DataFrame) -> pd.DataFrame:
                 value = _float(record["value"])
                 found = {} if value is None else {str(record["objective"]): value}
             for key, value in found.items():
-                cells = spread.setdefault(prefix + str(key), [None] * len(records))
+                name = prefix + snake_case(str(key))
+                cells = spread.setdefault(name, [None] * len(records))
                 cells[index] = _scalar(value)
     extra = pd.DataFrame(
         {name: spread[name] for name in sorted(spread, key=_expanded_order)},

@@ -7,6 +7,7 @@ measured with :mod:`optsched.metrics`.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +17,7 @@ from rich.table import Table
 
 from optsched.check import check_schedule
 from optsched.cli.console import echo
+from optsched.cli.display import echo_json, json_option, wide_option
 from optsched.cli.options import input_options, load_instance, output_option
 from optsched.cli.simulate import (
     POLICY_HELP,
@@ -24,7 +26,7 @@ from optsched.cli.simulate import (
     exact,
     simulation_options,
 )
-from optsched.console import wide_console
+from optsched.console import print_table, wide_console
 from optsched.heuristics import Policy, parse_policy, simulate
 from optsched.instance import Instance
 from optsched.io.atomic import atomic_write
@@ -39,12 +41,19 @@ COLUMNS = (
     "mean_response",
     "mean_wait",
     "max_wait",
-    "mean_bsld",
+    "mean_bounded_slowdown",
     "utilisation",
     "killed",
     "seconds",
 )
-"""Columns of the CSV (``-o``); times in seconds."""
+"""Columns of the CSV (``-o``) and keys of ``--json``; times in seconds. The
+metric names are :class:`optsched.metrics.Summary`'s, as ``optsched export``
+writes them after ``metric_``."""
+
+
+OPTIONAL = ("sim time (s)", "killed (jobs)", "mean response (s)", "max wait (s)")
+"""Printed columns left out, in this order, to fit the terminal (``--wide``
+prints them all)."""
 
 
 def headers(instance: Instance) -> tuple[str, ...]:
@@ -75,7 +84,7 @@ class Row:
     mean_response: float
     mean_wait: float
     max_wait: int
-    mean_bsld: float
+    mean_bounded_slowdown: float
     utilisation: float
     killed: int
     seconds: float
@@ -106,7 +115,7 @@ def compare_policies(
                 mean_response=summary.mean_response,
                 mean_wait=summary.mean_wait,
                 max_wait=summary.max_wait,
-                mean_bsld=summary.mean_bounded_slowdown,
+                mean_bounded_slowdown=summary.mean_bounded_slowdown,
                 utilisation=summary.utilisation,
                 killed=result.stats.killed,
                 seconds=result.stats.wall_time,
@@ -142,7 +151,7 @@ def _table(rows: list[Row], title: str, instance: Instance) -> Table:
             f"{row.mean_response:.2f}",
             f"{row.mean_wait:.2f}",
             f"{row.max_wait}",
-            f"{row.mean_bsld:.3f}",
+            f"{row.mean_bounded_slowdown:.3f}",
             f"{row.utilisation:.4f}",
             f"{row.killed}",
             f"{row.seconds:.2f}",
@@ -163,7 +172,7 @@ def _csv_text(rows: list[Row]) -> str:
                 repr(row.mean_response),
                 repr(row.mean_wait),
                 row.max_wait,
-                repr(row.mean_bsld),
+                repr(row.mean_bounded_slowdown),
                 repr(row.utilisation),
                 row.killed,
                 f"{row.seconds:.3f}",
@@ -182,12 +191,16 @@ def _csv_text(rows: list[Row]) -> str:
 )
 @simulation_options
 @output_option("--output", "-o", help="Also write the table as CSV to this file.")
+@wide_option
+@json_option
 @input_options
 def command(
     file: str,
     policies: str,
     simulation: SimulationOptions,
     output: str | None,
+    wide: bool,
+    as_json: bool,
     **input_kwargs: Any,
 ) -> None:
     """Simulate FILE under several policies and print one row per policy.
@@ -201,8 +214,13 @@ def command(
     instance = load_instance(file, **input_kwargs)
     rows = compare_policies(instance, chosen, **simulation.run_options())
     title = f"{instance.name or file}: {len(instance.jobs)} jobs"
-    wide_console().print(_table(rows, title, instance))
+    if as_json:
+        echo_json({"instance": instance.name or file, "jobs": len(instance.jobs),
+                   "rows": [dataclasses.asdict(row) for row in rows]})  # fmt: skip
+    else:
+        table = _table(rows, title, instance)
+        print_table(wide_console(), table, optional=OPTIONAL, wide=wide)
     if output is not None:
         with atomic_write(output, "w", encoding="utf-8", newline="") as handle:
             handle.write(_csv_text(rows))
-        echo(f"table written to {output}")
+        echo(f"table written to {output}", err=as_json)

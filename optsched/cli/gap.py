@@ -32,6 +32,7 @@ from optsched.bench.suite import (
     SolverSpec,
 )
 from optsched.bundled import bundled_path
+from optsched.cli.display import wide_option
 from optsched.cli.options import (
     file_options,
     machine_options,
@@ -42,6 +43,7 @@ from optsched.cli.options import (
     run_options,
 )
 from optsched.cli.types import FiniteFloatRange
+from optsched.console import print_table
 from optsched.heuristics import split_policy_specs
 from optsched.moldable.speedup import SpeedupModel
 from optsched.simulation import RunOptions
@@ -188,6 +190,18 @@ def _window_table(rows: pd.DataFrame) -> Table:
             ]
         table.add_row(*cells)
     return table
+
+
+def _extra_columns(table: Table) -> list[str]:
+    """The window table's columns beyond the ratio, the order they are left
+    out in to fit the terminal: the optima, the ratios to them, the prices."""
+    extra = [str(column.header) for column in table.columns[5:]]
+    optima = [h for h in extra if h.endswith("optimum") or h.endswith(" opt")]
+    return optima + [h for h in extra if h not in optima]
+
+
+AGGREGATE_OPTIONAL = ("median", "not comparable", "windows", "worst window")
+"""The aggregate table's columns left out, in this order, to fit the terminal."""
 
 
 def _aggregate_table(frame: pd.DataFrame) -> Table:
@@ -372,6 +386,7 @@ _window_options = option_group(
     show_default=True,
     help="A progress bar on a terminal, a line per finished window otherwise.",
 )
+@wide_option
 @output_option(help="Write every (window, policy, objective) row to this CSV.")
 def command(
     file: str | None,
@@ -400,6 +415,7 @@ def command(
     shelves: bool,
     store: str | None,
     progress: bool,
+    wide: bool,
     output: str | None,
 ) -> None:
     """Competitive gap of policies against the optimum, window by window.
@@ -475,9 +491,11 @@ def command(
     frame = found.rows
     if found.finished <= PER_WINDOW_LIMIT:
         for _, rows in frame.groupby(["window_index", "window"], sort=True):
-            console.print(_window_table(rows))
+            table = _window_table(rows)
+            print_table(console, table, optional=_extra_columns(table), wide=wide)
     if found.finished > 1:
-        console.print(_aggregate_table(aggregate(frame)))
+        table = _aggregate_table(aggregate(frame))
+        print_table(console, table, optional=AGGREGATE_OPTIONAL, wide=wide)
     if output:
         from optsched.io.atomic import atomic_write
         from optsched.io.spreadsheet import safe_frame

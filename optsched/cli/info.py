@@ -48,8 +48,9 @@ import numpy as np
 from rich.table import Table
 
 from optsched.calendar import WEEK, Calendar
+from optsched.cli.display import wide_option
 from optsched.cli.options import input_options, load_trace_and_instance
-from optsched.console import console as make_console
+from optsched.console import print_table, wide_console
 from optsched.instance import Instance, Job
 from optsched.site.chains import chain_counts
 from optsched.topology.machines import flat_relaxation
@@ -149,8 +150,9 @@ def summarize(instance: Instance) -> Summary:
 
 @click.command("info")
 @click.argument("path", metavar="FILE", type=click.Path(dir_okay=False))
+@wide_option
 @input_options
-def command(path: str, **input_kwargs: Any) -> None:
+def command(path: str, wide: bool, **input_kwargs: Any) -> None:
     """Describe FILE (SWF trace, JSON instance or strip-packing file).
 
     Jobs, machine, skipped jobs by reason, release span, offered load, total
@@ -158,18 +160,22 @@ def command(path: str, **input_kwargs: Any) -> None:
     window options describe a window of FILE instead of the whole file.
     """
     trace, instance = load_trace_and_instance(path, **input_kwargs)
-    console = make_console(width=max(make_console().width, 100))
+    console = wide_console()
     # On speeds or SMP nodes the sums and bounds read each job's shortest
     # run time (optsched.topology.machines.flat_relaxation): its run time depends on
     # its processors there.
     summary = summarize(flat_relaxation(instance))
-    console.print(_overview(path, trace, instance, summary))
+    tables = [_overview(path, trace, instance, summary)]
     if trace.skipped.total:
-        console.print(_skip_table(trace))
+        tables.append(_skip_table(trace))
     if trace.statuses:
-        console.print(_status_table(trace))
+        tables.append(_status_table(trace))
     if summary.runtime is not None:
-        console.print(_distribution_table(summary))
+        tables.append(_distribution_table(summary))
+    for table in tables:
+        # Fitted to the terminal (80 columns when piped): long values fold,
+        # numbers stay whole; the outer percentiles go first.
+        print_table(console, table, optional=("p10", "p90"), wide=wide)
 
 
 def _speeds_text(speeds: tuple[float, ...]) -> str:
@@ -182,7 +188,7 @@ def _speeds_text(speeds: tuple[float, ...]) -> str:
 
 def _overview(path: str, trace: Trace, instance: Instance, s: Summary) -> Table:
     table = Table(title=f"{path}", show_header=False, title_justify="left")
-    table.add_column("what", style="bold")
+    table.add_column("what", style="bold", no_wrap=True)
     table.add_column("value")
     if instance.name:
         table.add_row("name", instance.name)

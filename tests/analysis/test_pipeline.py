@@ -206,6 +206,7 @@ def test_gap_with_shelves_reports_the_price_of_shelves(tmp_path: Path) -> None:
     result = _gap(
         str(DATA.parent.parent / "instances" / "perfect" / "pp_g_10.json"),
         "--policies", "ffdh", "--objective", "cmax", "--shelves", "-o", str(out),
+        "--wide",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "price of shelves" in result.output

@@ -36,10 +36,17 @@ def _run(*args: object) -> Result:
 
 
 def _row(output: str, label: str) -> str:
-    """The value cell of the overview row ``label``."""
-    match = re.search(rf"│ {re.escape(label)}\s*│ (.*?)\s*│", output)
+    """The value cell of the overview row ``label`` (folded over the lines
+    that follow it with an empty first cell, as on an 80-column terminal)."""
+    match = re.search(rf"│ {re.escape(label)}\s*│ (.*?)\s*│\n", output)
     assert match, f"no row {label!r} in:\n{output}"
-    return match.group(1)
+    value = match.group(1)
+    for line in output[match.end() :].splitlines():
+        more = re.fullmatch(r"│\s+│ (.*?)\s*│", line)
+        if more is None:
+            break
+        value += " " + more.group(1)
+    return value
 
 
 def _count(text: str) -> int:

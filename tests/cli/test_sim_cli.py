@@ -159,7 +159,7 @@ def test_compare_headers_name_their_units(
     instance_file: tuple[Path, Instance],
 ) -> None:
     path, _ = instance_file
-    args = ["compare", str(path), "--policies", "fcfs,easy"]
+    args = ["compare", str(path), "--policies", "fcfs,easy", "--wide"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     assert _header_cells(result.stdout) == [
@@ -185,7 +185,7 @@ def test_weighted_completion_units(tmp_path: Path) -> None:
     path = tmp_path / "sized.json"
     write_native(Instance(Machine(4), jobs, name="sized"), path)
     runner = CliRunner()
-    result = runner.invoke(main, ["compare", str(path), "--policies", "fcfs"])
+    result = runner.invoke(main, ["compare", str(path), "--policies", "fcfs", "--wide"])
     assert result.exit_code == 0, result.output
     assert "sum w_j C_j (processor-s)" in _header_cells(result.stdout)
     result = runner.invoke(main, ["simulate", str(path), "-p", "fcfs"])
@@ -195,7 +195,7 @@ def test_weighted_completion_units(tmp_path: Path) -> None:
     # Other weights: weight-seconds.
     jobs = (Job(1, 0, 2, 10, weight=0.5), Job(2, 0, 1, 5, weight=1.0))
     write_native(Instance(Machine(4), jobs, name="weighted"), path)
-    result = runner.invoke(main, ["compare", str(path), "--policies", "fcfs"])
+    result = runner.invoke(main, ["compare", str(path), "--policies", "fcfs", "--wide"])
     assert "sum w_j C_j (weight-s)" in _header_cells(result.stdout)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 from pathlib import Path
 
@@ -113,7 +114,8 @@ def test_compare_csv_reads_in_pandas(tmp_path: Path) -> None:
     assert list(frame["policy"]) == ["fcfs", "easy"]
     for column in ("makespan", "max_wait", "killed"):
         assert frame[column].dtype == "int64", column
-    for column in ("weighted_completion", "mean_wait", "mean_bsld", "utilisation"):
+    for column in ("weighted_completion", "mean_wait", "mean_bounded_slowdown",
+                   "utilisation"):  # fmt: skip
         assert frame[column].dtype == "float64", column
     easy = Objective.parse("cmax").value(read(KTH), read_schedule_of(tmp_path, "easy"))
     assert frame.loc[1, "makespan"] == easy == 51488
@@ -240,6 +242,12 @@ def tiny_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return store
 
 
+def _snake(key: str) -> str:
+    """The exported column name of a key, written out: ``:`` and ``-`` are
+    ``_`` (the keys here hold no other punctuation)."""
+    return key.replace(":", "_").replace("-", "_")
+
+
 def test_export_spreads_values_and_metrics_into_columns(
     tiny_store: Path, tmp_path: Path
 ) -> None:
@@ -249,9 +257,11 @@ def test_export_spreads_values_and_metrics_into_columns(
     frame = pd.read_csv(out)
     for gone in ("values", "metrics", "bounds", "params", "versions"):
         assert gone not in frame.columns
-    for column in ("value_cmax", "value_wct:one", "metric_mean_wait",
+    for column in ("value_cmax", "value_wct_one", "metric_mean_wait",
                    "metric_utilisation", "bound_area", "param_time_limit"):  # fmt: skip
         assert frame[column].dtype == "float64", column
+    # One naming scheme: snake_case, nothing SQL, R or pandas would quote.
+    assert all(re.fullmatch(r"[a-z0-9_]+", column) for column in frame.columns)
     assert frame["window_index"].dtype == "int64"
     # No JSON in any cell but the schedule's.
     cells = frame.drop(columns=["schedule"]).map(str)
@@ -265,14 +275,14 @@ def test_export_spreads_values_and_metrics_into_columns(
         if row["kind"] == "policy":
             values = json.loads(row["values"])
             assert values == {"cmax": exported["value_cmax"],
-                              "wct:one": exported["value_wct:one"]}  # fmt: skip
+                              "wct:one": exported["value_wct_one"]}  # fmt: skip
             assert exported["param_objectives"] == "cmax,wct:one"
         else:
-            assert exported[f"value_{row['objective']}"] == row["value"]
-            other = "wct:one" if row["objective"] == "cmax" else "cmax"
+            assert exported[f"value_{_snake(row['objective'])}"] == row["value"]
+            other = "wct_one" if row["objective"] == "cmax" else "cmax"
             assert math.isnan(exported[f"value_{other}"])
             for method, bound in json.loads(row["bounds"]).items():
-                assert exported[f"bound_{method}"] == bound
+                assert exported[f"bound_{_snake(method)}"] == bound
         for name, value in json.loads(row["metrics"]).items():
             assert exported[f"metric_{name}"] == pytest.approx(value, rel=1e-12)
 

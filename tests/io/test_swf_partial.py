@@ -152,14 +152,14 @@ def test_fold_leaves_files_without_repeats_untouched() -> None:
 
 def test_info_and_simulate_read_partial_lines(tmp_path: Path) -> None:
     path = swf(tmp_path, *CHECKPOINTED)
-    result = run("info", path)
+    result = run("info", path, "--wide")  # each row on one line
     assert result.exit_code == 0, result.output
     assert re.search(
         r"partial executions\s+│ 3 partial-execution lines folded into 1 jobs "
         r"\(summary run time\)",
         result.output,
     )
-    summed = run("info", path, "--partial-runtime", "sum")
+    summed = run("info", path, "--partial-runtime", "sum", "--wide")
     assert "folded into 1 jobs (run times summed)" in summed.output
     simulated = run("simulate", path, "-p", "fcfs")
     assert simulated.exit_code == 0, simulated.output
