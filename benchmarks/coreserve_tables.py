@@ -1,0 +1,188 @@
+"""Meltzer's comparisons with their spread over seeds, from a study run.
+
+Usage::
+
+    .venv/bin/python benchmarks/coreserve_tables.py RUNS.csv... [--out tables.md]
+
+Reads the ``runs.csv`` files of ``coreserve_study.py --seeds N`` (one row
+per experiment, configuration and seed; one file per ``--only`` run, or
+one for all) and prints, for §6.4 (A1's failure
+rate), §6.6 (failure rates and unfairness of A2, A3, A3*, A3-BF) and §6.8
+(start-time sorting), the study's number beside ours as mean ± sample
+standard deviation and min–max over the seeds, and whether the study's
+number lies within our min–max ("within noise": the spread of our seeds
+covers it; "no" otherwise). The study reports one run per cell and no
+spread, except its own unfairness standard deviations (Fig. 25b), which
+are per request, not per run, and are not used here.
+
+Relative measures (A3* against A3, A3-BF against A3) are computed per seed
+on the same request draw and then summarised: ``(ours - A3) / A3``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import itertools
+import statistics
+from collections.abc import Iterator
+from pathlib import Path
+
+Key = tuple[str, str]  # (experiment, label)
+
+A1_CONFIGS = ("m1 w1", "m1 w3", "m300 w20", "m1 w200")
+_A1_FAILURES = {
+    # Table 8 (seed 002 §5.2): A1's failure rate on 4 clusters, then 7, in
+    # the order of A1_CONFIGS.
+    "R1": (0.12, 0.06, 0.07, 0.06, 0.06, 0.01, 0.02, 0.00),
+    "R3": (0.30, 0.08, 0.10, 0.07, 0.11, 0.05, 0.03, 0.02),
+}
+STUDY_64: dict[tuple[str, str, str], float] = {
+    (workload, config, clusters): value
+    for workload, values in _A1_FAILURES.items()
+    for (clusters, config), value in zip(
+        itertools.product(("C4", "C7"), A1_CONFIGS), values, strict=True
+    )
+}
+STUDY_66: dict[tuple[str, str, str], float | str] = {
+    # (measure, algorithm, workload) -> the study's number (Tables 11, 14,
+    # Fig. 25b); A3* ran on R3 only.
+    ("failure rate", "A2", "R1"): 0.07,
+    ("failure rate", "A2", "R2"): 0.07,
+    ("failure rate", "A2", "R3"): 0.11,
+    ("failure rate", "A3", "R1"): 0.51,
+    ("failure rate", "A3", "R2"): 0.60,
+    ("failure rate", "A3", "R3"): 0.75,
+    ("failure rate, relative to A3", "A3*", "R3"): 0.35,
+    ("failure rate, relative to A3", "A3BF", "R1"): -0.13,
+    ("failure rate, relative to A3", "A3BF", "R2"): -0.12,
+    ("failure rate, relative to A3", "A3BF", "R3"): -0.15,
+    ("unfairness", "A2", "R1"): 0.33,
+    ("unfairness", "A2", "R2"): 0.43,
+    ("unfairness", "A2", "R3"): 0.50,
+    ("unfairness", "A3", "R1"): 0.02,
+    ("unfairness", "A3", "R2"): 0.01,
+    ("unfairness", "A3", "R3"): 0.01,
+    ("unfairness", "A3*", "R3"): 0.0,
+}
+STUDY_68: dict[tuple[str, str], tuple[float, float, float]] = {
+    # (series, algorithm) -> failure rate, relative start, share started at
+    # the earliest start (Tables 17, 19; seed 002 §5.5).
+    ("1", "A2"): (0.11, 0.23, 0.25),
+    ("1", "A3"): (0.53, 0.52, 0.0),
+    ("1", "A4"): (0.52, 0.30, 0.20),
+    ("2", "A2"): (0.01, 0.04, 0.70),
+    ("2", "A3"): (0.47, 0.47, 0.0),
+    ("2", "A4"): (0.33, 0.25, 0.30),
+    ("3", "A2"): (0.03, 0.08, 0.50),
+    ("3", "A3"): (0.60, 0.53, 0.0),
+    ("3", "A4"): (0.53, 0.29, 0.20),
+}
+
+
+def read_runs(paths: list[Path]) -> dict[Key, dict[int, dict[str, float]]]:
+    """``{(experiment, label): {seed: {column: value}}}`` of ``runs.csv``
+    files."""
+    out: dict[Key, dict[int, dict[str, float]]] = {}
+    for path in paths:
+        with open(path, newline="") as handle:
+            for row in csv.DictReader(handle):
+                values = {k: float(v) for k, v in row.items() if _number(v)}
+                key = (row["experiment"], row["label"])
+                out.setdefault(key, {})[int(row["seed"])] = values
+    return out
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def cell(values: list[float], study: float, digits: int = 3) -> str:
+    """``| study | mean ± sd | min–max (n) | within noise? |`` cells."""
+    mean = statistics.fmean(values)
+    sd = statistics.stdev(values) if len(values) > 1 else 0.0
+    low, high = min(values), max(values)
+    within = "within noise" if low <= study <= high else "no"
+    f = f"{{:.{digits}f}}"
+    return (
+        f"{f.format(study)} | {f.format(mean)} ± {f.format(sd)} | "
+        f"{f.format(low)}–{f.format(high)} ({len(values)}) | {within} |"
+    )
+
+
+def _column(runs: dict[int, dict[str, float]], name: str) -> list[float]:
+    return [runs[seed][name] for seed in sorted(runs)]
+
+
+def rows_64(data: dict[Key, dict[int, dict[str, float]]]) -> Iterator[str]:
+    for (workload, config, clusters), study in STUDY_64.items():
+        runs = data[("6.4", f"{workload} {config} {clusters}")]
+        yield f"| {config}, {clusters} | {workload} | " + cell(
+            _column(runs, "failure_rate"), study
+        )
+
+
+def rows_66(data: dict[Key, dict[int, dict[str, float]]]) -> Iterator[str]:
+    for (measure, algorithm, workload), study in STUDY_66.items():
+        runs = data[("6.6", f"{workload} {algorithm}")]
+        if measure.endswith("relative to A3"):
+            base = data[("6.6", f"{workload} A3")]
+            values = [
+                (runs[s]["failure_rate"] - base[s]["failure_rate"])
+                / base[s]["failure_rate"]
+                for s in sorted(runs)
+            ]
+        else:
+            values = _column(runs, measure.replace(" ", "_"))
+        name = "A3-BF" if algorithm == "A3BF" else algorithm
+        yield f"| {measure} | {name} | {workload} | " + cell(values, float(study))
+
+
+def rows_68(data: dict[Key, dict[int, dict[str, float]]]) -> Iterator[str]:
+    columns = ("failure_rate", "relative_start_earliest", "at_earliest")
+    names = ("failure rate", "relative start", "started at the earliest start")
+    for (series, algorithm), study in STUDY_68.items():
+        runs = data[("6.8", f"series {series} {algorithm}")]
+        for column, name, value in zip(columns, names, study, strict=True):
+            yield f"| {series} | {algorithm} | {name} | " + cell(
+                _column(runs, column), value
+            )
+
+
+def tables(data: dict[Key, dict[int, dict[str, float]]]) -> str:
+    head = "study | ours, mean ± sd | ours, min–max (seeds) | study within our range |"
+    rule = "---|---|---|---|"
+    parts = [
+        "### §6.4: A1's failure rate\n",
+        f"| (minsize, windows), clusters | workload | {head}",
+        f"|---|---|{rule}",
+        *rows_64(data),
+        "\n### §6.6 and §6.7: failure rates and unfairness (4 clusters)\n",
+        f"| measure | algorithm | workload | {head}",
+        f"|---|---|---|{rule}",
+        *rows_66(data),
+        "\n### §6.8: start-time sorting\n",
+        f"| series | algorithm | measure | {head}",
+        f"|---|---|---|{rule}",
+        *rows_68(data),
+    ]
+    return "\n".join(parts) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("runs", type=Path, nargs="+")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    text = tables(read_runs(args.runs))
+    print(text)
+    if args.out is not None:
+        args.out.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
