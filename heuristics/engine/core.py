@@ -110,7 +110,7 @@ from optsched.packing import EXPAND_LIMIT, Profile, processor_set
 from optsched.schedule import Placement, Schedule
 
 if TYPE_CHECKING:
-    from optsched.heuristics.rigid.policies import Policy
+    from optsched.heuristics.rigid.policies import EnginePolicy
 
 # Event kinds, in processing order at equal times.
 COMPLETION = 0
@@ -430,7 +430,7 @@ class Simulator:
 
     def run(
         self,
-        policy: Policy,
+        policy: EnginePolicy,
         ranks: Sequence[int],
         progress: Callable[[int], None] | None = None,
     ) -> None:
@@ -439,7 +439,7 @@ class Simulator:
         self.advance(None, progress)
         self.finish(progress)
 
-    def begin(self, policy: Policy, ranks: Sequence[int]) -> None:
+    def begin(self, policy: EnginePolicy, ranks: Sequence[int]) -> None:
         """Prepare a run driven step by step with :meth:`advance` (a grid
         simulation runs one simulator per cluster this way and inserts
         reservations between steps, :meth:`add_block`)."""

@@ -17,7 +17,13 @@ from optsched.heuristics.engine.core import (
 )
 from optsched.heuristics.engine.standalone import Standalone, register_policy_scheduler
 from optsched.heuristics.rigid.orders import order_ranks
-from optsched.heuristics.rigid.policies import Backfill, FirstFit, Policy, Strict
+from optsched.heuristics.rigid.policies import (
+    Backfill,
+    EnginePolicy,
+    FirstFit,
+    Policy,
+    Strict,
+)
 from optsched.heuristics.spec import parse_policy
 from optsched.heuristics.topology.combinators import Combinator
 from optsched.instance import Instance
@@ -100,6 +106,7 @@ def simulate(
         return _on_topology(instance, chosen)
     if isinstance(chosen, Standalone):
         return chosen.run(instance)  # builds its schedule itself, no engine
+    assert isinstance(chosen, EnginePolicy)  # the two kinds of policy
     if chosen.order == "random" and chosen.seed is None:
         chosen = _with_seed(chosen, seed)
     began = time.perf_counter()
@@ -248,7 +255,7 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _with_seed(policy: Policy, seed: int) -> Policy:
+def _with_seed(policy: EnginePolicy, seed: int) -> EnginePolicy:
     import dataclasses
 
     return dataclasses.replace(policy, seed=seed)

@@ -54,9 +54,6 @@ class Standalone(Policy):
     def _schedule(self, instance: Instance) -> Schedule:
         raise NotImplementedError
 
-    def decide(self, sim: Any, state: Any) -> None:
-        raise TypeError(f"{self.spec} is not an engine policy: use run()")
-
     def run(self, instance: Instance) -> SimulationResult:
         """The schedule of ``instance`` (every job complete), named by the spec."""
         began = time.perf_counter()

@@ -26,7 +26,7 @@ from optsched.heuristics.engine.core import DONE, RUNNING, WAITING, Simulator
 from optsched.heuristics.engine.view import FinishedJob, PolicyView, waiting_job
 from optsched.heuristics.plugins.loader import load_plugin
 from optsched.heuristics.plugins.options import keyword_names, plugin_options
-from optsched.heuristics.rigid.policies import Policy
+from optsched.heuristics.rigid.policies import EnginePolicy
 from optsched.heuristics.spec import SpecError, join_spec
 
 
@@ -47,7 +47,7 @@ class PolicyError(ValueError):
 
 
 @dataclass(frozen=True)
-class UserPolicy(Policy):
+class UserPolicy(EnginePolicy):
     """A policy written against the public protocol, run by the engine.
 
     Parameters

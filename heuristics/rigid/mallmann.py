@@ -120,7 +120,7 @@ from optsched.heuristics.engine.core import WAITING, Simulator
 from optsched.heuristics.rigid.policies import (
     COMMON_KEYS,
     DEFAULT_PACKAGE_LIMIT,
-    Policy,
+    EnginePolicy,
     best_package,
     common_options,
     planned,
@@ -174,7 +174,7 @@ class _Limits:
 
 
 @dataclass(frozen=True)
-class Mallmann(Policy):
+class Mallmann(EnginePolicy):
     """Mallmann's backfilling: heads in strategy order, then a selector.
 
     Parameters

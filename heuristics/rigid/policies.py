@@ -234,7 +234,14 @@ class Policy:
     def __str__(self) -> str:
         return self.spec
 
-    # -- decisions ---------------------------------------------------------
+
+@dataclass(frozen=True)
+class EnginePolicy(Policy):
+    """A policy the engine runs: asked at every scheduling point which
+    waiting jobs to start (:meth:`decide`). The other kind builds its whole
+    schedule itself (:class:`~optsched.heuristics.engine.standalone.Standalone`).
+    """
+
     @property
     def needs_profile(self) -> bool:
         """Whether the simulator must keep the profile of running jobs
@@ -252,7 +259,7 @@ class Policy:
 
 
 @dataclass(frozen=True)
-class Strict(Policy):
+class Strict(EnginePolicy):
     """Only the head of the queue may start (list scheduling without skipping)."""
 
     rule: ClassVar[str] = "strict"
@@ -270,7 +277,7 @@ class Strict(Policy):
 
 
 @dataclass(frozen=True)
-class FirstFit(Policy):
+class FirstFit(EnginePolicy):
     """Every waiting job that fits now starts, in queue order; no reservation."""
 
     rule: ClassVar[str] = "firstfit"
@@ -287,7 +294,7 @@ class FirstFit(Policy):
 
 
 @dataclass(frozen=True)
-class Backfill(Policy):
+class Backfill(EnginePolicy):
     """Backfilling with ``depth`` reservations recomputed at every pass.
 
     ``depth=1`` is EASY. See the module docstring for the rules, the
@@ -699,7 +706,7 @@ class _Reservations:
 
 
 @dataclass(frozen=True)
-class Conservative(Policy):
+class Conservative(EnginePolicy):
     """Conservative backfilling: every job keeps a reservation (see module)."""
 
     rule: ClassVar[str] = "conservative"
@@ -934,7 +941,7 @@ def _cannot_move(
 
 
 @dataclass(frozen=True)
-class BestPackage(Policy):
+class BestPackage(EnginePolicy):
     """Start the subset of waiting jobs that fills the most free processors."""
 
     limit: int = DEFAULT_PACKAGE_LIMIT

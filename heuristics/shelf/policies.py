@@ -105,7 +105,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from optsched.heuristics.engine.core import DONE, RUNNING, WAITING, Simulator
-from optsched.heuristics.rigid.policies import Policy
+from optsched.heuristics.rigid.policies import EnginePolicy
 from optsched.heuristics.shelf.algorithms import (
     SHELF_ALGORITHMS,
     SHELF_NAMES,
@@ -365,7 +365,7 @@ def _items(sim: Simulator, jobs: Iterable[int], weights: str) -> list[Item]:
 
 
 @dataclass(frozen=True)
-class Batch(Policy):
+class Batch(EnginePolicy):
     """The batch framework over an offline shelf algorithm (see module).
 
     Parameters
@@ -449,7 +449,7 @@ _FFIH_STAR = ShelfSpec("ffih-stack")
 
 
 @dataclass(frozen=True)
-class PC2(Policy):
+class PC2(EnginePolicy):
     """The PC² scheduler: FCFS until full, then FFDH*/FFIH* levels (see module).
 
     Parameters
@@ -641,7 +641,7 @@ _PC2_KEYS = ("interactive", "batch_share", "oracle")
 _BATCH_KEYS = ("inner", *SHELF_ALGORITHMS["smart"].options, "oracle")
 
 
-def parse_shelf_policy(parts: SpecParts) -> Policy:
+def parse_shelf_policy(parts: SpecParts) -> EnginePolicy:
     """The :class:`Batch` or :class:`PC2` policy named by a spec's tokens
     (a shelf algorithm's name is ``batch:inner=NAME``).
 

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from optsched.coreserve.request import ClusterState
 from optsched.coreserve.tariff import Tariff
 from optsched.heuristics.engine.core import WAITING, Simulator
-from optsched.heuristics.engine.standalone import Standalone
 from optsched.heuristics.rigid.orders import order_ranks
+from optsched.heuristics.rigid.policies import EnginePolicy
 from optsched.heuristics.spec import parse_policy
 from optsched.instance import BusyBlock, Instance
 from optsched.packing import Profile
@@ -105,7 +105,7 @@ class LocalCluster:
         if self.instance.machine.unavailable or not self.instance.machine.flat:
             raise ValueError(f"cluster {self.name}: a flat machine without busy blocks")
         chosen = parse_policy(self.policy)
-        if isinstance(chosen, Standalone):
+        if not isinstance(chosen, EnginePolicy):
             raise ValueError(
                 f"cluster {self.name}: policy {self.policy!r} needs the engine"
             )
