@@ -104,7 +104,7 @@ from optsched.heuristics.engine.allocation import (
     ContiguousAllocator,
     Range,
 )
-from optsched.heuristics.site.user_limit import UserAccounts
+from optsched.heuristics.site.gate import SiteGate
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.packing import EXPAND_LIMIT, Profile, processor_set
 from optsched.schedule import Placement, Schedule
@@ -355,29 +355,21 @@ class Simulator:
         """The site's rules: queues, the calendar (every size must start at
         some time) and the user limit."""
         self.job_queue = [j.queue for j in jobs]
-        self._sequential: dict[int, int] = {}  # running jobs per sequential queue
-        self._anytime_held = 0  # processors of running jobs of anytime queues
         self.calendar = machine.calendar
-        if self.calendar is not None:
-            bound = {
-                q
-                for q, queue in zip(self.size, self.job_queue, strict=True)
-                if queue not in self.calendar.anytime_queues
-            }
-            for size in sorted(bound):
-                if self.calendar.earliest_start(size, 0, self.processors) is None:
-                    raise ValueError(
-                        f"a job of {size} processors can never start under the "
-                        "site calendar (no time admits that size)"
-                    )
-        limit = self.calendar.user_limit if self.calendar is not None else None
-        self._accounts = (
-            UserAccounts(limit, [j.user for j in jobs], self.size, self.requested)
-            if limit is not None
+        self._gate = (
+            SiteGate(
+                self.calendar,
+                self.processors,
+                self.size,
+                self.job_queue,
+                [j.user for j in jobs],
+                self.requested,
+            )
+            if self.calendar is not None
             else None
         )
-        self._refused: set[int] = set()  # jobs the user limit refused this pass
-        self._demoted: dict[int, int] = {}  # job -> its rank before demotion
+        # Jobs the user limit refused this pass (the gate's set).
+        self._refused: set[int] = self._gate.refused if self._gate else set()
         self.demoted: list[int] = []
         """Jobs the user limit moved to the end of the queue since the
         previous pass (a policy that keeps reservations re-plans them)."""
@@ -510,8 +502,8 @@ class Simulator:
                     events += 1
                 upcoming += 1
             self.now = now
-            if self._accounts is not None:
-                self._restore(self._accounts.close_instant(now))
+            if self._gate is not None:
+                self._restore(self._gate.close_instant(now))
             if self.queue:
                 if self.keep_profile:
                     self._profile.advance(now)
@@ -532,9 +524,9 @@ class Simulator:
                     self.demoted.clear()
                     if self._started_in_pass:
                         self._end_pass()
-                if self.calendar is not None and self.queue:
+                if self._gate is not None and self.queue:
                     # Jobs the calendar holds back may start when it changes.
-                    self.wake_at(self.calendar.next_change(now))
+                    self.wake_at(self._gate.next_change(now))
                 # Completions are reported to the next pass, even when the
                 # queue was empty when they happened.
                 self.finished.clear()
@@ -663,25 +655,21 @@ class Simulator:
     def _demote(self) -> bool:
         """Move the jobs the user limit refused to the end of the queue
         (NQS's lowest priority); whether any moved."""
-        moved = False
-        for j in sorted(self._refused, key=self._ranks.__getitem__):
-            if self.state[j] == WAITING and j not in self._demoted:
-                self._demoted[j] = self._ranks[j]
-                self.demoted.append(j)
-                self._reposition(j, self._next_rank)
-                self._next_rank += 1
-                moved = True
-        self._refused.clear()
-        return moved
+        assert self._gate is not None
+        ranks = self._ranks
+        moved = self._gate.demote(
+            lambda j: self.state[j] == WAITING, ranks.__getitem__, ranks.__getitem__
+        )
+        for j in moved:
+            self.demoted.append(j)
+            self._reposition(j, self._next_rank)
+            self._next_rank += 1
+        return bool(moved)
 
-    def _restore(self, users: set[int]) -> None:
-        """Give the demoted jobs of ``users`` (whose accounts were emptied)
-        their places back."""
-        if not users or not self._demoted:
-            return
-        user = self.jobs
-        for j in [j for j in self._demoted if user[j].user in users]:
-            rank = self._demoted.pop(j)
+    def _restore(self, back: list[tuple[int, int]]) -> None:
+        """Give the demoted jobs whose users' accounts were emptied their
+        places (ranks) back."""
+        for j, rank in back:
             if self.state[j] == WAITING:
                 self._reposition(j, rank)
             else:
@@ -700,8 +688,8 @@ class Simulator:
         self.queue.insert(k, j)
 
     def _arrive(self, j: int) -> None:
-        if self._accounts is not None:
-            self._accounts.arrive(j)
+        if self._gate is not None:
+            self._gate.arrive(j)
         self.state[j] = WAITING
         self.arrived.append(j)
         for index in self._indexes:
@@ -734,12 +722,8 @@ class Simulator:
         if self.keep_profile and now < estimated_end:
             self._profile.add(now, estimated_end, size)
         self.finished.append((j, now, estimated_end))
-        if self.calendar is not None:
-            queue = self.job_queue[j]
-            if queue in self.calendar.sequential_queues:
-                self._sequential[queue] -= 1
-            if queue in self.calendar.anytime_queues:
-                self._anytime_held -= self.size[j]
+        if self._gate is not None:
+            self._gate.ended(j)
         for successor, think in self._successors.get(j, ()):
             # Released at its predecessor's end plus the think time, never
             # before its own submit (the ARRIVAL event is an instance event).
@@ -823,12 +807,8 @@ class Simulator:
         if now < estimated_end:
             self._profile.add(now, estimated_end, size)
         self.finished.append((j, now, estimated_end))  # its plan is void too
-        if self.calendar is not None:
-            queue = self.job_queue[j]
-            if queue in self.calendar.sequential_queues:
-                self._sequential[queue] -= 1
-            if queue in self.calendar.anytime_queues:
-                self._anytime_held -= size
+        if self._gate is not None:
+            self._gate.ended(j)
         if j in self.killed:  # decided again when it restarts
             self.killed.discard(j)
             self.stats["killed"] -= 1
@@ -899,7 +879,7 @@ class Simulator:
         """Whether jobs may change places in the queue during the run (the
         user limit's demotions): an index built on the initial queue order
         would then go stale."""
-        return self._accounts is not None
+        return self._gate is not None and self._gate.reorders
 
     def refused_by_limit(self, j: int) -> bool:
         """Whether the user limit refused ``j`` in this pass: a
@@ -944,7 +924,10 @@ class Simulator:
         size = self.size[j]
         if size > self.free:
             return False
-        if self.calendar is not None and not self._site_allows(j, size):
+        gate = self._gate
+        if gate is not None and not gate.allows(
+            j, self.processors - self.free, self.now
+        ):
             return False
         if self.simple and at is None:
             return True
@@ -1001,35 +984,6 @@ class Simulator:
             self._predecessor[j] = p
             self._successors.setdefault(p, []).append((j, data["think_time"]))
 
-    def _site_allows(self, j: int, size: int) -> bool:
-        """The site's rules at a start of ``j`` now: the calendar (unless
-        its queue may start any time) and its sequential queue."""
-        calendar = self.calendar
-        assert calendar is not None
-        queue = self.job_queue[j]
-        if queue in calendar.sequential_queues and self._sequential.get(queue):
-            return False
-        if not (queue in calendar.anytime_queues or self._admitted(size)):
-            return False
-        if self._accounts is not None and not self._accounts.allows(j):
-            self._refused.add(j)
-            return False
-        return True
-
-    def _admitted(self, size: int) -> bool:
-        """The site calendar's test at a start now: ``size`` at most the
-        largest job allowed now, and every processor held now (jobs and
-        busy blocks; not jobs of anytime queues, which run beside the batch
-        partition) plus ``size`` at most the batch capacity now. Only
-        starts are checked (Mallmann 1997, §3.3.3: ``start_job`` does not
-        look at later limits); running jobs are never stopped."""
-        calendar, now, m = self.calendar, self.now, self.processors
-        assert calendar is not None
-        if size > calendar.max_size_at(now, m):
-            return False
-        batch = m - self.free - self._anytime_held  # jobs of anytime queues aside
-        return batch + size <= calendar.capacity_at(now, m)
-
     def _can_pin(self, j: int, at: int, size: int, excluded: list[Range]) -> bool:
         # [at, at + size) must lie inside one free range of the allocator
         # (free ranges are merged) and miss every block range in `excluded`.
@@ -1075,18 +1029,12 @@ class Simulator:
             ids = self._allocate(j)
         self.processor_ids[j] = ids
         self.free -= size
-        if self._accounts is not None:
-            self._accounts.started(j)
         self.state[j] = RUNNING
         for index in self._indexes:
             index.remove(j)
         self.start_time[j] = now
-        if self.calendar is not None:
-            queue = self.job_queue[j]
-            if queue in self.calendar.sequential_queues:
-                self._sequential[queue] = self._sequential.get(queue, 0) + 1
-            if queue in self.calendar.anytime_queues:
-                self._anytime_held += self.size[j]
+        if self._gate is not None:
+            self._gate.started(j)  # the site's rules (heuristics.site.gate)
         estimate = self.estimate[j]
         insort(self.running_ends, (now + estimate, j))
         if self.keep_profile:
