@@ -32,6 +32,9 @@ ALLOCATIONS: tuple[str, ...] = ("any", "contiguous")
 
 MAX_INTEGER = 2**53
 """Largest time, size or processor count accepted (exact in float64)."""
+MAX_DETAILED_PROCESSORS = 1 << 24
+"""Most processors of a machine with speeds or SMP nodes (16,777,216): its
+speeds and its simulators keep one entry per processor."""
 MAX_WEIGHT = 1e12
 """Largest job weight accepted: weighted sums stay far from float overflow."""
 
@@ -560,6 +563,11 @@ class Machine:
                 )
         if self.flat:
             return
+        if self.processors > MAX_DETAILED_PROCESSORS:
+            raise ValueError(
+                f"machine: {self.processors} processors with speeds or SMP nodes; "
+                f"at most {MAX_DETAILED_PROCESSORS} (one entry is kept per processor)"
+            )
         if self.allocation != "any":
             raise ValueError(
                 "machine: speeds and SMP nodes need allocation 'any' "

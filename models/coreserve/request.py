@@ -61,7 +61,7 @@ from ortools.sat.python import cp_model
 
 from optsched.coreserve.optimum import OBJECTIVES, REASONS, refusal, weighted_value
 from optsched.coreserve.request import Choice, ClusterState, Request
-from optsched.coreserve.tariff import HOUR, common_scale, exact
+from optsched.coreserve.tariff import HOUR, WEEK_HOURS, common_scale, exact
 from optsched.models.rigid.cpsat import solve_model
 
 _LIMIT = 2**62
@@ -106,15 +106,19 @@ class _Model:
         h0, h1 = es // HOUR, ls // HOUR
         hour = model.new_int_var(h0, h1, "H")
         model.add_division_equality(hour, self.start, HOUR)
-        index = model.new_int_var(0, h1 - h0, "H-H0")
-        model.add(index == hour - h0)
+        # Prices repeat every week: the rate table is indexed by the hour of
+        # the week, not by the hour of the window, so that a window of years
+        # (a deadline of 1e9 s) builds a table of 168 entries, not millions,
+        # and the time limit bounds the whole solve.
+        index = model.new_int_var(0, WEEK_HOURS - 1, "H mod week")
+        model.add_modulo_equality(index, hour, WEEK_HOURS)
         self.x: dict[tuple[int, int], Any] = {}
         terms = []
         for c, cluster in enumerate(clusters):
             nb = (not_before or {}).get(cluster.name)
             table = [
                 int(cluster.tariff.sampled_sum(h * HOUR, d) * self.scale)
-                for h in range(h0, h1 + 1)
+                for h in range(WEEK_HOURS)
             ]
             rate = model.new_int_var(min(table), max(table), f"rate{c}")
             model.add_element(index, table, rate)

@@ -40,6 +40,7 @@ import click
 from rich.table import Table
 
 from optsched.cli.options import input_options, load_instance, output_option
+from optsched.cli.types import FiniteFloatRange
 from optsched.console import wide_console
 from optsched.instance import Instance
 from optsched.io.atomic import atomic_write
@@ -86,7 +87,7 @@ back-end gets the rest (and whatever they leave)."""
 )
 @click.option(
     "--time-limit",
-    type=click.FloatRange(min=0),
+    type=FiniteFloatRange(min=0),
     default=60.0,
     show_default=True,
     help="Seconds for the whole computation.",
@@ -267,8 +268,12 @@ def _time_box(deadline: float) -> Iterator[None]:
     left = deadline - time.monotonic()
     if left <= 0:
         raise _OutOfTime
-    if threading.current_thread() is not threading.main_thread() or not hasattr(
-        signal, "setitimer"
+    # A deadline decades away (--time-limit 1e300) overflows the timer: no
+    # alarm is needed then.
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or not hasattr(signal, "setitimer")
+        or left > 1e9
     ):
         yield
         return

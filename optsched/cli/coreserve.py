@@ -19,6 +19,7 @@ from fractions import Fraction
 import click
 
 from optsched.cli.options import check_output_path
+from optsched.cli.types import FiniteFloatRange
 from optsched.coreserve.io import optimum_record, read_coreserve, write_record
 from optsched.coreserve.optimum import OBJECTIVES, optimum, pareto_front
 from optsched.coreserve.request import Choice
@@ -48,9 +49,9 @@ def _output(
     show_default=True,
     help="start: earliest; cost: cheapest; weighted: k*norm cost + s*norm start.",
 )
-@click.option("--k", "k", type=click.FloatRange(min=0), default=1.0, show_default=True,
+@click.option("--k", "k", type=FiniteFloatRange(min=0), default=1.0, show_default=True,
               help="weighted: weight of the normalised cost.")  # fmt: skip
-@click.option("--s", "s", type=click.FloatRange(min=0), default=1.0, show_default=True,
+@click.option("--s", "s", type=FiniteFloatRange(min=0), default=1.0, show_default=True,
               help="weighted: weight of the normalised start.")  # fmt: skip
 @click.option("--pareto", is_flag=True, help="Add the (start, cost) Pareto front.")
 @click.option(
@@ -67,7 +68,7 @@ def _output(
     show_default=True,
     help="Event-point enumeration (exact) or the CP-SAT model (sampled only).",
 )
-@click.option("--time-limit", type=click.FloatRange(min=0), default=10.0,
+@click.option("--time-limit", type=FiniteFloatRange(min=0), default=10.0,
               show_default=True, help="cpsat: seconds.")  # fmt: skip
 @click.option(
     "-o",

@@ -9,6 +9,7 @@ import click
 from rich.table import Table
 
 from optsched.cli.options import output_option
+from optsched.cli.types import FiniteFloatRange
 from optsched.console import console
 from optsched.coreserve.metrics import measure
 from optsched.coreserve.scenario import load_scenario
@@ -26,14 +27,14 @@ from optsched.io.atomic import atomic_write
     help="The grid service's algorithm (default: the scenario's).",
 )
 @click.option(
-    "--k", "k", type=click.FloatRange(0, 1), default=None, help="A5's cost weight."
+    "--k", "k", type=FiniteFloatRange(0, 1), default=None, help="A5's cost weight."
 )
 @click.option(
-    "--s", "s", type=click.FloatRange(0, 1), default=None, help="A5's start weight."
+    "--s", "s", type=FiniteFloatRange(0, 1), default=None, help="A5's start weight."
 )
 @click.option(
     "--accuracy",
-    type=click.FloatRange(0, 1, min_open=True),
+    type=FiniteFloatRange(0, 1, min_open=True),
     default=None,
     help="Wallclock accuracy of the backlog time (1: the pessimistic A3*).",
 )

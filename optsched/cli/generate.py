@@ -13,6 +13,7 @@ import click
 
 from optsched.cli.console import echo
 from optsched.cli.options import native_output, output_option
+from optsched.cli.types import FiniteFloatRange
 from optsched.generate.perfect import perfect_packing_layout
 
 _seed = click.option(
@@ -83,7 +84,7 @@ def perfect_packing_command(
     help="Jobs, all released at 0 (Table 6.5: 20; Fig. 5.10: 12).",
 )  # fmt: skip
 @click.option(
-    "--share", default=1.0, show_default=True, type=click.FloatRange(0, 1),
+    "--share", default=1.0, show_default=True, type=FiniteFloatRange(0, 1),
     help="Share of moldable (scalable) jobs; the others stay rigid.",
 )  # fmt: skip
 @click.option(

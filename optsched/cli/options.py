@@ -14,6 +14,7 @@ from typing import Any, TypeVar, cast
 
 import click
 
+from optsched.cli.types import FiniteFloatRange
 from optsched.errors import InputError
 from optsched.heuristics import ALLOCATION_RULES
 from optsched.instance import Instance
@@ -397,7 +398,7 @@ def _machine_options() -> list[Decorator]:
         ),
         click.option(
             "--comm-base",
-            type=click.FloatRange(min=0),
+            type=FiniteFloatRange(min=0),
             default=None,
             help="With --nodes: the communication cost of one node at level 1 "
             "(Wang's BASE, default 0.05).",

@@ -7,6 +7,7 @@ from rich.table import Table
 
 from optsched.cli.console import echo
 from optsched.cli.options import output_option
+from optsched.cli.types import FiniteFloatRange
 from optsched.console import console as make_console
 from optsched.instance import ALLOCATIONS
 from optsched.worstcase.measure import ESTIMATE_MODES, MEASURES, Space
@@ -128,7 +129,7 @@ def _versus_table(rows: list[tuple[str, str, Counterexample | None]]) -> Table:
 )
 @click.option(
     "--budget",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloatRange(min=0, min_open=True),
     default=None,
     help=f"Seconds (default {DEFAULT_BUDGET:g}), turned into a fixed evaluation "
     "count (reproducible); the clock only stops a search that overruns it "

@@ -225,28 +225,46 @@ def candidate_starts(
             if end > start and cpus:
                 points.update((end, start - d))
     points.update((not_before or {}).values())
-    points.update(_price_changes(request, clusters, cost_rule))
+    events = sorted(p for p in points if es <= p <= ls)
+    points.update(_price_changes(request, clusters, cost_rule, events))
     return sorted(p for p in points if es <= p <= ls)
 
 
 def _price_changes(
-    request: Request, clusters: Sequence[ClusterState], cost_rule: str
+    request: Request,
+    clusters: Sequence[ClusterState],
+    cost_rule: str,
+    events: Sequence[int],
 ) -> list[int]:
-    """:math:`\\mathcal H` (sampled) or :math:`\\mathcal T` (pro-rata)."""
+    """:math:`\\mathcal H` (sampled) or :math:`\\mathcal T` (pro-rata), in the
+    first week after each event point only.
+
+    Between two consecutive points of ``events`` (:math:`\\mathcal L \\cup
+    \\mathcal R` in the window) the feasible pairs do not change, and prices
+    repeat every week: a price point a week or more after the last event
+    before it has a twin one week earlier, as feasible and as dear, and
+    earlier. So the enumeration walks at most a week of hours per event, and
+    a deadline of ``2**53`` s costs no more than one of a week.
+    """
     es, ls, d = request.earliest_start, request.latest_start, request.duration
     hourly = [c.tariff.hourly for c in clusters]
-    if cost_rule == "sampled":
-        # n samples: hours h-1..h+n-2 and h..h+n-1 differ by r(h-1), r(h+n-1).
-        residues = _changes(hourly, d // HOUR + 1)
-        first, last = -(-es // HOUR), ls // HOUR
-        return [h * HOUR for h in range(first, last + 1) if h % WEEK_HOURS in residues]
-    residues = _changes(hourly, 1)
-    first, last = -(-es // HOUR), (ls + d) // HOUR
-    out = []
-    for h in range(first, last + 1):
-        if h % WEEK_HOURS in residues:
-            out += [h * HOUR, h * HOUR - d]
-    return out
+    sampled = cost_rule == "sampled"
+    # Sampled: n samples, hours h-1..h+n-2 and h..h+n-1 differ by r(h-1),
+    # r(h+n-1). Pro-rata: the rate changes at hour h (two points, h and h-d).
+    residues = _changes(hourly, d // HOUR + 1 if sampled else 1)
+    last_hour = (ls if sampled else ls + d) // HOUR
+    hours: set[int] = set()
+    # Sampled: points h*HOUR; pro-rata also h*HOUR - d (hours shifted by d).
+    for event in events:
+        for shift in (0,) if sampled else (0, d):
+            first = -(-(event + shift) // HOUR)
+            last = min(last_hour, first + WEEK_HOURS)
+            hours.update(
+                h for h in range(first, last + 1) if h % WEEK_HOURS in residues
+            )
+    if sampled:
+        return [h * HOUR for h in hours]
+    return [t for h in hours for t in (h * HOUR, h * HOUR - d)]
 
 
 def _changes(hourly: Sequence[Sequence[Fraction]], shift: int) -> set[int]:

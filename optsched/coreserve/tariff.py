@@ -163,15 +163,20 @@ class Tariff:
         """Sampled cost of one CPU: ``sum_{k=0}^{floor(d/3600)} r(start + 3600k)``."""
         hourly = self.hourly
         h = start // HOUR
-        return sum(
-            (hourly[(h + k) % WEEK_HOURS] for k in range(duration // HOUR + 1)),
-            Fraction(0),
+        # Whole weeks of samples at once: a duration of years costs one week.
+        weeks, rest = divmod(duration // HOUR + 1, WEEK_HOURS)
+        total = weeks * sum(hourly, Fraction(0)) if weeks else Fraction(0)
+        return total + sum(
+            (hourly[(h + k) % WEEK_HOURS] for k in range(rest)), Fraction(0)
         )
 
     def integral(self, start: int, end: int) -> Fraction:
         """Pro-rata cost of one CPU: ``(1/3600) * integral of r over [start, end)``."""
-        total = Fraction(0)
-        t = start
+        # Whole weeks at once (a week's integral is HOUR times the week's
+        # prices); the hours of the last partial week one by one.
+        weeks = max(0, end - start) // (WEEK_HOURS * HOUR)
+        total = weeks * HOUR * sum(self.hourly, Fraction(0)) if weeks else Fraction(0)
+        t = start + weeks * WEEK_HOURS * HOUR
         while t < end:
             nxt = min(end, (t // HOUR + 1) * HOUR)
             total += self.rate(t) * (nxt - t)

@@ -15,6 +15,7 @@ from optsched.errors import InputError
 from optsched.instance import Instance
 from optsched.io.archive import resolve_trace_path
 from optsched.io.batsim import read_batsim_workload, write_batsim_workload
+from optsched.io.limits import check_horizon
 from optsched.io.schedules import read_schedule, write_schedule
 from optsched.io.text import head, refuse_utf16, strip_bom
 from optsched.trace import Trace
@@ -103,6 +104,7 @@ def read_trace(
         follow it.
     """
     trace = _read_trace(path, format, processors=processors)
+    check_horizon(trace.instance, path)
     if allocation is not None and allocation != trace.instance.machine.allocation:
         instance = trace.instance
         machine = instance.machine.with_allocation(allocation)

@@ -847,7 +847,62 @@ def _parse_json(text: str, path: Path, hook: _DuplicateKeys) -> Any:
         raise InputError(
             "invalid JSON: a number has more than 4300 digits", path, line
         ) from None
+    _refuse_lone_surrogates(text, data, path)
     return data
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+"""A ``\\uD800``-``\\uDFFF`` escape: half of a UTF-16 pair, or a lone one."""
+
+
+def _refuse_lone_surrogates(text: str, data: Any, path: Path) -> None:
+    """Refuse a string holding a lone UTF-16 surrogate (``"\\ud800"``).
+
+    JSON escapes pairs as two ``\\u`` escapes, which ``json.loads`` joins;
+    a lone one stays a code point that no UTF-8 output (terminal, CSV,
+    SVG, HTML) can encode. Only files with such an escape are walked.
+    """
+    first = _SURROGATE_ESCAPE.search(text)
+    if first is None:
+        return
+    pending = [data]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            pending.extend(value.keys())
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+        elif isinstance(value, str) and not _encodable(value):
+            raise InputError(
+                f"invalid JSON: a lone UTF-16 surrogate escape in a string "
+                f"({shown(value)}): not a character",
+                path,
+                _line_of(text, _lone_escape(text, first.start())),
+            )
+
+
+def _lone_escape(text: str, start: int) -> int:
+    """Offset of the first surrogate escape from ``start`` not in a pair."""
+    paired_low = -1
+    for match in _SURROGATE_ESCAPE.finditer(text, start):
+        if match.start() == paired_low:
+            continue
+        code = int(match.group()[2:], 16)
+        after = _SURROGATE_ESCAPE.match(text, match.end())
+        if code < 0xDC00 and after and int(after.group()[2:], 16) >= 0xDC00:
+            paired_low = after.start()
+            continue
+        return match.start()
+    return start
+
+
+def _encodable(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 _LONG_NUMBER = re.compile(r"[0-9]{4300}")

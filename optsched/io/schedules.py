@@ -110,6 +110,7 @@ from optsched.io.batsim import (
 )
 from optsched.io.native import JsonPath, json_line, json_lines
 from optsched.io.spreadsheet import safe_cell
+from optsched.io.text import MAX_CONTENT_BYTES, read_bytes
 from optsched.moldable.modes import resolved
 from optsched.schedule import (
     MAX_PROCESSOR,
@@ -482,13 +483,8 @@ def _write_pair(
 
 
 def _read_text(path: Path) -> str:
-    if path.exists() and not path.is_file() and not path.is_dir():
-        # A device or a pipe (/dev/zero, /dev/stdin) may never end.
-        raise InputError("cannot read file: not a regular file", path)
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise InputError(f"cannot read file: {error.strerror or error}", path) from None
+    # A regular file only (a device or a pipe may never end), within the caps.
+    raw = read_bytes(path)
     if not raw.strip():
         raise InputError("empty file: expected a schedule", path)
     if b"\x00" in raw:
@@ -771,6 +767,9 @@ def _csv_records(
         match = _PRODUCER.match(comment or "")
         if match and not producer:
             producer = match.group(1)
+    # A field may be as long as the file: a job's processors written as many
+    # intervals pass csv's default limit of 131,072 characters.
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_CONTENT_BYTES))
     reader = csv.reader(io.StringIO(text[header_offset:], newline=""))
     header = [column.strip() for column in next(reader, [])]
     skipped = header_line - 1

@@ -92,6 +92,7 @@ from optsched.instance import (
     Machine,
     Source,
 )
+from optsched.io.limits import check_horizon
 from optsched.io.text import decompress, read_bytes, refuse_utf16, strip_bom
 from optsched.trace import SKIP_STATUS, FoldReport, SkipCollector, Trace
 
@@ -255,6 +256,7 @@ def read_swf(
         name=name if name is not None else _stem(path),
         source=Source(path.name, hashlib.sha256(raw).hexdigest(), "swf"),
     )
+    check_horizon(instance, path)
     return Trace(
         instance,
         skipped.report(),

@@ -54,6 +54,7 @@ from matplotlib.patches import Patch, Rectangle
 from matplotlib.patheffects import withStroke
 from matplotlib.ticker import MaxNLocator
 
+from optsched.errors import one_line
 from optsched.instance import BusyBlock, Instance
 from optsched.plot.text import literal_texts
 from optsched.schedule import Placement, ProcessorSet, Schedule
@@ -148,6 +149,14 @@ def job_colour(job_id: int) -> tuple[float, float, float, float]:
     """
     red, green, blue, alpha = _TAB20(_PALETTE_ORDER[job_id % 20])
     return (float(red), float(green), float(blue), float(alpha))
+
+
+def _highest(processors: Sequence[int]) -> int:
+    """The highest processor index, from the runs of a ``ProcessorSet``: a
+    range like ``0-1000000000000`` is never walked index by index."""
+    if isinstance(processors, ProcessorSet):
+        return max(last for _, last in processors.runs)
+    return max(processors)
 
 
 def processor_runs(processors: Iterable[int]) -> list[tuple[int, int]]:
@@ -295,7 +304,9 @@ def _draw_busy(
         edgecolor=BUSY_EDGE,
         hatch=BUSY_HATCH,
         linewidth=0.6,
-        gid=f"busy {block.label or f'{block.start}-{block.end}'}",
+        # The id goes into SVG as written: a control character there makes
+        # the file invalid XML (and the HTML report's figure blank).
+        gid=one_line(f"busy {block.label or f'{block.start}-{block.end}'}"),
     )
     ax.add_patch(patch)
     return patch
@@ -474,9 +485,10 @@ def gantt(
     Raises
     ------
     ValueError
-        ``time_unit`` is unknown, or a job placed without processors is
-        absent from the instance.
+        ``time_unit`` is unknown, a job placed without processors is
+        absent from the instance, or a job's processors pass the machine's.
     """
+    _refuse_beyond_machine(instance, schedule)
     low, high = _time_limits(instance, schedule)
     unit = choose_time_unit(high - low, time_unit)
     scale = TIME_UNITS[unit]
@@ -505,6 +517,19 @@ def gantt(
         title if title is not None else _default_title(instance, schedule, unit)
     )
     return literal_texts(ax)
+
+
+def _refuse_beyond_machine(instance: Instance, schedule: Schedule) -> None:
+    """A job drawn on processors the machine lacks would be drawn off the
+    chart (and ``0-1000000000000`` would take matplotlib minutes)."""
+    m = instance.processors
+    for job_id, placement in sorted(schedule.placements.items()):
+        for piece in _segments(placement):
+            if piece.processors and _highest(piece.processors) >= m:
+                raise ValueError(
+                    f"job {job_id}: processor {_highest(piece.processors)} is beyond "
+                    f"the machine's {m} processors (0 to {m - 1}); cannot draw it"
+                )
 
 
 def _draw_busy_blocks(ax: Axes, instance: Instance, scale: int) -> int:
@@ -710,7 +735,7 @@ def instance_from_schedule(
         jobs.append(Job(job_id, max(0, release), size, max(0, placement.duration)))
     highest = max(
         (
-            max(piece.processors)
+            _highest(piece.processors)
             for p in schedule.placements.values()
             for piece in _segments(p)
         ),

@@ -53,8 +53,8 @@ from pathlib import Path
 from typing import Any
 
 from optsched.calendar import DAY, DAY_NAMES, Calendar, Period, parse_clock
-from optsched.errors import InputError
-from optsched.instance import BusyBlock, Instance, Job, Machine
+from optsched.errors import InputError, shown
+from optsched.instance import MAX_INTEGER, BusyBlock, Instance, Job, Machine
 from optsched.io.text import read_toml_file
 
 SITE_KEYS = (
@@ -174,21 +174,30 @@ def _site(data: dict[str, Any]) -> Site:
     offset = site.get("monday_offset", 0)
     if not isinstance(offset, int) or isinstance(offset, bool):
         raise _Bad("[site] monday_offset: expected an integer", "monday_offset")
+    if processors is not None and processors > MAX_INTEGER:
+        raise _Bad("[site] processors: above the limit 2**53", "processors")
+    if abs(offset) > MAX_INTEGER:
+        raise _Bad("[site] monday_offset: beyond the limit +-2**53", "monday_offset")
     start = _start_date(site.get("start_date"))
     holidays = frozenset(_holiday(h, start) for h in site.get("holidays", []))
     batch = data.get("batch", [])
     if not isinstance(batch, list):
         raise _Bad("batch must be an array of tables [[batch]]", "batch")
     periods = tuple(_period(entry, k) for k, entry in enumerate(batch))
+    _periods_fit(periods, processors)
     queues = {
         key: _queues(site, key) for key in ("sequential_queues", "anytime_queues")
     }
     hours = site.get("user_limit_hours")
     if hours is not None and (
-        not isinstance(hours, int | float) or isinstance(hours, bool) or hours < 0
+        not isinstance(hours, int | float)
+        or isinstance(hours, bool)
+        or not 0 <= hours <= MAX_INTEGER // 3600
     ):
         raise _Bad(
-            "[site] user_limit_hours: expected processor-hours >= 0", "user_limit_hours"
+            "[site] user_limit_hours: expected processor-hours from 0 to "
+            f"{MAX_INTEGER // 3600} (2**53 processor-seconds)",
+            "user_limit_hours",
         )
     limit = None if hours is None else round(hours * 3600)
     try:
@@ -253,6 +262,20 @@ def _outage(
     return SiteOutage(begin, end, size, offset)
 
 
+def _periods_fit(periods: tuple[Period, ...], processors: int | None) -> None:
+    """A batch period never opens more processors than the site has."""
+    if processors is None:
+        return
+    for k, period in enumerate(periods):
+        if period.capacity is not None and period.capacity > processors:
+            raise _Bad(
+                f"batch[{k}]: processors {period.capacity} is more than the "
+                f"site's {processors}",
+                "processors",
+                k,
+            )
+
+
 def _natural(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
@@ -272,6 +295,8 @@ def _outage_time(
         value = entry[seconds_key]
         if not isinstance(value, int) or isinstance(value, bool):
             raise bad(f"{seconds_key}: expected seconds (an integer)", seconds_key)
+        if abs(value) > MAX_INTEGER:
+            raise bad(f"{seconds_key}: beyond the limit +-2**53 seconds", seconds_key)
         return value
     if date_key not in entry:
         return None
@@ -324,8 +349,12 @@ def _start_date(value: object) -> datetime.date | None:
 
 def _holiday(value: object, start: datetime.date | None) -> int:
     if isinstance(value, int) and not isinstance(value, bool):
-        if value < 0:
-            raise _Bad(f"[site] holiday {value}: a day number must be >= 0", "holidays")
+        if not 0 <= value <= MAX_INTEGER // DAY:
+            raise _Bad(
+                f"[site] holiday {shown(value)}: a day number must be from 0 to "
+                f"{MAX_INTEGER // DAY}",
+                "holidays",
+            )
         return value
     if start is None:
         raise _Bad("[site] dated holidays need start_date", "holidays")
@@ -393,6 +422,17 @@ def header_monday_offset(header: Mapping[str, str]) -> int | None:
         unix = int(header["UnixStartTime"])
     except (KeyError, ValueError):
         return None
+    try:
+        moment = _local_start(unix, header)
+    except (OverflowError, OSError, ValueError):
+        return None  # a start time or an offset no calendar holds: not said
+    return (
+        moment.weekday() * DAY + moment.hour * 3600 + moment.minute * 60 + moment.second
+    )
+
+
+def _local_start(unix: int, header: Mapping[str, str]) -> datetime.datetime:
+    """The trace's time 0 in its local time (see :func:`header_monday_offset`)."""
     moment: datetime.datetime | None = None
     name = header.get("TimeZoneString")
     if name:
@@ -410,9 +450,7 @@ def header_monday_offset(header: Mapping[str, str]) -> int | None:
         moment = datetime.datetime.fromtimestamp(
             unix, datetime.UTC
         ) + datetime.timedelta(seconds=shift)
-    return (
-        moment.weekday() * DAY + moment.hour * 3600 + moment.minute * 60 + moment.second
-    )
+    return moment
 
 
 def apply_site(

@@ -28,7 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from optsched.instance import Instance, Machine
+from optsched.errors import shown
+from optsched.instance import MAX_DETAILED_PROCESSORS, Instance, Machine
 from optsched.nodes import COSTS, DEFAULT_BASE, Nodes, adaptive_tight
 from optsched.schedule import Placement, Schedule
 
@@ -41,7 +42,10 @@ def parse_speed_list(text: str) -> tuple[float, ...]:
     Raises
     ------
     ValueError
-        On an entry that is not a number > 0 or ``COUNTxSPEED``, naming it.
+        On an entry that is not a number > 0 or ``COUNTxSPEED``, naming it,
+        or on more than :data:`~optsched.instance.MAX_DETAILED_PROCESSORS`
+        processors in all (one speed is kept per processor: ``1000000000000x1``
+        would need terabytes).
     """
     source = text
     path = Path(text)
@@ -53,6 +57,11 @@ def parse_speed_list(text: str) -> tuple[float, ...]:
         number = _speed(speed, entry)
         if count and (not count.isdigit() or int(count) < 1):
             raise ValueError(f"speeds: {entry!r}: count must be an integer >= 1")
+        if len(speeds) + (int(count) if count else 1) > MAX_DETAILED_PROCESSORS:
+            raise ValueError(
+                f"speeds: {shown(entry)}: more than {MAX_DETAILED_PROCESSORS} "
+                "processors with speeds in all (one speed is kept per processor)"
+            )
         speeds.extend([number] * (int(count) if count else 1))
     if not speeds:
         raise ValueError(f"speeds: {text!r} gives no speed")

@@ -10,15 +10,19 @@
 from __future__ import annotations
 
 import gzip
+import json
 import tracemalloc
 from pathlib import Path
 
 import numpy as np
 import pytest
+from support.paths import INSTANCES
 
 from optsched.errors import InputError
+from optsched.instance import BusyBlock, Instance, Job, Machine, Mode
 from optsched.io import read_trace, text
-from optsched.io.swf import _parse_fast, _parse_token
+from optsched.io.limits import horizon
+from optsched.io.swf import _parse_fast, _parse_token, read_swf
 
 HEADER = b"; MaxProcs: 4\n"
 
@@ -100,6 +104,50 @@ def test_the_fast_path_still_rounds_halves_up() -> None:
 
 def test_an_swf_release_of_2_53_minus_1_reads_exactly(tmp_path: Path) -> None:
     path = tmp_path / "odd.swf"
-    path.write_bytes(HEADER + _job(1, 2**53 - 1, 0) + _job(2, 0, 5))
+    path.write_bytes(HEADER + _job(1, 2**53 - 1, 0) + _job(2, 0, 1))
     jobs = {j.id: j for j in read_trace(path).instance.jobs}
     assert jobs[1].release == 2**53 - 1
+
+
+# ---------------------------------------------------------------------------
+# The horizon: latest release or block end plus the total run time <= 2**53
+
+
+def test_the_horizon_limit_is_exact_for_swf(tmp_path: Path) -> None:
+    # Horizon 2**52 + (2**52 - 7) + 7 = 2**53: the limit itself is valid.
+    at_limit = tmp_path / "a.swf"
+    at_limit.write_bytes(HEADER + _job(1, 2**52, 2**52 - 7) + _job(2, 0, 7))
+    assert horizon(read_trace(at_limit).instance) == 2**53
+    over = tmp_path / "b.swf"
+    over.write_bytes(HEADER + _job(1, 2**52, 2**52 - 7) + _job(2, 0, 8))
+    with pytest.raises(InputError) as refused:
+        read_swf(over)  # the CLI's path for SWF
+    assert str(refused.value) == (
+        f"{over}: jobs: the latest release or busy-block/outage end plus the jobs' "
+        f"total run time is {2**53 + 1} s, above the limit 2**53 = {2**53} s: "
+        "schedules of this instance would end beyond exact times"
+    )
+
+
+def test_the_horizon_counts_estimates_modes_blocks_and_outage_restarts() -> None:
+    jobs = (
+        Job(1, 10, 2, 100, estimate=300),
+        Job(2, 50, 2, 40, modes=(Mode(1, 80), Mode(2, 40))),
+    )
+    blocks = (BusyBlock(0, 500, 1),)
+    outages = (BusyBlock(900, 1000, 1), BusyBlock(2000, 2100, 1))
+    # Latest end 2100; each job's longest time: 300 and 80; three runs each.
+    machine = Machine(2, unavailable=blocks, outages=outages)
+    assert horizon(Instance(machine, jobs)) == 2100 + 3 * (300 + 80)
+    assert horizon(Instance(Machine(2), jobs)) == 50 + 380
+
+
+def test_an_outage_to_2_53_is_refused_in_a_native_file(tmp_path: Path) -> None:
+    data = json.loads((INSTANCES / "kth_20.json").read_text())
+    data["machine"]["outages"] = [{"start": 1000, "end": 2**53 - 5, "size": 100}]
+    path = tmp_path / "outage.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError) as refused:
+        read_trace(path)
+    assert "above the limit 2**53" in str(refused.value)
+    assert str(refused.value).startswith(f"{path}: jobs: ")
