@@ -41,7 +41,7 @@ from rich.table import Table
 
 from optsched.cli.options import input_options, load_instance, output_option
 from optsched.cli.types import FiniteFloatRange
-from optsched.console import wide_console
+from optsched.console import print_table, wide_console
 from optsched.instance import Instance
 from optsched.io.atomic import atomic_write
 from optsched.models import BACKENDS, RESTRICTIONS, solve
@@ -411,7 +411,7 @@ def _print(instance: Instance, objective: Objective, result: Result) -> None:
     table.add_column("time (s)", justify="right")
     for bound in result.bounds:
         table.add_row(bound.method, _number(bound.value), f"{bound.runtime:.3f}")
-    console.print(table)
+    print_table(console, table)
     binding = result.binding_bound
     lines = [
         ("best lower bound", _number(result.lower_bound)

@@ -22,7 +22,7 @@ from optsched.cli.options import (
     option_group,
     output_option,
 )
-from optsched.console import wide_console
+from optsched.console import print_table, wide_console
 from optsched.heuristics import (
     Policy,
     SimulationResult,
@@ -295,7 +295,7 @@ def command(
         table.add_column("value", justify="right")
         for name, value in metrics_rows(summary, result, instance):
             table.add_row(name, value)
-        console.print(table)
+        print_table(console, table)
     if output is not None:
         fmt = _output_format(output, schedule_format)
         _write(result, instance, output, fmt)
