@@ -388,7 +388,8 @@ def gap_suite(
     from optsched.io.archive import resolve_trace_path
     from optsched.models import BACKENDS
 
-    path = resolve_trace_path(path)  # a pwa: name is fetched first
+    given = str(path)  # a pwa: name stays the trace's name in rows and notes
+    path = resolve_trace_path(path)  # ... once fetched
     if not path.is_file():
         raise InputError("no such file", path)
     canonical: dict[str, str] = {}
@@ -408,7 +409,7 @@ def gap_suite(
     if malleable and moldable is None:
         raise OptionError("--malleable needs --moldable MODEL")
     trace = TraceRef(
-        str(path), path.resolve(), sha256_of(path), False,
+        given, path.resolve(), sha256_of(path), False,
         input_format, processors, allocation,
         None if moldable is None else moldable.spec, malleable,
         None if machine is None else machine.spec,

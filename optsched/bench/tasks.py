@@ -34,6 +34,7 @@ from typing import Any
 from optsched.bench.suite import Suite, TraceRef
 from optsched.errors import InputError
 from optsched.instance import Instance
+from optsched.io import archive
 from optsched.result import Incumbent
 from optsched.simulation import RUN_KEYS, RunOptions
 from optsched.trace import Trace, note_skips
@@ -293,7 +294,9 @@ def expand(suite: Suite, *, deterministic: bool = False) -> Plan:
     windows: dict[tuple[str, str], WindowSpec] = {}
     for ref in suite.traces:
         trace = read_suite_trace(ref)
-        note_skips(trace, str(ref.file))  # issue 17: no job dropped silently
+        # Issue 17: no job dropped silently (a pwa: trace by its name).
+        shown = ref.path if ref.path.startswith(archive.PREFIX) else str(ref.file)
+        note_skips(trace, shown)
         traces[ref.sha256] = trace
         specs: dict[str, WindowSpec] = {}
         for rule in suite.window_rules:
