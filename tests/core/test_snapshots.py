@@ -333,6 +333,18 @@ def chains(instance: Instance) -> Instance:
     return instance.with_jobs(changed.get(job.id, job) for job in instance.jobs)
 
 
+def both(*changes: Callable[[Instance], Instance]) -> Callable[[Instance], Instance]:
+    """The ``changes`` applied in turn (a site's calendar, then a machine
+    shape)."""
+
+    def change(instance: Instance) -> Instance:
+        for one in changes:
+            instance = one(instance)
+        return instance
+
+    return change
+
+
 def moldable(model: str, *, malleable: bool = False) -> Callable[[Instance], Instance]:
     """Every job moldable (malleable) with the speed-up ``model``
     (:mod:`optsched.moldable.speedup`), its request kept as one of its modes."""
@@ -374,6 +386,10 @@ def variants() -> list[Variant]:
         Variant("kth_50-outages", "kth_50", outages),
         Variant("kth_50-userlimit", "kth_50", user_limit),
         Variant("kth_50-chains", "kth_50", chains),
+        # Site rules on the node simulator (speeds, SMP nodes).
+        Variant("kth_50-t3e-speeds", "kth_50", both(site("t3e"), speeds)),
+        Variant("kth_50-paragon-smp-level", "kth_50", both(site("paragon"), smp_level)),
+        Variant("kth_50-userlimit-smp-tight", "kth_50", both(user_limit, smp_tight)),
         Variant("kth_20-moldable", "kth_20", moldable("linear")),
         Variant("kth_50-moldable-amdahl", "kth_50", moldable("amdahl:f=0.1")),
         Variant("kth_20-malleable", "kth_20", moldable("linear", malleable=True)),
@@ -659,4 +675,10 @@ def test_every_policy_name_is_covered() -> None:
     must be added here too."""
     names = {name.strip() for name in valid_names().split(",")}
     used = {spec.partition(":")[0] for spec in SPECS + ALIAS_SPECS}
-    assert names - used == set()
+    assert names - used == set(REPLAYS)
+
+
+REPLAYS = ("schedule",)
+"""Names that replay a schedule file instead of scheduling (a snapshot of
+one would record the file): tests/plugins/test_bring_a_schedule.py checks
+them against hand-built schedules."""
