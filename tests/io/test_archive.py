@@ -126,3 +126,30 @@ def test_suite_takes_pwa_name_with_its_pin(
     suite.write_text(text.replace(f"pwa:{kth.name}", "pwa:nope"))
     with pytest.raises(InputError, match=r"s\.toml:6: .*unknown trace"):
         load_suite(suite)
+
+
+def test_fetch_from_a_url_mirror(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A mirror URL (a local HTTP server here: no network) serves the file
+    under its name; pooch downloads it and checks its sha256."""
+    import functools
+    import http.server
+    import threading
+
+    source = trace_path("lublin_256.swf")
+    monkeypatch.setenv("OPTSCHED_DATA_DIR", str(tmp_path / "cache"))
+    handler = functools.partial(
+        http.server.SimpleHTTPRequestHandler, directory=str(source.parent)
+    )
+    handler.log_message = lambda *args: None  # type: ignore[attr-defined]
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
+        server.daemon_threads = True  # a kept-alive connection must not hold the exit
+        server.block_on_close = False
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            url = f"http://127.0.0.1:{server.server_address[1]}/"
+            path = archive.fetch("lublin_256", url)
+        finally:
+            server.shutdown()
+    assert path.read_bytes() == source.read_bytes()
