@@ -228,3 +228,19 @@ def test_a_changed_plug_in_is_run_again(policy_file: Path, tmp_path: Path) -> No
     policy_file.write_text(LARGEST_FIRST.replace("-j.size", "j.size"))  # smallest
     changed = run_suite(suite, store)
     assert (changed.skipped, changed.ran) == (2, 1)  # only the plug-in's task
+
+
+def test_compare_and_worst_case_take_a_plug_in(policy_file: Path) -> None:
+    spec = f"{policy_file}:LargestFirst"
+    compared = CliRunner().invoke(
+        main, ["compare", str(INSTANCES / "kth_20.json"), "--policies", f"easy,{spec}"]
+    )
+    assert compared.exit_code == 0, compared.output
+    assert "LargestFirst" in compared.output
+    # The search for a small instance where the plug-in is strictly worse
+    # than FCFS simulates it like any policy.
+    searched = CliRunner().invoke(
+        main,
+        ["worst-case", "--policy", spec, "--vs", "fcfs", "--evaluations", "40"],
+    )
+    assert searched.exit_code == 0, searched.output
