@@ -35,26 +35,31 @@ the command line start fast.
 
 from __future__ import annotations
 
+# First of all: when this process is the optsched command, Ctrl-C and
+# SIGTERM during the slow imports that follow print one line, not a
+# traceback (optsched.startup; nothing changes for a program importing us).
+from optsched import startup as _startup  # noqa: F401  # isort: skip
+
 import importlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from optsched.check import Violation, check_schedule
 from optsched.errors import InputError
-from optsched.instance import BusyBlock, Instance, Job, Machine, Source, Window
-from optsched.schedule import Placement, Schedule
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from optsched.bench.suite import SolverSpec
+    from optsched.check import Violation, check_schedule
     from optsched.heuristics import simulate
+    from optsched.instance import BusyBlock, Instance, Job, Machine, Source, Window
     from optsched.io import read, read_trace
     from optsched.io.schedules import read_schedule, write_schedule
     from optsched.models import solve
     from optsched.objective import Objective
     from optsched.result import Result
+    from optsched.schedule import Placement, Schedule
     from optsched.windows.selection import WindowRule
     from optsched.windows.window import cut_window
 
@@ -85,7 +90,20 @@ __all__ = [
     "write_schedule",
 ]
 
+# Every name but InputError is imported on first use: the command line
+# imports this package first, and installs its signal handlers only after it
+# (a Ctrl-C during a slow import would print a traceback).
 _LAZY = {
+    "BusyBlock": "optsched.instance",
+    "Instance": "optsched.instance",
+    "Job": "optsched.instance",
+    "Machine": "optsched.instance",
+    "Source": "optsched.instance",
+    "Window": "optsched.instance",
+    "Placement": "optsched.schedule",
+    "Schedule": "optsched.schedule",
+    "Violation": "optsched.check",
+    "check_schedule": "optsched.check",
     "read": "optsched.io",
     "read_trace": "optsched.io",
     "read_schedule": "optsched.io.schedules",
@@ -201,6 +219,8 @@ def competitive_gap(
     KeyboardInterrupt
         Ctrl-C stopped the run.
     """
+    from optsched.instance import Instance
+
     if isinstance(source, Instance):
         import tempfile
 

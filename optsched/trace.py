@@ -152,6 +152,32 @@ class Trace:
             f"records ({reasons}); see {_info_command(path)}"
         )
 
+    def chain_note(self, path: str) -> str | None:
+        """One line when preceding-job links (SWF field 17) are ignored: a job
+        naming itself or a job not in the file, or links closing a cycle
+        (:func:`optsched.site.chains.chain_graph` drops them, keeping the
+        rest); ``None`` when every link holds or no job has one."""
+        if all(job.preceding_job is None for job in self.instance.jobs):
+            return None
+        from optsched.site.chains import chain_counts
+
+        counts = chain_counts(self.instance)
+        if not counts.dropped_missing and not counts.dropped_cycles:
+            return None
+        return (
+            f"{path}: {counts.dropped_missing + counts.dropped_cycles} preceding-job "
+            f"links ignored ({counts.dropped_missing} name the job itself or a job "
+            f"not in the file, {counts.dropped_cycles} close a cycle); chains "
+            "keep the others"
+        )
+
+    def empty_note(self, path: str) -> str | None:
+        """One line when the file holds no job to schedule (a native file with
+        an empty ``jobs`` list is valid: the commands answer about nothing)."""
+        if self.instance.jobs:
+            return None
+        return f"{path}: no jobs: nothing to schedule (every value below is 0)"
+
     def estimate_note(self, path: str) -> str | None:
         """One line saying how many jobs use their run time as estimate, or ``None``.
 
@@ -210,6 +236,12 @@ def note_skips(trace: Trace, path: str) -> None:
     Used by every command that reads a trace: stdout may be piped into
     another program, so the notes go to stderr.
     """
-    for note in (trace.skip_note(path), trace.estimate_note(path)):
+    notes = (
+        trace.skip_note(path),
+        trace.estimate_note(path),
+        trace.empty_note(path),
+        trace.chain_note(path),
+    )
+    for note in notes:
         if note is not None:
             print(f"optsched: note: {note}", file=sys.stderr)

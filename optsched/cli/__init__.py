@@ -23,22 +23,11 @@ from optsched.cli.version import version_option
 from optsched.console import literal
 from optsched.errors import InputError
 from optsched.extras import MissingExtra
+from optsched.startup import Terminated, ignore_stop_signals
+from optsched.startup import exit_status as _exit_status
+from optsched.startup import terminate as _terminate
 
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised like Ctrl-C so that every command cleans up (no
-    half-written output) before it exits with status 143."""
-
-    signum = signal.SIGTERM
-
-
-def _terminate(signum: int, frame: object) -> None:
-    raise Terminated()
-
-
-def _exit_status(error: KeyboardInterrupt) -> int:
-    """128 + the signal that stopped the command (SIGINT unless it says)."""
-    return 128 + int(getattr(error, "signum", signal.SIGINT))
+__all__ = ["Terminated", "main"]
 
 
 class _Group(click.Group):
@@ -82,6 +71,7 @@ class _Group(click.Group):
             click.echo(literal(message), err=True)
             sys.exit(2)
         except KeyboardInterrupt as error:
+            ignore_stop_signals()  # a second signal must not cut this line
             status = _exit_status(error)
             name = signal.Signals(status - 128).name
             click.echo(f"optsched: interrupted ({name})", err=True)

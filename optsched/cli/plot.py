@@ -76,6 +76,7 @@ def gantt_command(
         instance_from_schedule,
         save_gantt,
         schedule_file_jobs,
+        schedule_notes,
     )
 
     schedule = read_schedule(schedule_file, schedule_format)
@@ -91,6 +92,15 @@ def gantt_command(
     elif any(value not in (None, "none", False) for value in input_kwargs.values()):
         raise ValueError("the instance and window options need an INSTANCE file")
     else:
+        try:
+            notes = schedule_notes(schedule)
+        except ValueError as error:
+            raise ValueError(f"{schedule_file}: {error}") from None
+        for note in notes:
+            echo(
+                f"note: {schedule_file}: {note}; unchecked (give the INSTANCE)",
+                err=True,
+            )
         sizes, releases = schedule_file_jobs(schedule_file)
         if wait_lines and not set(schedule.placements) <= set(releases):
             raise ValueError(

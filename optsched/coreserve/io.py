@@ -141,6 +141,12 @@ def _request(value: object) -> Request:
         value = obj.integer(key)
         assert value is not None  # required: integer() raised otherwise
         fields[key] = value
+    if fields["submit"] > fields["earliest_start"]:
+        # A request asks for a start no earlier than its own submission.
+        raise _Problem(
+            ("request", "earliest_start"),
+            f"{fields['earliest_start']} is before submit {fields['submit']}",
+        )
     ident = obj.integer("id", required=False)
     parts = obj.array("parts")
     return obj.validated(lambda: Request(**fields, parts=tuple(parts), id=ident or 0))

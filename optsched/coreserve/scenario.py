@@ -63,7 +63,8 @@ from optsched.coreserve.workload import (
     cluster_slices,
     price_scenario,
 )
-from optsched.errors import InputError
+from optsched.errors import InputError, shown
+from optsched.instance import MAX_INTEGER
 from optsched.io import archive, read_trace
 from optsched.io.text import read_toml_file
 
@@ -264,6 +265,16 @@ def _scenario(v: dict[str, dict[str, Any]], path: Path) -> Scenario:
         raise _Bad(f"[workload] trace {work['trace']!r} not found", "workload", "trace")
     if work["clusters"] < 1:
         raise _Bad("[workload] clusters must be at least 1", "workload", "clusters")
+    # Counts and thresholds: a negative one has no meaning (a negative merge
+    # threshold merged nothing, silently).
+    for key, least in (("weeks", 1), ("cap", 1), ("merge_below", 0)):
+        if key in work and not least <= work[key] <= MAX_INTEGER:
+            raise _Bad(
+                f"[workload] {key} {shown(work[key])}: expected an integer from "
+                f"{least} to 2**53",
+                "workload",
+                key,
+            )
     variant = req.get("variant", "none")
     if variant not in VARIANTS:
         raise _Bad(

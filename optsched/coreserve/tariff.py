@@ -31,6 +31,9 @@ from fractions import Fraction
 
 HOUR = 3600
 WEEK_HOURS = 7 * 24
+MAX_PRICE = 1e12
+"""Highest price per CPU-hour accepted: a week of a 2**24-CPU request at it
+stays far from float overflow in reports (1e308 was read without a word)."""
 WEEKDAYS = (
     "Monday",
     "Tuesday",
@@ -76,8 +79,8 @@ class PriceEntry:
                 "0 <= hour_from < hour_to <= 24"
             )
         price = exact(self.price)
-        if price < 0:
-            raise ValueError(f"price {float(price)} must be >= 0")
+        if not 0 <= price <= MAX_PRICE:
+            raise ValueError(f"price {float(price):g} must be from 0 to {MAX_PRICE:g}")
         object.__setattr__(self, "price", price)
 
 

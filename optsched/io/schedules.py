@@ -880,6 +880,17 @@ def _batsim_row(row: _Row) -> tuple[Placement, bool] | None:
         row.seconds("finish_time"),
         row.processors("allocated_resources"),
     )
+    if "execution_time" in row.columns and row["execution_time"].strip():
+        # Batsim writes finish - start; another value means a file edited or
+        # written by something else: which of the three times is right?
+        ran = row.seconds("execution_time")
+        if ran != placement.end - placement.start:
+            raise InputError(
+                f"execution_time: {ran} is not finish_time - starting_time = "
+                f"{placement.end - placement.start}",
+                row.path,
+                row.line,
+            )
     return placement, stopped
 
 

@@ -695,6 +695,46 @@ def _legend_and_notes(
         ax.text(0.5, 0.5, "empty schedule", transform=ax.transAxes, ha="center")
 
 
+def schedule_notes(schedule: Schedule) -> list[str]:
+    """What a schedule drawn without its instance gets wrong on its face.
+
+    Without the instance nothing checks the schedule
+    (:func:`optsched.check.check_schedule` needs it); a job that ends before
+    it starts cannot be drawn and is refused, a negative start or a
+    processor listed twice is drawn as given and noted (one line each, the
+    first job of each kind).
+
+    Raises
+    ------
+    ValueError
+        A placement (or a piece of one) ends before it starts.
+    """
+    negative, repeated = [], []
+    for job_id, placement in sorted(schedule.placements.items()):
+        for piece in _segments(placement):
+            if piece.end < piece.start:
+                raise ValueError(
+                    f"job {job_id}: ends at {piece.end} before its start {piece.start}"
+                )
+            if piece.start < 0:
+                negative.append(job_id)
+            processors = piece.processors
+            if isinstance(processors, ProcessorSet):
+                distinct = sum(last - first + 1 for first, last in processors.merged())
+            else:
+                distinct = len(set(processors))
+            if len(processors) > distinct:
+                repeated.append(job_id)
+    notes = []
+    if negative:
+        notes.append(f"{len(negative)} job(s) start before time 0 (job {negative[0]})")
+    if repeated:
+        notes.append(
+            f"{len(repeated)} job(s) list a processor twice (job {repeated[0]})"
+        )
+    return notes
+
+
 def instance_from_schedule(
     schedule: Schedule,
     *,
