@@ -49,6 +49,7 @@ __all__ = [
     "SEARCH_FACTS",
     "BoundSource",
     "CandidateSource",
+    "ModelInputs",
     "Solving",
     "conclude",
     "plain_candidates",
@@ -94,6 +95,24 @@ def plain_candidates(
     return upper_bound_candidates(
         instance, objective, incumbents=incumbents, deadline=deadline
     )
+
+
+@dataclass(frozen=True)
+class ModelInputs:
+    """What a family's CP-SAT model is built from (:meth:`Solving.model_inputs`).
+
+    ``incumbent`` is the hint (the best checked starting schedule; it fixes
+    the completion deadlines), ``bounds`` the lower bounds that start the
+    objective's domain (empty when the settings ask for the solver's own
+    bound, ``bound_domain=False``), ``symmetry`` whether interchangeable
+    jobs are ordered.
+    """
+
+    instance: Instance
+    objective: Objective
+    incumbent: Candidate
+    bounds: Sequence[Bound]
+    symmetry: bool
 
 
 @dataclass(eq=False)
@@ -154,6 +173,17 @@ class Solving:
             self.candidates.append(candidate)
         else:
             self.rejected.append(str(reason))
+
+    def model_inputs(self) -> ModelInputs:
+        """The inputs of the CP-SAT model of this call (hinted with :attr:`hint`)."""
+        settings = self.settings
+        return ModelInputs(
+            self.instance,
+            self.objective,
+            self.hint,
+            self.bounds if settings.bound_domain else [],
+            settings.symmetry,
+        )
 
     def fact(self, name: str) -> Any:
         """One of :data:`SEARCH_FACTS` of this call."""

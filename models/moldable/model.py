@@ -93,15 +93,21 @@ from optsched.models.common.solution import (
     checked_candidate,
     option_deadlines,
 )
-from optsched.models.common.template import conclude, plain_candidates, prepare
+from optsched.models.common.template import (
+    ModelInputs,
+    conclude,
+    plain_candidates,
+    prepare,
+)
 from optsched.models.moldable.bounds import job_modes, moldable_lower_bounds
 from optsched.models.rigid.cpsat import (
     BACKEND,
+    CpsatModel,
     _identical_groups,
     _relabel,
     add_completion_objective,
     add_processor_boxes,
-    objective_bound,
+    busy_intervals,
     overflow_note,
     refusal_note,
     search_collect,
@@ -163,11 +169,7 @@ def solve(
     if refusal is not None:
         solving.skip(refusal)
     else:
-        model = _Model(
-            instance, objective, hint,
-            solving.bounds if settings.bound_domain else [],
-            symmetry=settings.symmetry,
-        )  # fmt: skip
+        model = _Model(solving.model_inputs())
         search_collect(
             solving, model.model, lambda value: _read(model, value),
             model.solver_bound, lambda found: _decode(instance, objective, found),
@@ -374,42 +376,32 @@ def _overflow(
 # --------------------------------------------------------------------------
 
 
-class _Model:
+class _Model(CpsatModel):
     """CP-SAT variables and constraints of the moldable problem."""
 
-    def __init__(
-        self,
-        instance: Instance,
-        objective: Objective,
-        incumbent: Candidate,
-        bounds: Sequence[Bound],
-        *,
-        symmetry: bool,
-    ) -> None:
-        self.instance = instance
-        self.objective = objective
-        self.model = cp_model.CpModel()
-        self.contiguous = instance.machine.allocation == "contiguous"
-        self.deadlines = moldable_deadlines(instance, objective, incumbent.schedule)
+    def __init__(self, inputs: ModelInputs) -> None:
+        super().__init__(inputs)
+        instance, objective = inputs.instance, inputs.objective
+        self.deadlines = moldable_deadlines(
+            instance, objective, inputs.incumbent.schedule
+        )
         self.modes: dict[int, tuple[Mode, ...]] = {}
-        self.starts: dict[int, cp_model.IntVar] = {}
-        self.offsets: dict[int, cp_model.IntVar] = {}
         self.chosen: dict[int, list[cp_model.IntVar | None]] = {}
         self.ends: dict[int, cp_model.LinearExprT] = {}
-        self.scale, self.exact = 1.0, True
-        self.makespan: cp_model.IntVar | None = None
         for job in instance.jobs:
             self._add_job(job)
         self._add_resources()
         groups = (
-            _identical_groups(instance, objective, _modes_shape) if symmetry else []
+            _identical_groups(instance, objective, _modes_shape)
+            if inputs.symmetry
+            else []
         )
         self.symmetry_groups = len(groups)
         for group in groups:
             for first, second in itertools.pairwise(group):
                 self.model.add(self.starts[first.id] <= self.starts[second.id])
-        self._add_objective(bounds)
-        self._add_hint(_relabel(incumbent.schedule, groups))
+        self._add_objective(inputs.bounds)
+        self._add_hint(_relabel(inputs.incumbent.schedule, groups))
 
     def _add_job(self, job: Job) -> None:
         m = self.instance.processors
@@ -464,11 +456,7 @@ class _Model:
             )
             for job, mode, x in items
         ]
-        blocks = [b for b in self.instance.machine.unavailable if b.end > b.start]
-        block_iv = [
-            self.model.new_fixed_size_interval_var(b.start, b.end - b.start, "busy")
-            for b in blocks
-        ]
+        blocks, block_iv = busy_intervals(self.model, self.instance)
         # The model on `any` machines (blocks are counts there: every
         # count-feasible start vector admits processors), a redundant
         # relaxation on contiguous ones.
@@ -502,17 +490,7 @@ class _Model:
                     self.model.add_hint(x, mode is used)
             if self.contiguous:
                 self.model.add_hint(self.offsets[job.id], int(placement.offset or 0))
-        if self.makespan is not None:
-            self.model.add_hint(
-                self.makespan, max(p.end for p in schedule.placements.values())
-            )
-
-    def solver_bound(self, raw: float) -> float:
-        """CP-SAT's bound in the objective's units
-        (:func:`optsched.models.rigid.cpsat.objective_bound`)."""
-        return objective_bound(
-            self.objective, self.instance, raw, self.scale, self.exact
-        )
+        self.hint_makespan(schedule)
 
 
 def undominated(modes: Sequence[Mode]) -> tuple[Mode, ...]:

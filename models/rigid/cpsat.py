@@ -89,7 +89,12 @@ from optsched.models.common.solution import (
     completion_deadlines,
     round_up_bound,
 )
-from optsched.models.common.template import Solving, conclude, prepare
+from optsched.models.common.template import (
+    ModelInputs,
+    Solving,
+    conclude,
+    prepare,
+)
 from optsched.models.rigid import wct_decompose
 from optsched.models.rigid.bounds import lower_bounds_within
 from optsched.models.rigid.tiling import strengthen as tiling_strengthen
@@ -217,10 +222,7 @@ def solve(
     if refusal is not None:
         solving.skip(refusal)
     else:
-        model = _Model(
-            instance, objective, solving.hint, solving.bounds if bound_domain else [],
-            symmetry=symmetry, cliques=cliques,
-        )  # fmt: skip
+        model = _Model(solving.model_inputs(), cliques=cliques)
         search_collect(
             solving, model.model,
             lambda value: read_starts(model.starts, model.offsets, value),
@@ -303,36 +305,60 @@ def overflow_note(horizon: int, jobs: int, total: int) -> str | None:
 # --------------------------------------------------------------------------
 
 
-class _Model:
-    """CP-SAT variables and constraints for one instance and objective."""
+class CpsatModel:
+    """The frame every family's CP-SAT model starts from.
 
-    def __init__(
-        self,
-        instance: Instance,
-        objective: Objective,
-        incumbent: Candidate,
-        bounds: Sequence[Bound],
-        *,
-        symmetry: bool,
-        cliques: bool = False,
-    ) -> None:
-        self.instance = instance
-        self.objective = objective
+    It holds the inputs (:class:`~optsched.models.common.template.
+    ModelInputs`), the ``CpModel``, the start and offset variables (offsets
+    on contiguous machines) and the objective's ``makespan`` variable and
+    weight ``scale``/``exact`` (:func:`add_completion_objective`), from which
+    :meth:`solver_bound` reads CP-SAT's bound. Subclasses add their
+    variables and constraints.
+    """
+
+    def __init__(self, inputs: ModelInputs) -> None:
+        self.inputs = inputs
+        self.instance = inputs.instance
+        self.objective = inputs.objective
         self.model = cp_model.CpModel()
-        self.contiguous = instance.machine.allocation == "contiguous"
-        self.deadlines = completion_deadlines(instance, objective, incumbent.schedule)
+        self.contiguous = inputs.instance.machine.allocation == "contiguous"
         self.starts: dict[int, cp_model.IntVar] = {}
         self.offsets: dict[int, cp_model.IntVar] = {}
         self.scale, self.exact = 1.0, True
         self.makespan: cp_model.IntVar | None = None
+
+    def solver_bound(self, raw: float) -> float:
+        """CP-SAT's bound in the objective's units (:func:`objective_bound`)."""
+        return objective_bound(
+            self.objective, self.instance, raw, self.scale, self.exact
+        )
+
+    def hint_makespan(self, schedule: Schedule) -> None:
+        """Hint the makespan variable (``cmax``) with ``schedule``'s."""
+        if self.makespan is not None:
+            self.model.add_hint(
+                self.makespan, max(p.end for p in schedule.placements.values())
+            )
+
+
+class _Model(CpsatModel):
+    """CP-SAT variables and constraints for one instance and objective."""
+
+    def __init__(self, inputs: ModelInputs, *, cliques: bool = False) -> None:
+        super().__init__(inputs)
+        instance, objective = inputs.instance, inputs.objective
+        self.deadlines = completion_deadlines(
+            instance, objective, inputs.incumbent.schedule
+        )
         self._add_jobs()
         self._add_resources(cliques)
-        groups = _identical_groups(instance, objective) if symmetry else []
+        groups = _identical_groups(instance, objective) if inputs.symmetry else []
         self.symmetry_groups = len(groups)
         for group in groups:
-            self._order_group(group)
-        self._add_objective(bounds)
-        self._add_hint(_relabel(incumbent.schedule, groups))
+            for first, second in itertools.pairwise(group):
+                order_interchangeable(self, first, second)
+        self._add_objective(inputs.bounds)
+        self._add_hint(_relabel(inputs.incumbent.schedule, groups))
 
     def _add_jobs(self) -> None:
         m = self.instance.processors
@@ -351,49 +377,17 @@ class _Model:
         # Zero-length jobs occupy nothing (the checker agrees), but CP-SAT's
         # NoOverlap2D would forbid their empty boxes inside another box.
         jobs = [j for j in self.instance.jobs if j.runtime > 0]
-        time_iv = [
-            self.model.new_fixed_size_interval_var(
-                self.starts[j.id], j.runtime, f"I{j.id}"
-            )
-            for j in jobs
-        ]
-        blocks = [b for b in self.instance.machine.unavailable if b.end > b.start]
-        block_iv = [
-            self.model.new_fixed_size_interval_var(b.start, b.end - b.start, "busy")
-            for b in blocks
-        ]
         # Cumulative: the model for `any`, a redundant relaxation for
         # `contiguous`. Blocks on an `any` machine are counts (Machine refuses
         # offsets there), so every count-feasible start vector admits a
         # processor assignment, which assign_processors then builds.
-        self.model.add_cumulative(
-            time_iv + block_iv, [j.size for j in jobs] + [b.size for b in blocks], m
-        )
+        intervals = add_rigid_machine(
+            self.model, self.instance, jobs, self.starts,
+            self.offsets if self.contiguous else None,
+        )  # fmt: skip
         self.cliques = _disjunctive_cliques(jobs, m) if cliques else []
-        intervals = dict(zip((j.id for j in jobs), time_iv, strict=True))
         for clique in self.cliques:
             self.model.add_no_overlap([intervals[j.id] for j in clique])
-        if not self.contiguous:
-            return
-        proc_iv = [
-            self.model.new_fixed_size_interval_var(
-                self.offsets[j.id], j.size, f"P{j.id}"
-            )
-            for j in jobs
-        ]
-        add_processor_boxes(self.model, time_iv, proc_iv, block_iv, blocks)
-
-    def _order_group(self, group: Sequence[Job]) -> None:
-        for first, second in itertools.pairwise(group):
-            a, b = self.starts[first.id], self.starts[second.id]
-            self.model.add(a <= b)
-            if self.contiguous:
-                same = self.model.new_bool_var(f"same{first.id}_{second.id}")
-                self.model.add(a == b).only_enforce_if(same)
-                self.model.add(a < b).only_enforce_if(~same)
-                self.model.add(
-                    self.offsets[first.id] <= self.offsets[second.id]
-                ).only_enforce_if(same)
 
     def _add_objective(self, bounds: Sequence[Bound]) -> None:
         ends = {j.id: self.starts[j.id] + j.runtime for j in self.instance.jobs}
@@ -407,17 +401,67 @@ class _Model:
             self.model.add_hint(self.starts[job.id], placement.start)
             if self.contiguous:
                 self.model.add_hint(self.offsets[job.id], int(placement.offset or 0))
-        if self.makespan is not None:
-            self.model.add_hint(
-                self.makespan, max(p.end for p in schedule.placements.values())
-            )
+        self.hint_makespan(schedule)
 
-    def solver_bound(self, raw: float) -> float:
-        """The solver's objective bound in the objective's units
-        (:func:`objective_bound`)."""
-        return objective_bound(
-            self.objective, self.instance, raw, self.scale, self.exact
-        )
+
+def order_interchangeable(model: CpsatModel, first: Job, second: Job) -> None:
+    """Symmetry breaking for two interchangeable jobs (module notes):
+    ``S_first <= S_second`` and, with offsets (contiguous machines), equal
+    starts imply ``O_first <= O_second``."""
+    a, b = model.starts[first.id], model.starts[second.id]
+    model.model.add(a <= b)
+    if model.offsets:
+        same = model.model.new_bool_var(f"same{first.id}_{second.id}")
+        model.model.add(a == b).only_enforce_if(same)
+        model.model.add(a < b).only_enforce_if(~same)
+        model.model.add(
+            model.offsets[first.id] <= model.offsets[second.id]
+        ).only_enforce_if(same)
+
+
+def busy_intervals(
+    model: cp_model.CpModel, instance: Instance
+) -> tuple[list[Any], list[Any]]:
+    """The machine's busy blocks that last, and their fixed time intervals."""
+    blocks = [b for b in instance.machine.unavailable if b.end > b.start]
+    intervals = [
+        model.new_fixed_size_interval_var(b.start, b.end - b.start, "busy")
+        for b in blocks
+    ]
+    return blocks, intervals
+
+
+def add_rigid_machine(
+    model: cp_model.CpModel,
+    instance: Instance,
+    jobs: Sequence[Job],
+    starts: Mapping[int, Any],
+    offsets: Mapping[int, Any] | None,
+) -> dict[int, Any]:
+    """The machine's capacity for rigid ``jobs`` (of positive run time).
+
+    ``Cumulative`` of the jobs' intervals ``[S_j, S_j + p_j)`` and the busy
+    blocks within ``m`` processors; with ``offsets`` (contiguous machines)
+    also ``NoOverlap2D`` of the jobs' and blocks' boxes
+    (:func:`add_processor_boxes`). Returns the jobs' time intervals by id.
+    """
+    time_iv = {
+        j.id: model.new_fixed_size_interval_var(starts[j.id], j.runtime, f"I{j.id}")
+        for j in jobs
+    }
+    blocks, block_iv = busy_intervals(model, instance)
+    model.add_cumulative(
+        [*time_iv.values(), *block_iv],
+        [j.size for j in jobs] + [b.size for b in blocks],
+        instance.processors,
+    )
+    if offsets is not None:
+        proc_iv = [
+            model.new_fixed_size_interval_var(offsets[j.id], j.size, f"P{j.id}")
+            for j in jobs
+        ]
+        add_processor_boxes(model, list(time_iv.values()), proc_iv, block_iv, blocks)
+    return time_iv
 
 
 def add_processor_boxes(

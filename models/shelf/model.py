@@ -174,7 +174,7 @@ from optsched.models.common.solution import (
 from optsched.models.common.solution import (
     assign_processors as assign_checked,
 )
-from optsched.models.common.template import conclude, prepare
+from optsched.models.common.template import ModelInputs, conclude, prepare
 from optsched.models.moldable.bounds import require_rigid
 from optsched.models.rigid.bounds import (
     dual_feasible_functions,
@@ -182,11 +182,12 @@ from optsched.models.rigid.bounds import (
     lower_bounds_within,
 )
 from optsched.models.rigid.cpsat import (
+    CpsatModel,
     _identical_groups,
     _relabel,
-    add_processor_boxes,
+    add_rigid_machine,
     integer_weights,
-    objective_bound,
+    order_interchangeable,
     read_starts,
     search_collect,
     search_refusal,
@@ -285,7 +286,7 @@ def solve(
         return conclude(solving)
     representatives = formulation == "representatives"
     build = _RepresentativeModel if representatives else _ChainModel
-    model = build(instance, objective, solving.hint, solving.bounds, symmetry=symmetry)
+    model = build(solving.model_inputs())
     search_collect(
         solving, model.model,
         lambda value: read_starts(model.starts, model.offsets, value),
@@ -822,51 +823,39 @@ def shelf_bounds(instance: Instance, objective: Objective | str) -> list[Bound]:
 # --------------------------------------------------------------------------
 
 
-class _ShelfModel:
+class _ShelfModel(CpsatModel):
     """What both formulations start from: the CP model, the blocks that
     matter, whether offsets are modelled, and the completion deadlines."""
 
-    exact: bool
-    scale: float
-
-    def __init__(
-        self, instance: Instance, objective: Objective, incumbent: Candidate
-    ) -> None:
-        self.instance = instance
-        self.objective = objective
-        self.model = cp_model.CpModel()
+    def __init__(self, inputs: ModelInputs) -> None:
+        super().__init__(inputs)
+        instance = inputs.instance
         machine = instance.machine
         self.blocks = [b for b in machine.unavailable if b.end > b.start]
         self.with_offsets = machine.allocation == "contiguous" and bool(self.blocks)
-        self.deadlines = shelf_deadlines(instance, objective, incumbent.schedule)
+        self.deadlines = shelf_deadlines(
+            instance, inputs.objective, inputs.incumbent.schedule
+        )
         self.horizon = max(self.deadlines.values())
 
-    def solver_bound(self, raw: float) -> float:
-        """CP-SAT's bound in the objective's units
-        (:func:`optsched.models.rigid.cpsat.objective_bound`)."""
-        return objective_bound(
-            self.objective, self.instance, raw, self.scale, self.exact
-        )
+    def _add_machine(self, jobs: Sequence[Job]) -> None:
+        """The machine beside the busy blocks (none: the shelves, disjoint
+        in time, need only their knapsack rows): :func:`~optsched.models.
+        rigid.cpsat.add_rigid_machine` over the positive ``jobs``."""
+        if self.blocks:
+            add_rigid_machine(
+                self.model, self.instance, jobs, self.starts,
+                self.offsets if self.with_offsets else None,
+            )  # fmt: skip
 
 
 class _ChainModel(_ShelfModel):
     """The chain formulation (see the module notes)."""
 
-    def __init__(
-        self,
-        instance: Instance,
-        objective: Objective,
-        incumbent: Candidate,
-        bounds: Sequence[Bound],
-        *,
-        symmetry: bool,
-    ) -> None:
-        super().__init__(instance, objective, incumbent)
+    def __init__(self, inputs: ModelInputs) -> None:
+        super().__init__(inputs)
+        instance, objective = inputs.instance, inputs.objective
         self.shelves = len(instance.jobs)
-        self.scale = 1.0
-        self.exact = True
-        self.starts: dict[int, cp_model.IntVar] = {}
-        self.offsets: dict[int, cp_model.IntVar] = {}
         self.assign: dict[tuple[int, int], cp_model.IntVar] = {}
         self.shelf_start: list[cp_model.IntVar] = []
         self.shelf_end: list[cp_model.IntVar] = []
@@ -874,12 +863,12 @@ class _ChainModel(_ShelfModel):
         self._add_variables()
         self._add_shelves()
         self._add_capacity()
-        groups = _identical_groups(instance, objective) if symmetry else []
+        groups = _identical_groups(instance, objective) if inputs.symmetry else []
         self.symmetry_groups = len(groups)
         for group in groups:
             self._order_group(group)
-        self._add_objective(bounds)
-        self._add_hint(_relabel(incumbent.schedule, groups))
+        self._add_objective(inputs.bounds)
+        self._add_hint(_relabel(inputs.incumbent.schedule, groups))
 
     def _add_variables(self) -> None:
         m, model = self.instance.processors, self.model
@@ -926,45 +915,15 @@ class _ChainModel(_ShelfModel):
         running = [j for j in self.instance.jobs if j.runtime > 0]
         for k in range(self.shelves):
             model.add(sum(j.size * self.assign[j.id, k] for j in running) <= m)
-        if not self.blocks:
-            return  # shelves are disjoint in time: the knapsack rows are the rule
-        time_iv = [
-            model.new_fixed_size_interval_var(self.starts[j.id], j.runtime, f"I{j.id}")
-            for j in running
-        ]
-        block_iv = [
-            model.new_fixed_size_interval_var(b.start, b.end - b.start, "busy")
-            for b in self.blocks
-        ]
-        model.add_cumulative(
-            time_iv + block_iv,
-            [j.size for j in running] + [b.size for b in self.blocks],
-            m,
-        )
-        if not self.with_offsets:
-            return
-        proc_iv = [
-            model.new_fixed_size_interval_var(self.offsets[j.id], j.size, f"P{j.id}")
-            for j in running
-        ]
-        add_processor_boxes(model, time_iv, proc_iv, block_iv, self.blocks)
+        self._add_machine(running)
 
     def shelf_index(self, job: Job) -> cp_model.LinearExprT:
         return sum(k * self.assign[job.id, k] for k in range(1, self.shelves))
 
     def _order_group(self, group: Sequence[Job]) -> None:
-        model = self.model
         for first, second in itertools.pairwise(group):
-            model.add(self.shelf_index(first) <= self.shelf_index(second))
-            a, b = self.starts[first.id], self.starts[second.id]
-            model.add(a <= b)
-            if self.with_offsets:
-                same = model.new_bool_var(f"same{first.id}_{second.id}")
-                model.add(a == b).only_enforce_if(same)
-                model.add(a < b).only_enforce_if(~same)
-                model.add(
-                    self.offsets[first.id] <= self.offsets[second.id]
-                ).only_enforce_if(same)
+            self.model.add(self.shelf_index(first) <= self.shelf_index(second))
+            order_interchangeable(self, first, second)
 
     def _add_objective(self, bounds: Sequence[Bound]) -> None:
         jobs = self.instance.jobs
@@ -1020,17 +979,9 @@ class _RepresentativeModel(_ShelfModel):
     ``scale``, ``exact``, ``shelves``, ``symmetry_groups``, ``solver_bound``.
     """
 
-    def __init__(
-        self,
-        instance: Instance,
-        objective: Objective,
-        incumbent: Candidate,
-        bounds: Sequence[Bound],
-        *,
-        symmetry: bool,
-    ) -> None:
-        super().__init__(instance, objective, incumbent)
-        self.scale, self.exact = 1.0, True
+    def __init__(self, inputs: ModelInputs) -> None:
+        super().__init__(inputs)
+        instance, objective = inputs.instance, inputs.objective
         self.compact = not self.blocks and all(j.release == 0 for j in instance.jobs)
         # Positive jobs by non-increasing run time; identical jobs adjacent.
         self.order = sorted(
@@ -1039,21 +990,19 @@ class _RepresentativeModel(_ShelfModel):
         )
         self.zero = [j for j in instance.jobs if j.runtime == 0]
         self.shelves = len(self.order)
-        self.starts: dict[int, cp_model.IntVar] = {}
-        self.offsets: dict[int, cp_model.IntVar] = {}
         self.rep: dict[int, cp_model.IntVar] = {}  # y_i
         self.member: dict[tuple[int, int], cp_model.IntVar] = {}  # x_ij
         self.before: dict[tuple[int, int], cp_model.IntVar] = {}  # v_ij
         self._add_jobs()
         self._add_shelves()
         self._add_capacity()
-        groups = _adjacent_identical(self.order, objective) if symmetry else []
+        groups = _adjacent_identical(self.order, objective) if inputs.symmetry else []
         self.symmetry_groups = len(groups)
         for group in groups:
             self._order_group(group)
         self._add_before(wct=objective.kind == "wct")
-        self._add_objective(bounds)
-        self._add_hint(incumbent.schedule, groups)
+        self._add_objective(inputs.bounds)
+        self._add_hint(inputs.incumbent.schedule, groups)
 
     def _add_jobs(self) -> None:
         m, model = self.instance.processors, self.model
@@ -1098,28 +1047,7 @@ class _RepresentativeModel(_ShelfModel):
                 sum(j.size * self.member[rep.id, j.id] for j in members)
                 <= (m - rep.size) * self.rep[rep.id]
             )
-        if not self.blocks:
-            return  # shelves are disjoint in time: the knapsack rows are the rule
-        time_iv = [
-            model.new_fixed_size_interval_var(self.starts[j.id], j.runtime, f"I{j.id}")
-            for j in self.order
-        ]
-        block_iv = [
-            model.new_fixed_size_interval_var(b.start, b.end - b.start, "busy")
-            for b in self.blocks
-        ]
-        model.add_cumulative(
-            time_iv + block_iv,
-            [j.size for j in self.order] + [b.size for b in self.blocks],
-            m,
-        )
-        if not self.with_offsets:
-            return
-        proc_iv = [
-            model.new_fixed_size_interval_var(self.offsets[j.id], j.size, f"P{j.id}")
-            for j in self.order
-        ]
-        add_processor_boxes(model, time_iv, proc_iv, block_iv, self.blocks)
+        self._add_machine(self.order)
 
     def slot(self, job: Job) -> cp_model.LinearExprT:
         """Position (in ``order``) of the tallest job of ``job``'s shelf."""
@@ -1250,7 +1178,7 @@ class _RepresentativeModel(_ShelfModel):
             model.add_hint(
                 v, int(used and placements[rid].end <= placements[jid].start)
             )
-        if self.objective.kind == "cmax":
+        if self.makespan is not None:  # cmax
             model.add_hint(
                 self.makespan, max((p.end for p in placements.values()), default=0)
             )

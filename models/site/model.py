@@ -121,14 +121,14 @@ from optsched.models.common.solution import (
     checked_candidate,
     is_optimal,
 )
-from optsched.models.common.template import conclude, prepare
+from optsched.models.common.template import ModelInputs, conclude, prepare
 from optsched.models.rigid.bounds import lower_bounds_within
 from optsched.models.rigid.cpsat import (
     BACKEND,
+    CpsatModel,
     _relabel,
     add_completion_objective,
-    add_processor_boxes,
-    objective_bound,
+    add_rigid_machine,
     overflow_note,
     read_starts,
     refusal_note,
@@ -138,7 +138,7 @@ from optsched.models.site.bounds import site_released
 from optsched.models.site.greedy import site_list_schedule
 from optsched.objective import Objective
 from optsched.packing import contiguous_placement
-from optsched.result import Bound, Incumbent, Result
+from optsched.result import Incumbent, Result
 from optsched.schedule import Schedule
 
 INFEASIBLE = (
@@ -356,27 +356,16 @@ def site_candidates(
 # --------------------------------------------------------------------------
 
 
-class SiteModel:
-    """CP-SAT variables and constraints of the module notes."""
+class SiteModel(CpsatModel):
+    """CP-SAT variables and constraints of the module notes, within the
+    completion ``deadlines`` (:func:`site_deadlines`)."""
 
-    def __init__(
-        self,
-        instance: Instance,
-        objective: Objective,
-        deadlines: Mapping[int, int],
-        bounds: Sequence[Bound],
-        *,
-        symmetry: bool,
-    ) -> None:
-        self.instance = instance
-        self.objective = objective
+    def __init__(self, inputs: ModelInputs, deadlines: Mapping[int, int]) -> None:
+        super().__init__(inputs)
+        instance, objective = inputs.instance, inputs.objective
         self.deadlines = deadlines
-        self.model = cp_model.CpModel()
-        self.contiguous = instance.machine.allocation == "contiguous"
         self.calendar = instance.machine.calendar
         self.graph = _chains(instance)
-        self.starts: dict[int, cp_model.IntVar] = {}
-        self.offsets: dict[int, cp_model.IntVar] = {}
         self.pieces: dict[int, list[Piece]] = {}
         self.chosen: dict[int, list[Any]] = {}
         self.pairs = 0
@@ -399,14 +388,16 @@ class SiteModel:
         self._add_admission()
         self.segment_cumulatives = self._add_segment_cumulatives(blocks)
         self.groups = (
-            _identical_groups(instance, objective, self.graph) if symmetry else []
+            _identical_groups(instance, objective, self.graph)
+            if inputs.symmetry
+            else []
         )
         for group in self.groups:
             for first, second in itertools.pairwise(group):
                 self.model.add(self.starts[first.id] <= self.starts[second.id])
         ends = {j.id: self.starts[j.id] + j.runtime for j in instance.jobs}
         self.makespan, self.scale, self.exact = add_completion_objective(
-            self.model, objective, instance, ends, deadlines, bounds
+            self.model, objective, instance, ends, deadlines, inputs.bounds
         )
 
     # -- variables ------------------------------------------------------------
@@ -441,36 +432,11 @@ class SiteModel:
 
     # -- resources ------------------------------------------------------------
     def _add_machine(self) -> None:
-        instance = self.instance
-        m = instance.processors
-        jobs = [j for j in instance.jobs if j.runtime > 0]
-        self.intervals = {
-            j.id: self.model.new_fixed_size_interval_var(
-                self.starts[j.id], j.runtime, f"I{j.id}"
-            )
-            for j in jobs
-        }
-        blocks = [b for b in instance.machine.unavailable if b.end > b.start]
-        block_iv = [
-            self.model.new_fixed_size_interval_var(b.start, b.end - b.start, "busy")
-            for b in blocks
-        ]
-        self.model.add_cumulative(
-            [self.intervals[j.id] for j in jobs] + block_iv,
-            [j.size for j in jobs] + [b.size for b in blocks],
-            m,
-        )
-        if not self.contiguous:
-            return
-        boxes = [
-            self.model.new_fixed_size_interval_var(
-                self.offsets[j.id], j.size, f"P{j.id}"
-            )
-            for j in jobs
-        ]
-        add_processor_boxes(
-            self.model, [self.intervals[j.id] for j in jobs], boxes, block_iv, blocks
-        )
+        jobs = [j for j in self.instance.jobs if j.runtime > 0]
+        self.intervals = add_rigid_machine(
+            self.model, self.instance, jobs, self.starts,
+            self.offsets if self.contiguous else None,
+        )  # fmt: skip
 
     def _add_queues(self) -> None:
         if self.calendar is None:
@@ -597,16 +563,7 @@ class SiteModel:
             self.model.add_hint(ended, at[i.id] + i.runtime <= at[j.id])
         for z, i, early in self.zero_literals:
             self.model.add_hint(early, at[z.id] <= at[i.id])
-        if self.makespan is not None:
-            self.model.add_hint(
-                self.makespan, max(p.end for p in schedule.placements.values())
-            )
-
-    def solver_bound(self, raw: float) -> float:
-        """CP-SAT's bound in the objective's units."""
-        return objective_bound(
-            self.objective, self.instance, raw, self.scale, self.exact
-        )
+        self.hint_makespan(schedule)
 
     def read(self, value: Callable[[Any], int]) -> dict[int, tuple[int, int]]:
         """``{job: (start, offset)}`` of a solution."""
@@ -735,11 +692,7 @@ def solve(
     elif (refusal := refusal_note(solving, too_large)) is not None:
         solving.skip(refusal)
     else:
-        model = SiteModel(
-            instance, objective, deadlines,
-            solving.bounds if settings.bound_domain else [],
-            symmetry=settings.symmetry,
-        )  # fmt: skip
+        model = SiteModel(solving.model_inputs(), deadlines)
         model.hint(hint.schedule)
         solving.params["admission_pairs"] = model.pairs
         solving.params["segment_cumulatives"] = model.segment_cumulatives
