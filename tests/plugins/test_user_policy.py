@@ -11,6 +11,7 @@ are compared with an independent plain simulation of the same rule
 from __future__ import annotations
 
 import heapq
+import json
 import textwrap
 from pathlib import Path
 
@@ -88,6 +89,14 @@ def largest_first_reference(instance: Instance) -> dict[int, int]:
     return starts
 
 
+def reference_makespan(instance: Instance) -> int:
+    """The makespan of :func:`largest_first_reference`'s schedule."""
+    jobs = instance.jobs_by_id()
+    return max(
+        t + jobs[j].runtime for j, t in largest_first_reference(instance).items()
+    )
+
+
 @pytest.mark.parametrize("name", PLAIN_FILES)
 def test_simulate_matches_the_reference(policy_file: Path, name: str) -> None:
     instance = read_native(INSTANCES / name).instance
@@ -129,10 +138,7 @@ def test_gap_cpsat_rates_the_plug_in(policy_file: Path, tmp_path: Path) -> None:
 
     rows = pd.read_csv(out)
     mine = rows[rows["policy"] == f"{policy_file}:LargestFirst"]
-    instance = read_native(INSTANCES / "kth_20.json").instance
-    reference = largest_first_reference(instance)
-    jobs = instance.jobs_by_id()
-    expected = max(t + jobs[j].runtime for j, t in reference.items())
+    expected = reference_makespan(read_native(INSTANCES / "kth_20.json").instance)
     cmax = mine[mine["objective"] == "cmax"].iloc[0]
     assert cmax["value"] == expected
     assert cmax["lower"] <= cmax["value"]
@@ -150,9 +156,7 @@ def test_competitive_gap_takes_an_object_and_a_spec(policy_file: Path) -> None:
     )
     assert len(rows) == 2
     instance = read_native(INSTANCES / "kth_20.json").instance
-    reference = largest_first_reference(instance)
-    jobs = instance.jobs_by_id()
-    expected = max(t + jobs[j].runtime for j, t in reference.items())
+    expected = reference_makespan(instance)
     values = dict(zip(rows["policy"], rows["value"], strict=True))
     easy = simulate(instance, "easy").schedule
     assert values["easy"] == max(p.end for p in easy.placements.values())
@@ -207,9 +211,7 @@ def test_bench_suite_in_worker_processes(
         window = instance.with_jobs(
             [j.replace(release=j.release - jobs[0].release) for j in jobs]
         )
-        reference = largest_first_reference(window)
-        by_id = window.jobs_by_id()
-        expected = max(t + by_id[j].runtime for j, t in reference.items())
+        expected = reference_makespan(window)
         assert json.loads(row["values"])["cmax"] == expected
 
 
@@ -233,10 +235,14 @@ def test_a_changed_plug_in_is_run_again(policy_file: Path, tmp_path: Path) -> No
 def test_compare_and_worst_case_take_a_plug_in(policy_file: Path) -> None:
     spec = f"{policy_file}:LargestFirst"
     compared = CliRunner().invoke(
-        main, ["compare", str(INSTANCES / "kth_20.json"), "--policies", f"easy,{spec}"]
-    )
+        main,
+        ["compare", str(INSTANCES / "kth_20.json"), "--policies", f"easy,{spec}",
+         "--json"],
+    )  # fmt: skip
     assert compared.exit_code == 0, compared.output
-    assert "LargestFirst" in compared.output
+    rows = {row["policy"]: row for row in json.loads(compared.output)["rows"]}
+    instance = read_native(INSTANCES / "kth_20.json").instance
+    assert rows[spec]["makespan"] == reference_makespan(instance)
     # The search for a small instance where the plug-in is strictly worse
     # than FCFS simulates it like any policy.
     searched = CliRunner().invoke(
