@@ -68,6 +68,10 @@ from optsched.instance import MAX_INTEGER
 from optsched.io import archive, read_trace
 from optsched.io.text import read_toml_file
 
+MAX_CLUSTERS = 256
+"""Most clusters a scenario may cut from its trace (consecutive slices of
+``weeks`` weeks each): the studies use a handful; 1e8 hung the simulation."""
+
 _KEYS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "scenario": {"name": str, "description": str},
     "workload": {
@@ -263,8 +267,12 @@ def _scenario(v: dict[str, dict[str, Any]], path: Path) -> Scenario:
         trace = path.parent / trace
     if not trace.exists():
         raise _Bad(f"[workload] trace {work['trace']!r} not found", "workload", "trace")
-    if work["clusters"] < 1:
-        raise _Bad("[workload] clusters must be at least 1", "workload", "clusters")
+    if not 1 <= work["clusters"] <= MAX_CLUSTERS:
+        raise _Bad(
+            f"[workload] clusters must be from 1 to {MAX_CLUSTERS}",
+            "workload",
+            "clusters",
+        )
     # Counts and thresholds: a negative one has no meaning (a negative merge
     # threshold merged nothing, silently).
     for key, least in (("weeks", 1), ("cap", 1), ("merge_below", 0)):

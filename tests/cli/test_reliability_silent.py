@@ -190,3 +190,14 @@ def test_scenario_counts_out_of_range(tmp_path: Path, extra: str, message: str) 
     with pytest.raises(InputError) as refused:
         load_scenario(path)
     assert str(refused.value).startswith(f"{path}:7: {message}")
+
+
+def test_a_huge_cluster_count_is_refused(tmp_path: Path) -> None:
+    write_swf(tmp_path / "log.swf", [swf_job(1, 0, 60, 1)], 8)
+    path = tmp_path / "s.toml"
+    path.write_text(SCENARIO.format(extra="").replace("= 3", "= 100000000"))
+    with pytest.raises(InputError) as refused:
+        load_scenario(path)
+    assert str(refused.value) == (
+        f"{path}:6: [workload] clusters must be from 1 to 256"
+    )
