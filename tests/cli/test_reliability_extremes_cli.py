@@ -5,7 +5,6 @@ Every case gives one line (or a usage error) and exit status 2, or works.
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import xml.dom.minidom
@@ -13,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from support.csvrows import simulated_rows, write_rows
 from support.paths import INSTANCES
 
 from optsched.cli import main
@@ -81,28 +81,15 @@ def test_huge_smp_nodes_in_a_native_file_are_one_line(tmp_path: Path) -> None:
         )
 
 
-def _schedule(tmp_path: Path) -> list[list[str]]:
-    out = tmp_path / "s.csv"
-    assert _run("simulate", INSTANCE, "-p", "easy", "-o", out).exit_code == 0
-    with out.open(newline="") as handle:
-        return list(csv.reader(handle))
-
-
-def _write(path: Path, rows: list[list[str]]) -> Path:
-    with path.open("w", newline="") as handle:
-        csv.writer(handle).writerows(rows)
-    return path
-
-
 def test_a_processor_field_over_csvs_limit_is_read(tmp_path: Path) -> None:
-    rows = _schedule(tmp_path)
+    rows = simulated_rows(INSTANCE, tmp_path)
     assert rows[0][4] == "processors" and rows[1][3] == "12"
     # Job 1's 12 processors as 12 single intervals, padded with spaces to
     # pass csv's default field limit of 131,072 characters.
     first = int(rows[1][4].split("-")[0])
     rows[1][4] = (" " * 12_000).join(str(first + k) for k in range(12))
     assert len(rows[1][4]) > 131_072
-    path = _write(tmp_path / "long.csv", rows)
+    path = write_rows(tmp_path / "long.csv", rows)
     checked = _run("check", INSTANCE, path)
     assert checked.exit_code == 0, checked.output
     assert checked.stdout == "OK: 20 jobs, schedule valid\n"
@@ -113,9 +100,9 @@ def test_a_processor_field_over_csvs_limit_is_read(tmp_path: Path) -> None:
 def test_gantt_draws_a_huge_range_as_one_interval_and_refuses_it_off_machine(
     tmp_path: Path,
 ) -> None:
-    rows = _schedule(tmp_path)
+    rows = simulated_rows(INSTANCE, tmp_path)
     rows[1][4], rows[1][3] = "0-1000000000000", "1000000000001"
-    path = _write(tmp_path / "huge.csv", rows)
+    path = write_rows(tmp_path / "huge.csv", rows)
     job = rows[1][0]
     # Without INSTANCE the machine is rebuilt to hold it: drawn at once.
     rebuilt = _run("plot", "gantt", path, "-o", tmp_path / "a.png")

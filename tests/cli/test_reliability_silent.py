@@ -21,12 +21,12 @@ Decisions (the module docstrings say the same):
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from support.csvrows import simulated_rows, write_rows
 from support.paths import DATA, INSTANCES, swf_job, write_swf
 
 from optsched.cli import main
@@ -73,27 +73,14 @@ def test_preceding_job_cycles_and_self_links_are_noted(tmp_path: Path) -> None:
     assert "preceding" not in _run("info", clean).stderr
 
 
-def _schedule(tmp_path: Path) -> list[list[str]]:
-    out = tmp_path / "s.csv"
-    assert _run("simulate", INSTANCE, "-p", "easy", "-o", out).exit_code == 0
-    with out.open(newline="") as handle:
-        return list(csv.reader(handle))
-
-
-def _write(path: Path, rows: list[list[str]]) -> Path:
-    with path.open("w", newline="") as handle:
-        csv.writer(handle).writerows(rows)
-    return path
-
-
 def test_gantt_without_instance_refuses_reversed_jobs_and_notes_odd_ones(
     tmp_path: Path,
 ) -> None:
-    rows = _schedule(tmp_path)
+    rows = simulated_rows(INSTANCE, tmp_path)
     job = rows[1][0]
     reversed_rows = [list(r) for r in rows]
     reversed_rows[1][1:3] = ["5000", "100"]
-    path = _write(tmp_path / "rev.csv", reversed_rows)
+    path = write_rows(tmp_path / "rev.csv", reversed_rows)
     refused = _run("plot", "gantt", path, "-o", tmp_path / "a.png")
     assert refused.exit_code == 2
     assert refused.stderr == (
@@ -102,7 +89,7 @@ def test_gantt_without_instance_refuses_reversed_jobs_and_notes_odd_ones(
     odd = [list(r) for r in rows]
     odd[1][1] = "-50"
     odd[2][4] = "0-5 3-8"
-    path = _write(tmp_path / "odd.csv", odd)
+    path = write_rows(tmp_path / "odd.csv", odd)
     drawn = _run("plot", "gantt", path, "-o", tmp_path / "b.png")
     assert drawn.exit_code == 0, drawn.output
     notes = drawn.stderr.splitlines()
