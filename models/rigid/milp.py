@@ -330,14 +330,25 @@ def _step_model(
         starts[job.id] = job.last - pulp.lpSum(y[job.id])
     _add_step_capacity(prob, grid, y)
     completion = {j.id: g * starts[j.id] + j.runtime for j in grid.jobs}
+    _minimise(prob, objective, completion, {j.id: j.weight for j in grid.jobs})
+    return prob, y, starts
+
+
+def _minimise(
+    prob: pulp.LpProblem,
+    objective: Objective,
+    completion: Mapping[int, Any],
+    weights: Mapping[int, float],
+) -> None:
+    """The objective of both MILPs over the jobs' ``completion`` expressions:
+    ``cmax``, ``min C`` with ``C >= C_j``; ``wct``, ``min sum_j w_j C_j``."""
     if objective.kind == "cmax":
         cmax = prob.add_variable("Cmax", 0)
-        for job in grid.jobs:
-            prob += completion[job.id] <= cmax
+        for done in completion.values():
+            prob += done <= cmax
         prob += cmax
     else:
-        prob += pulp.lpSum(job.weight * completion[job.id] for job in grid.jobs)
-    return prob, y, starts
+        prob += pulp.lpSum(weights[jid] * done for jid, done in completion.items())
 
 
 def _add_step_capacity(
@@ -460,15 +471,8 @@ def _pulse_model(
     blocked = _blocked_cells(instance)
     for (k, p), variables in cover.items():
         prob += pulp.lpSum(variables) <= (0 if (k, p) in blocked else 1)
-    if objective.kind == "cmax":
-        cmax = prob.add_variable("Cmax", 0)
-        for j in instance.jobs:
-            prob += completion[j.id] <= cmax
-        prob += cmax
-    else:
-        prob += pulp.lpSum(
-            objective.weight(j) * completion[j.id] for j in instance.jobs
-        )
+    weights = {j.id: objective.weight(j) for j in instance.jobs}
+    _minimise(prob, objective, completion, weights)
     return prob, x
 
 

@@ -838,6 +838,16 @@ class _ShelfModel(CpsatModel):
         )
         self.horizon = max(self.deadlines.values())
 
+    def _add_starts(self) -> None:
+        """``T_j`` in ``[r'_j, D_j - p_j]`` and, where modelled, the offsets."""
+        m, model = self.instance.processors, self.model
+        for job in self.instance.jobs:
+            earliest = earliest_start_alone(job, self.instance.machine)
+            latest = self.deadlines[job.id] - job.runtime
+            self.starts[job.id] = model.new_int_var(earliest, latest, f"T{job.id}")
+            if self.with_offsets:
+                self.offsets[job.id] = model.new_int_var(0, m - job.size, f"O{job.id}")
+
     def _add_machine(self, jobs: Sequence[Job]) -> None:
         """The machine beside the busy blocks (none: the shelves, disjoint
         in time, need only their knapsack rows): :func:`~optsched.models.
@@ -871,13 +881,9 @@ class _ChainModel(_ShelfModel):
         self._add_hint(_relabel(inputs.incumbent.schedule, groups))
 
     def _add_variables(self) -> None:
-        m, model = self.instance.processors, self.model
+        model = self.model
+        self._add_starts()
         for job in self.instance.jobs:
-            earliest = earliest_start_alone(job, self.instance.machine)
-            latest = self.deadlines[job.id] - job.runtime
-            self.starts[job.id] = model.new_int_var(earliest, latest, f"T{job.id}")
-            if self.with_offsets:
-                self.offsets[job.id] = model.new_int_var(0, m - job.size, f"O{job.id}")
             for k in range(self.shelves):
                 self.assign[job.id, k] = model.new_bool_var(f"x{job.id}_{k}")
         for k in range(self.shelves):
@@ -1005,13 +1011,8 @@ class _RepresentativeModel(_ShelfModel):
         self._add_hint(inputs.incumbent.schedule, groups)
 
     def _add_jobs(self) -> None:
-        m, model = self.instance.processors, self.model
-        for job in self.instance.jobs:
-            earliest = earliest_start_alone(job, self.instance.machine)
-            latest = self.deadlines[job.id] - job.runtime
-            self.starts[job.id] = model.new_int_var(earliest, latest, f"T{job.id}")
-            if self.with_offsets:
-                self.offsets[job.id] = model.new_int_var(0, m - job.size, f"O{job.id}")
+        model = self.model
+        self._add_starts()
         for k, rep in enumerate(self.order):
             self.rep[rep.id] = model.new_bool_var(f"y{rep.id}")
             for other in self.order[k + 1 :]:
