@@ -61,16 +61,6 @@ INPUT_REFUSALS: tuple[InputRefusal, ...] = (
         "would change run times)",
         "model",
     ),
-    *_both(
-        "calendar",
-        "a site calendar on a machine with speeds or SMP nodes is not supported",
-        "not built",
-    ),
-    *_both(
-        "user-limit",
-        "a site calendar on a machine with speeds or SMP nodes is not supported",
-        "not built",
-    ),
     *_both("modes", "moldable jobs are not supported", "not built"),
     *_both("malleable", "moldable jobs are not supported", "not built"),
     *_both(

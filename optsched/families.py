@@ -304,7 +304,7 @@ def _unfollowed_chains(spec: str, simulator: str) -> str:
 def _unfollowed_calendar(spec: str, simulator: str) -> str:
     return (
         f"{_own_schedule(spec, simulator)} ignores site calendars; the engine's "
-        "policies (fcfs, easy, conservative, ...) follow them"
+        "policies (fcfs, easy, conservative, ...) and the combinators follow them"
     )
 
 
@@ -381,7 +381,7 @@ FEATURES: tuple[Feature, ...] = (
         exact_with=frozenset({"chains", "contiguous", "busy-blocks"}),
         backends=_CPSAT_AND_BOUNDS,
         unmodelled=_ignores_calendar,
-        simulators=_ENGINE_ONLY,
+        simulators=("engine", "nodes"),
         unsimulated=_unfollowed_calendar,
     ),
     Feature(
@@ -393,6 +393,7 @@ FEATURES: tuple[Feature, ...] = (
         check="optsched.check.topology:rule",
         bounds="optsched.models.topology.bounds:topology_lower_bounds",
         exact="optsched.models.topology.speeds:solve",
+        exact_with=frozenset({"calendar"}),
         backends=_CPSAT_AND_BOUNDS,
         unmodelled=_identical_processors,
     ),
@@ -405,6 +406,7 @@ FEATURES: tuple[Feature, ...] = (
         check="optsched.check.topology:rule",
         bounds="optsched.models.topology.bounds:topology_lower_bounds",
         exact="optsched.models.topology.smp:solve",
+        exact_with=frozenset({"calendar"}),
         backends=_CPSAT_AND_BOUNDS,
         unmodelled=_identical_processors,
     ),
@@ -555,8 +557,10 @@ class ExactPlan:
 def exact_plan(instance: Instance) -> ExactPlan:
     """The exact model for ``instance`` and the features it must relax.
 
-    The lead is the first present feature (table order) with an exact
-    model all of whose other unhandled present features can be relaxed
+    The lead is the first present feature (table order) whose exact model
+    handles every other present feature (a site calendar on a machine with
+    speeds: the speed model), else the first with an exact model all of
+    whose other unhandled present features can be relaxed
     (``Feature.relax``); those are relaxed, which may remove the lead too
     (the flat relaxation drops speeds and nodes together), so the plan is
     made again on the relaxed instance until nothing is left to relax.
@@ -596,16 +600,24 @@ _RIGID_HANDLES = frozenset({"contiguous", "busy-blocks"})
 def _lead(
     present: list[Feature],
 ) -> tuple[Feature | None, list[Feature], str | None]:
-    """The first leading feature whose model can relax every other present
-    feature it does not handle (``None``: the rigid model), those features,
-    and the first feature that blocked every lead (``None`` if one fits)."""
+    """The first leading feature whose model handles every present feature
+    (an exact model: the speed model under a calendar rather than the site
+    model on the flat relaxation), else the first whose model can relax
+    every other present feature it does not handle (``None``: the rigid
+    model); those features; and the first feature that blocked every lead
+    (``None`` if one fits)."""
     blocking: str | None = None
     leads: list[Feature | None] = [f for f in present if f.exact is not None]
+    fits: list[tuple[Feature | None, list[Feature]]] = []
     for lead in leads or [None]:
         handled = {lead.name, *lead.exact_with} if lead else _RIGID_HANDLES
         rest = [f for f in present if f.name not in handled]
         stuck = next((f for f in rest if f.relax is None), None)
         if stuck is None:
-            return lead, rest, None
-        blocking = blocking or stuck.name
-    return None, [], blocking
+            fits.append((lead, rest))
+        else:
+            blocking = blocking or stuck.name
+    if not fits:
+        return None, [], blocking
+    lead, rest = next((fit for fit in fits if not fit[1]), fits[0])
+    return lead, rest, None

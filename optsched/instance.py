@@ -523,14 +523,8 @@ class Machine:
         self._validate_block_capacity()
         self._validate_block_overlaps()
         self._validate_topology()
-        if self.calendar is not None:
-            if not isinstance(self.calendar, Calendar):
-                raise ValueError("machine: calendar must be a Calendar")
-            if not self.flat:
-                raise ValueError(
-                    "machine: a site calendar on a machine with speeds or SMP "
-                    "nodes is not supported"
-                )
+        if self.calendar is not None and not isinstance(self.calendar, Calendar):
+            raise ValueError("machine: calendar must be a Calendar")
 
     def _validate_topology(self) -> None:
         if self.speeds is not None:

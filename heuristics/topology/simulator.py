@@ -28,6 +28,26 @@ its estimate. Schedulers see estimates only:
 A job whose actual run time is 0 gives its processors back at once (the
 engine's rule), so a job selected next at the same instant may use them.
 
+Site calendars and the user limit
+---------------------------------
+On a machine with a site calendar a job fits only when the site's rules
+let it start too (:class:`optsched.heuristics.site.gate.SiteGate`, the
+engine's implementation of them: sequential queues, the batch capacity and
+largest job by time of week, counted in processors on every machine, and
+NQS's user limit), tested after the processors, as the engine's
+``can_start`` does. The calls to the selection function at one instant
+make one *pass*, as the engine's one call of a policy: a job the user
+limit refused in the pass is not tried again in it (the engine's policies
+try each job once per pass); when the pass ends those jobs move to the end
+of every base order and the selection function is called again, until no
+job moves; a job gets its ranks back when its user's account is emptied.
+While jobs wait, the simulator wakes when the calendar next changes. A
+head held back by the rules while it fits on the processors has the
+shadow time now (the engine's EASY: :func:`~optsched.heuristics.rigid.
+policies.easy_shadow`). The waiting jobs are then kept in order by
+:class:`~optsched.heuristics.topology.ranked.RankedOrder` and scanned (the
+buckets below answer by size, and admission reads queues and users too).
+
 Placement plug-ins (``placement=``)
 -----------------------------------
 ``fastest``
@@ -76,6 +96,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from optsched.families import feature
+from optsched.heuristics.site.gate import SiteGate
+from optsched.heuristics.topology.ranked import RankedOrder
 from optsched.instance import Instance, Job, Machine
 from optsched.schedule import Placement, Schedule
 from optsched.site.chains import chain_graph
@@ -513,14 +535,33 @@ class NodeSimulator:
         """Sorted ``(estimated end c_hat, job)`` of the running jobs."""
         self._sizes: list[int] = []  # sizes with a waiting job, ascending
         self._size_count: dict[int, int] = {}
-        self._orders: dict[str, OrderIndex] = {}
+        calendar = self.machine.calendar
+        self._gate = (
+            None
+            if calendar is None
+            else SiteGate(
+                calendar,
+                self.machine.processors,
+                self.size,
+                [j.queue for j in jobs],
+                [j.user for j in jobs],
+                self.estimate,
+            )
+        )
+        self._wakes: list[int] = []  # instants the calendar may change at
+        self._next_rank = n  # a demoted job's rank: after every other
+        self._orders: dict[str, OrderIndex | RankedOrder] = {}
         for name, rank in (orders or {}).items():
             self.add_order(name, rank)
         self._chains(jobs)
 
     def add_order(self, name: str, rank: Sequence[int]) -> None:
         """Register a base order (before :meth:`run`)."""
-        self._orders[name] = OrderIndex(rank, self.size, self.estimate)
+        self._orders[name] = (
+            OrderIndex(rank, self.size, self.estimate)
+            if self._gate is None
+            else RankedOrder(rank)
+        )
 
     # -- the event loop -----------------------------------------------
     def run(self, select: Callable[[NodeSimulator], int | None]) -> None:
@@ -529,17 +570,19 @@ class NodeSimulator:
 
         A job with a predecessor (job chains) arrives at its predecessor's
         end plus the think time, never before its own release, as in the
-        engine (:mod:`optsched.heuristics.engine.core`)."""
+        engine (:mod:`optsched.heuristics.engine.core`); under a site
+        calendar, see the module notes."""
         release = self.release
         first = [j for j in range(len(release)) if j not in self._predecessor]
         completions: list[tuple[int, int]] = []
-        arrivals = self._arrivals
+        arrivals, wakes = self._arrivals, self._wakes
         upcoming = 0
-        while upcoming < len(first) or completions or arrivals:
+        while upcoming < len(first) or completions or arrivals or wakes:
             now = min(
                 completions[0][0] if completions else math.inf,
                 release[first[upcoming]] if upcoming < len(first) else math.inf,
                 arrivals[0][0] if arrivals else math.inf,
+                wakes[0] if wakes else math.inf,
             )
             assert now != math.inf
             self.now = int(now)
@@ -550,15 +593,77 @@ class NodeSimulator:
                 upcoming += 1
             while arrivals and arrivals[0][0] <= now:
                 self._arrive(heapq.heappop(arrivals)[1])
-            while self.waiting:
-                j = select(self)
-                if j is None:
-                    break
-                end = self._start(j)
-                if end > now:
-                    heapq.heappush(completions, (end, j))
+            while wakes and wakes[0] <= now:
+                heapq.heappop(wakes)
+            if self._gate is None:
+                self._pass(select, completions)
+            else:
+                self._site_passes(select, completions)
         if self.waiting:
             raise RuntimeError(f"node simulation stalled at {self.now}")
+
+    def _pass(
+        self, select: Callable[[NodeSimulator], int | None], completions: list
+    ) -> None:
+        # Start what `select` names now, until it names nobody.
+        now = self.now
+        while self.waiting:
+            j = select(self)
+            if j is None:
+                break
+            end = self._start(j)
+            if end > now:
+                heapq.heappush(completions, (end, j))
+
+    def _site_passes(
+        self, select: Callable[[NodeSimulator], int | None], completions: list
+    ) -> None:
+        # The engine's instant under a calendar (module notes): settle the
+        # user accounts, one pass, a pass again after each demotion, and a
+        # wake when the calendar changes while jobs wait.
+        gate = self._gate
+        assert gate is not None
+        self._restore(gate.close_instant(self.now))
+        if not self.waiting:
+            return
+        self._pass(select, completions)
+        while gate.refused and self._demote():
+            self._pass(select, completions)
+        if self.waiting:
+            wake = gate.next_change(self.now)
+            if wake > self.now and wake not in self._wakes:
+                heapq.heappush(self._wakes, wake)
+
+    def _ranked(self) -> list[RankedOrder]:
+        # The orders under a calendar, by name (a fixed order).
+        orders = [self._orders[name] for name in sorted(self._orders)]
+        assert all(isinstance(o, RankedOrder) for o in orders)
+        return orders  # type: ignore[return-value]
+
+    def _demote(self) -> bool:
+        """Move the jobs the user limit refused in the pass to the end of
+        every order (:meth:`SiteGate.demote`); whether any moved."""
+        gate = self._gate
+        assert gate is not None
+        orders = self._ranked()
+        moved = gate.demote(
+            lambda j: self.state[j] == WAITING,
+            lambda j: tuple(o.rank[j] for o in orders),
+            lambda j: tuple(o.rank[j] for o in orders),
+        )
+        for j in moved:
+            for order in orders:
+                order.move(j, self._next_rank, True)
+            self._next_rank += 1
+        return bool(moved)
+
+    def _restore(self, back: list[tuple[int, tuple[int, ...]]]) -> None:
+        """Give demoted jobs whose users' accounts were emptied their ranks
+        back."""
+        orders = self._ranked() if back else []
+        for j, ranks in back:
+            for order, rank in zip(orders, ranks, strict=True):
+                order.move(j, rank, self.state[j] == WAITING)
 
     def _chains(self, jobs: list[Job]) -> None:
         """The precedence graph of :func:`optsched.site.chains.chain_graph`
@@ -582,6 +687,8 @@ class NodeSimulator:
     def _arrive(self, j: int) -> None:
         self.state[j] = WAITING
         self.waiting += 1
+        if self._gate is not None:
+            self._gate.arrive(j)
         for index in self._orders.values():
             index.add(j)
         q = self.size[j]
@@ -615,9 +722,13 @@ class NodeSimulator:
         self.start_time[j] = now
         end = now + _ceil_times(self.runtime[j], factor)
         self.end_time[j] = end
+        if self._gate is not None:
+            self._gate.started(j)
         if end == now:  # no run time: its processors come back at once
             self.state[j] = DONE
             pool.give(procs)
+            if self._gate is not None:
+                self._gate.ended(j)
             self._release_successors(j)
             return end
         self._groups[j] = groups
@@ -629,6 +740,8 @@ class NodeSimulator:
     def _finish(self, j: int) -> None:
         self.state[j] = DONE
         self.pool.give(self.held[j])
+        if self._gate is not None:
+            self._gate.ended(j)
         key = (self.estimated_end[j], j)
         del self.running[bisect_left(self.running, key)]
         self._release_successors(j)
@@ -649,8 +762,19 @@ class NodeSimulator:
         return self._orders[order].head(self.state)
 
     def fits(self, j: int) -> bool:
-        """Whether waiting job ``j`` may start now (count and span rule)."""
-        return self.pool.fits(self.size[j])
+        """Whether waiting job ``j`` may start now (count and span rule,
+        then the site's rules: module notes)."""
+        return self.pool.fits(self.size[j]) and self._site_allows(j)
+
+    def _site_allows(self, j: int) -> bool:
+        # The site's rules (no calendar: none); a job the user limit refused
+        # in this pass is not tried again in it.
+        gate = self._gate
+        if gate is None:
+            return True
+        if j in gate.refused:
+            return False
+        return gate.allows(j, self.pool.processors - self.pool.free, self.now)
 
     def est(self, j: int) -> Fraction:
         """``est(j) = p_hat_j * f(S_j)``, unrounded, on the set the placement
@@ -679,8 +803,9 @@ class NodeSimulator:
         total = pool.free
         groups = self._groups
         now = self.now
-        time: int | None = None
         fits = pool.fits_counts
+        # A head the site's rules hold back may fit now (module notes).
+        time: int | None = now if fits(need, counts, total) else None
         for end, j in self.running:
             if end < now:
                 end = now
@@ -735,6 +860,8 @@ class NodeSimulator:
         # now, the jobs of size q with estimate <= horizon(q) (any estimate
         # without a horizon, or when extra(q) holds).
         index = self._orders[order]
+        if isinstance(index, RankedOrder):
+            return self._first_admitted(index, horizon, extra)
         rank = index.rank
         pool = self.pool
         free = pool.free
@@ -755,3 +882,27 @@ class NodeSimulator:
             if found is not None and rank[found] < best_rank:
                 best, best_rank = found, rank[found]
         return best
+
+    def _first_admitted(
+        self,
+        index: RankedOrder,
+        horizon: Callable[[int], int] | None,
+        extra: Callable[[int], bool] | None,
+    ) -> int | None:
+        # :meth:`_first` under a calendar: the waiting jobs in order, each
+        # tested as the engine's policies test a candidate (processors, the
+        # time or extra rule, then the site's rules).
+        pool, size, estimate = self.pool, self.size, self.estimate
+        for j in index:
+            q = size[j]
+            if not pool.fits(q):
+                continue
+            if (
+                horizon is not None
+                and estimate[j] > horizon(q)
+                and not (extra is not None and extra(q))
+            ):
+                continue
+            if self._site_allows(j):
+                return j
+        return None

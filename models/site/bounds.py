@@ -52,6 +52,7 @@ from optsched.site.chains import (
     shortest_duration,
     without_chains,
 )
+from optsched.topology.machines import flat_relaxation
 
 MAX_THRESHOLDS = 24
 """Most release thresholds and run-time thresholds :func:`batch_area_bound`
@@ -654,9 +655,17 @@ def bounds_within(
     Those of :func:`~optsched.models.rigid.bounds.lower_bounds_within` on
     :func:`site_released` (the instance without its calendar and chains,
     each job released at its earliest admissible start), and those of
-    :func:`site_lower_bounds`, which read the calendar and queues.
+    :func:`site_lower_bounds`, which read the calendar and queues. On a
+    machine with speeds or SMP nodes the latter read the flat relaxation
+    with the calendar kept (:func:`optsched.topology.machines.
+    flat_relaxation`, each job at its shortest run time): a schedule of the
+    original, each job shortened at the same start, holds no more
+    processors at any instant and at any start, so it keeps every rule of
+    the calendar and the chains, and its objective only falls.
     """
     released = site_released(instance)
     bounds, notes = lower_bounds_within(released, objective, deadline)
-    more, more_notes = site_lower_bounds(instance, released, objective, deadline)
+    flat = flat_relaxation(instance)
+    flat_released = released if flat is instance else site_released(flat)
+    more, more_notes = site_lower_bounds(flat, flat_released, objective, deadline)
     return bounds + more, notes + more_notes

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+from collections.abc import Mapping
 
 import networkx as nx
 
@@ -58,9 +59,8 @@ def site_list_schedule(instance: Instance, producer: str = "site:list") -> Sched
     """The list schedule of the module notes.
 
     Jobs run in their requested mode (a moldable schedule when they have
-    modes). On a machine with speeds or SMP nodes, which takes neither a
-    calendar nor busy blocks, the chains are the only rule:
-    :func:`_appended`.
+    modes). On a machine with speeds or SMP nodes (which takes no busy
+    blocks): :func:`_appended`.
 
     Raises
     ------
@@ -101,31 +101,102 @@ def _appended(instance: Instance, graph: nx.DiGraph, producer: str) -> Schedule:
     """Jobs appended in submit order, a predecessor first, as
     :func:`optsched.topology.machines.append_schedule` does on machines with
     speeds or nodes (where run times depend on the processors), each from
-    its predecessor's end plus the think time."""
+    its predecessor's end plus the think time.
+
+    Under a calendar the starts never fall (each job starts no earlier than
+    the one placed before it), so a job's start is judged against the jobs
+    placed before it only, and no later job runs at an earlier start: the
+    first instant at which the processors are idle, the calendar admits
+    the job beside the batch jobs running then (:class:`_Board`'s test) and
+    its sequential queue is free.
+    """
     machine = instance.machine
+    calendar = machine.calendar
     jobs = instance.jobs_by_id()
     free_at = [0] * machine.processors
     placements: dict[int, Placement] = {}
+    latest = 0  # the last start (under a calendar)
     for jid in _submit_order(instance, graph):
         job = jobs[jid]
         ready = max(
-            [job.release]
+            [job.release, latest if calendar is not None else 0]
             + [
                 placements[p].end + data["think_time"]
                 for p, _, data in graph.in_edges(jid, data=True)
             ]
         )
-        # At the latest processor end every processor is idle: a start exists.
-        for start in sorted({max(ready, t) for t in free_at}):
-            idle = [p for p, t in enumerate(free_at) if t <= start]
-            chosen = pick_processors(machine, idle, job.size)
-            if chosen is not None:
-                end = start + machine.run_time(job.runtime, chosen)
-                for p in chosen:
-                    free_at[p] = end
-                placements[jid] = Placement(start, end, tuple(sorted(chosen)))
-                break
+        placements[jid] = _append(instance, jobs, job, ready, free_at, placements)
+        latest = placements[jid].start
     return Schedule(placements, producer)
+
+
+def _append(
+    instance: Instance,
+    jobs: Mapping[int, Job],
+    job: Job,
+    ready: int,
+    free_at: list[int],
+    placed: dict[int, Placement],
+) -> Placement:
+    """``job`` at the first instant from ``ready`` at which processors are
+    idle for it and the site's rules let it start (:func:`_appended`); it
+    takes those processors (``free_at``)."""
+    machine = instance.machine
+    t = ready
+    while True:
+        idle = [p for p, free in enumerate(free_at) if free <= t]
+        chosen = pick_processors(machine, idle, job.size)
+        later = _site_wait(instance, jobs, job, t, placed) if chosen is not None else t
+        if chosen is not None and later == t:
+            end = t + machine.run_time(job.runtime, chosen)
+            for p in chosen:
+                free_at[p] = end
+            return Placement(t, end, tuple(sorted(chosen)))
+        # The next instant something may change: a processor or a job of
+        # the calendar ends, the calendar changes. At the latest processor
+        # end every processor is idle, and the calendar admits every size
+        # some time, so the search ends.
+        ends = [f for f in free_at if f > t]
+        t = min([*ends, later] if later > t else ends)
+
+
+def _site_wait(
+    instance: Instance,
+    jobs: Mapping[int, Job],
+    job: Job,
+    t: int,
+    placed: dict[int, Placement],
+) -> int:
+    """``t`` if the calendar admits ``job`` at ``t`` beside the jobs
+    ``placed`` (none starting after ``t``) and its sequential queue is free,
+    else a later instant at which it may."""
+    calendar = instance.machine.calendar
+    if calendar is None:
+        return t
+    m = instance.processors
+    running = [(jobs[jid], p) for jid, p in placed.items() if p.start <= t < p.end]
+    changes = [p.end for _, p in running]
+    if job.queue in calendar.sequential_queues:
+        # A job of 0 s may start with one of its queue starting at t.
+        clash = [
+            p.end
+            for other, p in running
+            if other.queue == job.queue and (job.runtime > 0 or p.start < t)
+        ]
+        if clash:
+            return min(clash)
+    if job.queue in calendar.anytime_queues:
+        return t
+    held = sum(
+        other.size for other, _ in running if other.queue not in calendar.anytime_queues
+    )
+    if job.runtime == 0:
+        held = 0  # a job of 0 s holds nothing: its own size only
+    if job.size <= calendar.max_size_at(t, m) and held + job.size <= (
+        calendar.capacity_at(t, m)
+    ):
+        return t
+    return min([calendar.next_change(t), *changes])
 
 
 def _submit_order(instance: Instance, graph: nx.DiGraph) -> list[int]:

@@ -134,6 +134,12 @@ from optsched.models.rigid.cpsat import (
     refusal_note,
     search_collect,
 )
+from optsched.models.site.admission import (
+    add_admission,
+    add_sequential,
+    add_start_pieces,
+    hint_site,
+)
 from optsched.models.site.bounds import site_released
 from optsched.models.site.greedy import site_list_schedule
 from optsched.objective import Objective
@@ -265,7 +271,10 @@ def _step_index(cuts: Sequence[int], t: int) -> int:
 
 
 def site_deadlines(
-    instance: Instance, objective: Objective, upper_bound: Schedule
+    instance: Instance,
+    objective: Objective,
+    upper_bound: Schedule,
+    shortest: Mapping[int, int] | None = None,
 ) -> dict[int, int]:
     r"""Per job a latest completion ``\bar D_j`` that keeps an optimal schedule.
 
@@ -283,6 +292,8 @@ def site_deadlines(
     ``\bar D_j = \max(C^{UB}_j, T + z (\theta_{\max} + 2\,\mathrm{week} +
     (h + 1)\,\mathrm{day}))`` with ``z`` the number of 0 s jobs of weight 0.
     Fractional weights: a margin of ``1e-9 UB`` before rounding down.
+    Where a job's run time depends on its processors (speeds, SMP nodes),
+    ``shortest`` gives its shortest one, in place of ``p_i``.
     """
     jobs = instance.jobs
     if objective.kind == "cmax":
@@ -291,7 +302,8 @@ def site_deadlines(
     released = {j.id: j.release for j in site_released(instance).jobs}
     weights = {j.id: objective.exact_weight(j) for j in jobs}
     total = sum(weights[j.id] * upper_bound[j.id].end for j in jobs)
-    floor_all = sum(weights[j.id] * (released[j.id] + j.runtime) for j in jobs)
+    length = shortest or {j.id: j.runtime for j in jobs}
+    floor_all = sum(weights[j.id] * (released[j.id] + length[j.id]) for j in jobs)
     exact = all(isinstance(w, int) for w in weights.values())
     margin = 0 if exact else 1e-9 * max(1.0, abs(total))
     out: dict[int, int] = {}
@@ -299,7 +311,7 @@ def site_deadlines(
         w = weights[j.id]
         if w == 0:
             continue
-        rest = floor_all - w * (released[j.id] + j.runtime)
+        rest = floor_all - w * (released[j.id] + length[j.id])
         own = (
             int((total - rest) // w)
             if exact
@@ -416,15 +428,7 @@ class SiteModel(CpsatModel):
         domain = cp_model.Domain.from_intervals([[p.start, p.end - 1] for p in pieces])
         start = self.model.new_int_var_from_domain(domain, f"S{job.id}")
         self.starts[job.id] = start
-        literals: list[Any] = []
-        if len(pieces) > 1:
-            for k, piece in enumerate(pieces):
-                x = self.model.new_bool_var(f"x{job.id}_{k}")
-                self.model.add(start >= piece.start).only_enforce_if(x)
-                self.model.add(start <= piece.end - 1).only_enforce_if(x)
-                literals.append(x)
-            self.model.add_exactly_one(literals)
-        self.chosen[job.id] = literals
+        self.chosen[job.id] = add_start_pieces(self.model, job, start, pieces)
         if self.contiguous:
             self.offsets[job.id] = self.model.new_int_var(
                 0, self.instance.processors - job.size, f"O{job.id}"
@@ -438,63 +442,28 @@ class SiteModel(CpsatModel):
             self.offsets if self.contiguous else None,
         )  # fmt: skip
 
+    def _ends(self) -> dict[int, Any]:
+        return {j.id: self.starts[j.id] + j.runtime for j in self.instance.jobs}
+
     def _add_queues(self) -> None:
         if self.calendar is None:
             return
-        by_queue: dict[int, list[Job]] = defaultdict(list)
-        for job in self.instance.jobs:
-            if job.queue in self.calendar.sequential_queues:
-                by_queue[job.queue].append(job)
-        for jobs in by_queue.values():
-            long = [j for j in jobs if j.runtime > 0]
-            self.model.add_no_overlap([self.intervals[j.id] for j in long])
-            for z in (j for j in jobs if j.runtime == 0):
-                for i in long:
-                    # The checker: a 0 s job may not start strictly inside
-                    # another job of its queue.
-                    early = self.model.new_bool_var(f"z{z.id}_{i.id}")
-                    self.model.add(
-                        self.starts[z.id] <= self.starts[i.id]
-                    ).only_enforce_if(early)
-                    self.model.add(
-                        self.starts[z.id] >= self.starts[i.id] + i.runtime
-                    ).only_enforce_if(~early)
-                    self.zero_literals.append((z, i, early))
+        self.zero_literals = add_sequential(
+            self.model, self.instance.jobs, self.calendar, self.starts,
+            self._ends(), self.intervals,
+        )  # fmt: skip
 
     def _add_admission(self) -> None:
         if self.calendar is None:
             return
         batch = [j for j in self.instance.jobs if self._batch(j) and j.runtime > 0]
-        # Starts lie within the pieces: S_j in [first_j, last_j].
-        first = {j.id: self.pieces[j.id][0].start for j in batch}
-        last = {j.id: self.pieces[j.id][-1].end - 1 for j in batch}
         ancestors = {j.id: nx.ancestors(self.graph, j.id) for j in batch}
-        sequential = self.calendar.sequential_queues
-        for j in batch:
-            others = [
-                i
-                for i in batch
-                if i.id != j.id
-                and first[i.id] <= last[j.id]
-                and last[i.id] + i.runtime > first[j.id]
-                and i.id not in ancestors[j.id]
-                and j.id not in ancestors[i.id]
-                and not (i.queue == j.queue and i.queue in sequential)
-            ]
-            rooms = [p.room for p in self.pieces[j.id]]
-            if j.size + sum(i.size for i in others) <= min(rooms):
-                continue  # never binding
-            held = []
-            for i in others:
-                held.append(self._runs_at(i, j))
-            self.pairs += len(others)
-            room: Any = rooms[0]
-            if len(rooms) > 1:
-                room = sum(r * x for r, x in zip(rooms, self.chosen[j.id], strict=True))
-            self.model.add(
-                j.size + sum(i.size * y for i, y in zip(others, held, strict=True))
-                <= room
-            )
+        self.pair_literals = add_admission(
+            self.model, batch, self.calendar, self.starts, self._ends(),
+            self.pieces, self.chosen, lambda i: i.runtime,
+            lambda i, j: i.id in ancestors[j.id] or j.id in ancestors[i.id],
+        )  # fmt: skip
+        self.pairs = len(self.pair_literals)
 
     def _add_segment_cumulatives(self, blocks: Sequence[tuple[int, int]]) -> int:
         """Redundant: one cumulative per stretch of constant room (module
@@ -533,16 +502,6 @@ class SiteModel(CpsatModel):
             added += 1
         return added
 
-    def _runs_at(self, i: Job, j: Job) -> Any:
-        """A literal true whenever ``i`` runs at ``S_j`` (``S_i <= S_j < E_i``)."""
-        y = self.model.new_bool_var(f"y{i.id}_{j.id}")
-        ended = self.model.new_bool_var(f"e{i.id}_{j.id}")
-        si, sj = self.starts[i.id], self.starts[j.id]
-        self.model.add(si + i.runtime <= sj).only_enforce_if([~y, ended])
-        self.model.add(si >= sj + 1).only_enforce_if([~y, ~ended])
-        self.pair_literals.append((i, j, y, ended))
-        return y
-
     # -- hint and reading -----------------------------------------------------
     def hint(self, schedule: Schedule) -> None:
         """Hint a checked schedule (relabelled for the symmetry breaking)."""
@@ -558,11 +517,9 @@ class SiteModel(CpsatModel):
                 )
         # A complete hint: CP-SAT takes it as a first solution at once.
         at = {jid: p.start for jid, p in schedule.placements.items()}
-        for i, j, y, ended in self.pair_literals:
-            self.model.add_hint(y, at[i.id] <= at[j.id] < at[i.id] + i.runtime)
-            self.model.add_hint(ended, at[i.id] + i.runtime <= at[j.id])
-        for z, i, early in self.zero_literals:
-            self.model.add_hint(early, at[z.id] <= at[i.id])
+        jobs = self.instance.jobs_by_id()
+        ends = {jid: s + jobs[jid].runtime for jid, s in at.items()}
+        hint_site(self.model, at, ends, self.pair_literals, self.zero_literals)
         self.hint_makespan(schedule)
 
     def read(self, value: Callable[[Any], int]) -> dict[int, tuple[int, int]]:

@@ -98,12 +98,22 @@ from optsched.models.rigid.cpsat import (
     _disjunctive_cliques,
     _identical_groups,
     _relabel,
+    _rigid_shape,
     add_completion_objective,
     objective_bound,
     overflow_note,
     refusal_note,
     search_collect,
 )
+from optsched.models.site.admission import (
+    add_admission,
+    add_sequential,
+    add_start_pieces,
+    hint_site,
+)
+from optsched.models.site.bounds import site_released
+from optsched.models.site.greedy import site_list_schedule
+from optsched.models.site.model import Piece, admitted_pieces, site_deadlines
 from optsched.models.topology.bounds import topology_lower_bounds
 from optsched.objective import Objective
 from optsched.packing import Profile
@@ -343,8 +353,19 @@ class OptionModel:
         self.option_intervals: dict[int, list[cp_model.IntervalVar | None]] = {}
         self.scale, self.exact = 1.0, True
         self.makespan: cp_model.IntVar | None = None
+        self.calendar = instance.machine.calendar
+        self.pieces: dict[int, list[Piece]] = {}
+        self.pieces_chosen: dict[int, list[Any]] = {}
+        self.pair_literals: list[tuple[Job, Job, Any, Any]] = []
+        self.zero_literals: list[tuple[Job, Job, Any]] = []
+        released = (
+            {j.id: j.release for j in site_released(instance).jobs}
+            if self.calendar is not None
+            else {}
+        )
         for job in instance.jobs:
-            self._add_job(job)
+            self._add_job(job, released.get(job.id, job.release))
+        self._add_site_rules()
         # Zero-length jobs overlap nothing; left out of the no-overlaps.
         long = [j for j in instance.jobs if j.runtime > 0]
         self.cliques = (
@@ -352,18 +373,22 @@ class OptionModel:
         )
         for clique in self.cliques:
             self.model.add_no_overlap([self.intervals[j.id] for j in clique])
-        self.groups = _identical_groups(instance, objective) if symmetry else []
+        # Under a calendar the queue matters too (sequential, anytime).
+        shape = _site_shape if self.calendar is not None else _rigid_shape
+        self.groups = _identical_groups(instance, objective, shape) if symmetry else []
         for group in self.groups:
             for first, second in itertools.pairwise(group):
                 self.model.add(self.starts[first.id] <= self.starts[second.id])
         self._add_objective(bounds)
 
-    def _add_job(self, job: Job) -> None:
+    def _add_job(self, job: Job, first: int) -> None:
+        # ``first``: the earliest start the calendar allows (the release
+        # without one).
         deadline = self.deadlines[job.id]
         options = self.durations[job.id]
-        usable = [d for d in options if job.release + d <= deadline]
+        usable = [d for d in options if first + d <= deadline]
         shortest = min(usable)
-        start = self.model.new_int_var(job.release, deadline - shortest, f"S{job.id}")
+        start = self._start_var(job, first, deadline - shortest)
         length = self.model.new_int_var_from_domain(
             cp_model.Domain.from_values(sorted(set(usable))), f"D{job.id}"
         )
@@ -374,7 +399,7 @@ class OptionModel:
         literals: list[cp_model.IntVar | None] = []
         boxes: list[cp_model.IntervalVar | None] = []
         for k, d in enumerate(options):
-            if job.release + d > deadline:
+            if first + d > deadline:
                 literals.append(None)
                 boxes.append(None)
                 continue
@@ -396,6 +421,53 @@ class OptionModel:
         self.starts[job.id], self.ends[job.id] = start, end
         self.lengths[job.id] = length
         self.chosen[job.id], self.option_intervals[job.id] = literals, boxes
+
+    def _start_var(self, job: Job, first: int, last: int) -> cp_model.IntVar:
+        # S_j in [first, last], and under a calendar in the pieces of starts
+        # that admit the job alone (optsched.models.site.admission).
+        if self.calendar is None:
+            return self.model.new_int_var(first, last, f"S{job.id}")
+        pieces = admitted_pieces(self.instance, job, first, last, [(0, 0)])
+        if not pieces:
+            raise ValueError(f"option model: job {job.id} has no admissible start")
+        self.pieces[job.id] = pieces
+        domain = cp_model.Domain.from_intervals([[p.start, p.end - 1] for p in pieces])
+        start = self.model.new_int_var_from_domain(domain, f"S{job.id}")
+        self.pieces_chosen[job.id] = add_start_pieces(self.model, job, start, pieces)
+        return start
+
+    def _add_site_rules(self) -> None:
+        """The calendar's admission at starts and its sequential queues, as
+        the site model states them (:mod:`optsched.models.site.admission`),
+        each job's end ``C_j = S_j + D_j`` with its chosen run time."""
+        calendar = self.calendar
+        if calendar is None:
+            return
+        jobs = self.instance.jobs
+        batch = [
+            j for j in jobs if j.queue not in calendar.anytime_queues and j.runtime > 0
+        ]
+        self.pair_literals = add_admission(
+            self.model, batch, calendar, self.starts, self.ends, self.pieces,
+            self.pieces_chosen,
+            lambda i: max(self.durations[i.id]),
+        )  # fmt: skip
+        self.zero_literals = add_sequential(
+            self.model, jobs, calendar, self.starts, self.ends, self.intervals
+        )
+
+    def hint_site_rules(self, schedule: Schedule) -> None:
+        """Hint the calendar's literals of a checked schedule (relabelled
+        as :meth:`hint` relabels it)."""
+        if self.calendar is None:
+            return
+        schedule = _relabel(schedule, self.groups)
+        at = {jid: p.start for jid, p in schedule.placements.items()}
+        for jid, literals in self.pieces_chosen.items():
+            for piece, x in zip(self.pieces[jid], literals, strict=False):
+                self.model.add_hint(x, piece.start <= at[jid] < piece.end)
+        ends = {jid: p.end for jid, p in schedule.placements.items()}
+        hint_site(self.model, at, ends, self.pair_literals, self.zero_literals)
 
     def _add_objective(self, bounds: Sequence[Bound]) -> None:
         self.makespan, self.scale, self.exact = add_completion_objective(
@@ -462,6 +534,11 @@ class OptionProblem:
     refusal: Callable[[dict[int, int]], str | None] = lambda deadlines: None
 
 
+def _site_shape(job: Job) -> tuple[Any, ...]:
+    # Interchangeable under a calendar: same size, work and queue.
+    return (*_rigid_shape(job), job.queue)
+
+
 def solve_options(
     instance: Instance,
     objective: Objective,
@@ -487,13 +564,18 @@ def solve_options(
         incumbents: Sequence[Incumbent],
         deadline: float | None,
     ) -> tuple[list[Candidate], list[str]]:
-        greedy = [
-            (
-                f"list:{problem.name}-{name}",
-                problem.greedy(order, f"list:{problem.name}-{name}"),
-            )
-            for name, order in greedy_orders(instance, objective, shortest)
-        ]
+        if instance.machine.calendar is not None:
+            # The greedy schedules ignore the calendar: the site's list
+            # schedule follows it on any machine.
+            greedy = [("site:list", site_list_schedule(instance))]
+        else:
+            greedy = [
+                (
+                    f"list:{problem.name}-{name}",
+                    problem.greedy(order, f"list:{problem.name}-{name}"),
+                )
+                for name, order in greedy_orders(instance, objective, shortest)
+            ]
         return own_candidates(instance, objective, incumbents, greedy, deadline)
 
     solving = prepare(
@@ -504,7 +586,12 @@ def solve_options(
         return solving
     hint = solving.hint
     solving.params.update(model=problem.name, **problem.params)
-    deadlines = option_deadlines(instance, objective, hint.schedule, shortest, longest)
+    if instance.machine.calendar is None:
+        deadlines = option_deadlines(
+            instance, objective, hint.schedule, shortest, longest
+        )
+    else:  # shifting jobs left may break admission: the site's horizons
+        deadlines = site_deadlines(instance, objective, hint.schedule, shortest)
     too_large = overflow(deadlines, len(instance.jobs)) or problem.refusal(deadlines)
     refusal = refusal_note(solving, too_large)
     if refusal is not None:
@@ -512,6 +599,7 @@ def solve_options(
         return conclude(solving)
     model = problem.build(deadlines, solving.bounds if settings.bound_domain else [])
     model.hint(hint.schedule)
+    model.hint_site_rules(hint.schedule)
 
     def decode(found: Any) -> tuple[Candidate | None, str | None]:
         try:
