@@ -6,7 +6,8 @@ seconds, half-open); ``--initial-state recorded`` turns the jobs the trace's
 recorded schedule still runs at the window start into busy blocks. See
 :mod:`optsched.windows.window`. ``--workload-format batsim`` writes a Batsim JSON
 workload instead of the native instance
-(:func:`optsched.io.batsim.write_batsim_workload`). The file is written
+(:func:`optsched.io.batsim.write_batsim_workload`); without a selection it
+converts the whole file. The file is written
 atomically: on any error no file is left behind.
 """
 
@@ -43,10 +44,13 @@ def command(
     initial state).
     """
     selection = ("first_job", "n_jobs", "window_start", "window_end")
-    if all(input_kwargs.get(key) is None for key in selection):
+    # A Batsim workload of the whole file is a format conversion, not a cut.
+    whole = workload_format == "batsim"
+    if not whole and all(input_kwargs.get(key) is None for key in selection):
         raise ValueError(
             "optsched window needs a selection: --first-job K --jobs N or "
-            "--start T0 --end T1"
+            "--start T0 --end T1 (--workload-format batsim converts the "
+            "whole file without one)"
         )
     instance = load_instance(trace_file, **input_kwargs)
     from optsched.io.batsim import write_batsim_workload

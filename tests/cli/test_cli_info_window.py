@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -261,7 +262,8 @@ def test_window_recorded_contiguous(tmp_path: Path) -> None:
         (
             [RECORDED],
             "optsched window needs a selection: --first-job K --jobs N or "
-            "--start T0 --end T1",
+            "--start T0 --end T1 (--workload-format batsim converts the "
+            "whole file without one)",
         ),
         (
             [RECORDED, "--start", "100"],
@@ -287,6 +289,21 @@ def test_window_error_leaves_no_file(
     assert result.exit_code == 2
     assert result.stderr == f"optsched: error: {message}\n"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_window_converts_a_whole_file_to_batsim_without_a_selection(
+    tmp_path: Path,
+) -> None:
+    """Every job of the file, submit times from its first (issue 31: a
+    dummy ``--first-job 0 --jobs N`` was needed)."""
+    out = tmp_path / "w.json"
+    result = _run("window", RECORDED, "--workload-format", "batsim", "-o", out)
+    assert result.exit_code == 0, result.output
+    workload = json.loads(out.read_text())
+    submits = {int(job["id"]): job["subtime"] for job in workload["jobs"]}
+    # The file's submit column (its first submit is 0).
+    assert submits == {1: 0, 2: 10, 3: 20, 4: 30, 5: 50, 6: 50, 7: 60, 8: 70}
+    assert workload["nb_res"] == 10
 
 
 def test_window_unwritable_output_one_line(tmp_path: Path) -> None:
