@@ -60,6 +60,22 @@ def one_line(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
+REASON_LIMIT = 500
+"""Longest reason of an :class:`InputError`, in characters: readers quote
+values with :func:`shown`, and this catches a quotation that did not (a
+table name of 5,000 digits must not fill the terminal). Long enough for the
+longest legitimate reasons (two paths and two sha256 digests)."""
+
+
+def _short(reason: str) -> str:
+    """``reason``, its middle cut when longer than :data:`REASON_LIMIT`
+    (the start says where, the end usually what was expected)."""
+    if len(reason) <= REASON_LIMIT:
+        return reason
+    keep = (REASON_LIMIT - 5) // 2
+    return f"{reason[:keep]} ... {reason[-keep:]}"
+
+
 class InputError(ValueError):
     """Bad input, located in a file.
 
@@ -88,7 +104,7 @@ class InputError(ValueError):
         where = self.path or "<input>"
         if self.line is not None:
             where = f"{where}:{self.line}"
-        return one_line(f"{where}: {self.reason}")
+        return one_line(f"{where}: {_short(self.reason)}")
 
     def __str__(self) -> str:
         return self.message

@@ -460,10 +460,18 @@ def _schedules(data: Mapping[str, Any], where: _Located) -> tuple[str, ...]:
     for name in table:
         file = _string(table, name, where, "schedules")
         path = Path(file) if Path(file).is_absolute() else where.path.parent / file
-        if not path.is_file():
+        if not _is_file(path):
             raise where.error(f"[schedules] {name}: no such file {shown(file)}", name)
         specs.append(f"schedule:name={name},file={path.resolve()}")
     return tuple(specs)
+
+
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``, false for a name the system refuses (too long)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def _policies(data: Mapping[str, Any], where: _Located) -> tuple[str, ...]:
@@ -779,7 +787,7 @@ def _site_options(table: dict[str, Any], index: int, where: _Located) -> dict[st
     if "site" in table:
         given = _string(table, "site", where, "traces", index)
         file = (where.path.parent / given).resolve()
-        if not file.is_file():
+        if not _is_file(file):
             reason = f"[[traces]] site file not found: {shown(given)}"
             raise where.error(reason, "site", "traces", index)
         read_site(file)  # a bad site file stops here, with its own line

@@ -77,7 +77,7 @@ def parse_coreserve(data: object) -> tuple[Request, list[ClusterState]]:
         if cluster.name in seen:
             raise _Problem(
                 ("clusters", index, "name"),
-                f"name {cluster.name!r} repeats clusters[{seen[cluster.name]}]",
+                f"name {shown(cluster.name)} repeats clusters[{seen[cluster.name]}]",
             )
         seen[cluster.name] = index
         clusters.append(cluster)

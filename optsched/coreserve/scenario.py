@@ -185,6 +185,14 @@ class Scenario:
         return replace(self, service=replace(self.service, **kept))
 
 
+def _exists(path: Path) -> bool:
+    """``path.exists()``, false for a name the system refuses (too long)."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
+
+
 def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a scenario file.
 
@@ -237,7 +245,7 @@ def _parse(data: dict[str, Any], path: Path) -> Scenario:
         for key, value in got.items():
             if key not in keys:
                 raise _Bad(
-                    f"[{table}] unknown key {key!r} (expected: {', '.join(keys)})",
+                    f"[{table}] unknown key {shown(key)} (expected: {', '.join(keys)})",
                     table,
                     key,
                 )
@@ -252,7 +260,9 @@ def _parse(data: dict[str, Any], path: Path) -> Scenario:
                 )
         for key in _REQUIRED.get(table, ()):
             if key not in got:
-                raise _Bad(f"[{table}] missing key {key!r}", table if got else None)
+                raise _Bad(
+                    f"[{table}] missing key {shown(key)}", table if got else None
+                )
         values[table] = got
     return _scenario(values, path)
 
@@ -265,8 +275,10 @@ def _scenario(v: dict[str, dict[str, Any]], path: Path) -> Scenario:
         trace = Path(work["trace"])
     if not trace.is_absolute():
         trace = path.parent / trace
-    if not trace.exists():
-        raise _Bad(f"[workload] trace {work['trace']!r} not found", "workload", "trace")
+    if not _exists(trace):
+        raise _Bad(
+            f"[workload] trace {shown(work['trace'])} not found", "workload", "trace"
+        )
     if not 1 <= work["clusters"] <= MAX_CLUSTERS:
         raise _Bad(
             f"[workload] clusters must be from 1 to {MAX_CLUSTERS}",
@@ -286,21 +298,23 @@ def _scenario(v: dict[str, dict[str, Any]], path: Path) -> Scenario:
     variant = req.get("variant", "none")
     if variant not in VARIANTS:
         raise _Bad(
-            f"[requests] variant {variant!r}: expected one of {', '.join(VARIANTS)}",
+            f"[requests] variant {shown(variant)}: expected one of "
+            f"{', '.join(VARIANTS)}",
             "requests",
             "variant",
         )
     prices = v["prices"].get("scenario", "homogeneous")
     if prices not in SCENARIOS:
         raise _Bad(
-            f"[prices] scenario {prices!r}: expected one of {', '.join(SCENARIOS)}",
+            f"[prices] scenario {shown(prices)}: expected one of "
+            f"{', '.join(SCENARIOS)}",
             "prices",
             "scenario",
         )
     algorithm = svc.get("algorithm", "a4")
     if algorithm not in ALGORITHMS:
         raise _Bad(
-            f"[service] algorithm {algorithm!r}: expected one of "
+            f"[service] algorithm {shown(algorithm)}: expected one of "
             f"{', '.join(ALGORITHMS)}",
             "service",
             "algorithm",

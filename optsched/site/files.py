@@ -161,7 +161,8 @@ def _site(data: dict[str, Any]) -> Site:
     for key in site:
         if key not in SITE_KEYS:
             raise _Bad(
-                f"[site] unknown key {key!r} (expected: {', '.join(SITE_KEYS)})", key
+                f"[site] unknown key {shown(key)} (expected: {', '.join(SITE_KEYS)})",
+                key,
             )
     name = site.get("name", "")
     processors = site.get("processors")
@@ -239,7 +240,9 @@ def _outage(
         raise bad("expected a table")
     for key in entry:
         if key not in OUTAGE_KEYS:
-            raise bad(f"unknown key {key!r} (expected: {', '.join(OUTAGE_KEYS)})", key)
+            raise bad(
+                f"unknown key {shown(key)} (expected: {', '.join(OUTAGE_KEYS)})", key
+            )
     begin = _outage_time(entry, ("start", "from"), start_date, monday_offset, bad)
     if begin is None:
         raise bad("needs start (seconds) or from (a date and time)")
@@ -312,7 +315,7 @@ def _outage_time(
         except ValueError:
             moment = None
     if moment is None:
-        raise bad(f"{date_key} {value!r}: expected a date and time", date_key)
+        raise bad(f"{date_key} {shown(value)}: expected a date and time", date_key)
     origin = datetime.datetime.combine(start_date, datetime.time())
     return int((moment - origin).total_seconds()) - monday_offset
 
@@ -335,7 +338,7 @@ def _date(value: object, what: str, key: str) -> datetime.date:
             return datetime.date.fromisoformat(value)
         except ValueError:
             pass
-    raise _Bad(f"[site] {what} {value!r}: expected a date YYYY-MM-DD", key)
+    raise _Bad(f"[site] {what} {shown(value)}: expected a date YYYY-MM-DD", key)
 
 
 def _start_date(value: object) -> datetime.date | None:
@@ -372,7 +375,8 @@ def _period(entry: object, k: int) -> Period:
     for key in entry:
         if key not in BATCH_KEYS:
             raise _Bad(
-                f"batch[{k}]: unknown key {key!r} (expected: {', '.join(BATCH_KEYS)})",
+                f"batch[{k}]: unknown key {shown(key)} "
+                f"(expected: {', '.join(BATCH_KEYS)})",
                 key,
                 k,
             )
@@ -386,7 +390,7 @@ def _period(entry: object, k: int) -> Period:
     for day in days:
         if day not in DAY_NAMES:
             raise _Bad(
-                f"batch[{k}]: day {day!r} is not one of {', '.join(DAY_NAMES)}",
+                f"batch[{k}]: day {shown(day)} is not one of {', '.join(DAY_NAMES)}",
                 "days",
                 k,
             )

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from support.paths import INSTANCES
 
-from optsched.errors import InputError
+from optsched.errors import REASON_LIMIT, InputError
 from optsched.instance import BusyBlock, Instance, Job, Machine, Mode
 from optsched.io import read_trace, text
 from optsched.io.limits import horizon
@@ -151,3 +151,13 @@ def test_an_outage_to_2_53_is_refused_in_a_native_file(tmp_path: Path) -> None:
         read_trace(path)
     assert "above the limit 2**53" in str(refused.value)
     assert str(refused.value).startswith(f"{path}: jobs: ")
+
+
+def test_an_unshortened_quotation_is_cut_in_the_middle() -> None:
+    reason = "unknown table [" + "9" * 5000 + "] (expected: a, b)"
+    message = str(InputError(reason, "s.toml", 3))
+    assert len(message) <= len("s.toml:3: ") + REASON_LIMIT
+    assert message.startswith("s.toml:3: unknown table [999")
+    assert message.endswith("999] (expected: a, b)")
+    assert " ... " in message
+    assert str(InputError("short", "s.toml")) == "s.toml: short"
