@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from support.builders import draw_jobs, slow_settings
 
 from optsched.analysis.gap import evaluate_policy, rows_frame
 from optsched.bench.analysis import analyse_instance
@@ -73,24 +74,19 @@ def test_flow_time_objective_uses_releases() -> None:
 @st.composite
 def tiny_instances(draw: st.DrawFn) -> Instance:
     m = draw(st.integers(1, 4))
-    n = draw(st.integers(1, 5))
-    jobs = []
-    for i in range(n):
-        runtime = draw(st.integers(0, 6))
-        jobs.append(
-            Job(
-                i + 1,
-                draw(st.integers(0, 5)),
-                draw(st.integers(1, m)),
-                runtime,
-                estimate=draw(st.integers(runtime, runtime + 3)),
-            )
-        )
+    jobs = draw_jobs(
+        draw,
+        m,
+        (1, 5),
+        release=5,
+        runtime=6,
+        estimate=lambda runtime: st.integers(runtime, runtime + 3),
+    )
     allocation = draw(st.sampled_from(["any", "contiguous"]))
     return Instance(Machine(m, allocation), tuple(jobs))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@slow_settings(25)
 @given(tiny_instances(), st.sampled_from(["cmax", "wct", "wct:size"]))
 def test_ratio_interval_brackets_the_brute_force_optimum(
     instance: Instance, objective_text: str

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.builders import starts_of
 from support.oracle.instances import overrunning
 
 from optsched.check import check_schedule
@@ -26,7 +27,7 @@ from optsched.instance import Instance, Job, Machine
 def _starts(instance: Instance, spec: str | Conservative = "conservative") -> dict:
     result = simulate(instance, spec)
     assert check_schedule(instance, result.schedule) == []
-    return {j: p.start for j, p in result.schedule.placements.items()}
+    return starts_of(result.schedule)
 
 
 def test_void_reservations_leave_the_plan() -> None:
@@ -68,12 +69,7 @@ def test_a_moved_reservation_leaves_no_pass() -> None:
         ),
     )
     result = simulate(instance, "conservative")
-    assert {j: p.start for j, p in result.schedule.placements.items()} == {
-        1: 0,
-        2: 3,
-        3: 7,
-        4: 13,
-    }
+    assert starts_of(result.schedule) == {1: 0, 2: 3, 3: 7, 4: 13}
     assert dict(result.reservations) == {1: 0, 2: 10, 3: 14, 4: 20}
     assert result.stats.passes == 6
 

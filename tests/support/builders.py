@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from optsched.calendar import HOLIDAY, WEEK, Calendar, Period
 from optsched.check import check_schedule
 from optsched.heuristics import SimulationResult, simulate
 from optsched.instance import BusyBlock, Instance, Job, Machine
+from optsched.schedule import Schedule
 
 
 def make(m: int, jobs: list[tuple[int, int, int]], **machine: object) -> Instance:
@@ -19,6 +21,66 @@ def make(m: int, jobs: list[tuple[int, int, int]], **machine: object) -> Instanc
         Machine(m, **machine),  # type: ignore[arg-type]
         tuple(Job(k, r, q, p) for k, (r, q, p) in enumerate(jobs, start=1)),
     )
+
+
+def slow_settings(max_examples: int) -> settings:
+    """Hypothesis settings for properties whose examples run a simulator or
+    a solver: ``max_examples`` examples, no deadline and no ``too_slow``
+    health check (a slow example is expected, not a fault)."""
+    return settings(
+        max_examples=max_examples,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+
+
+def draw_jobs(
+    draw: st.DrawFn,
+    m: int,
+    count: tuple[int, int],
+    *,
+    release: int,
+    runtime: int,
+    estimate: Callable[[int], st.SearchStrategy[int]] | None = None,
+    weights: Sequence[float] = (1.0,),
+) -> list[Job]:
+    """Random rigid jobs on ``m`` processors, numbered from 1.
+
+    Parameters
+    ----------
+    draw
+        Hypothesis's draw function (inside an ``@st.composite`` strategy).
+    m
+        Processors: sizes are drawn in ``[1, m]``.
+    count
+        Least and most jobs.
+    release, runtime
+        Latest release and longest run time (both drawn from 0).
+    estimate
+        The estimate's strategy given the drawn run time; ``None`` leaves
+        the estimate unset.
+    weights
+        Weights to draw from.
+
+    Returns
+    -------
+    list of Job
+        The jobs, in id order.
+    """
+    jobs = []
+    for k in range(1, draw(st.integers(*count)) + 1):
+        length = draw(st.integers(0, runtime))
+        jobs.append(
+            Job(
+                k,
+                draw(st.integers(0, release)),
+                draw(st.integers(1, m)),
+                length,
+                None if estimate is None else draw(estimate(length)),
+                weight=draw(st.sampled_from(weights)),
+            )
+        )
+    return jobs
 
 
 @st.composite
@@ -125,24 +187,29 @@ def random_instance(seed: int, allocation: str) -> Instance:
     return Instance(Machine(m, allocation, blocks), jobs, name=f"random-{seed}")
 
 
-def random_calendar(rng: random.Random, m: int) -> Calendar:
-    """A random site calendar on ``m`` processors: each day and the holidays
-    cut at two random hours, each of the three periods kept with probability
-    0.6 (a random capacity and largest job), two of calendar days 0-9
-    holidays and a random Monday offset."""
+def random_periods(rng: random.Random, m: int, keep: float) -> tuple[Period, ...]:
+    """Random calendar periods on ``m`` processors: each day and the
+    holidays cut at two random hours, each of the three periods kept with
+    probability ``keep`` (a random capacity and largest job)."""
     periods = []
     for day in (*range(7), HOLIDAY):
         cuts = sorted(rng.sample(range(1, 24), 2))
         for start, end in zip([0, *cuts], [*cuts, 24], strict=True):
-            if rng.random() < 0.6:
+            if rng.random() < keep:
                 capacity = rng.randrange(1, m + 1)
                 largest = rng.randrange(1, capacity + 1)
                 periods.append(
                     Period((day,), start * 3600, end * 3600, capacity, largest)
                 )
-    return Calendar(
-        tuple(periods), frozenset(rng.sample(range(10), 2)), rng.randrange(WEEK)
-    )
+    return tuple(periods)
+
+
+def random_calendar(rng: random.Random, m: int) -> Calendar:
+    """A random site calendar on ``m`` processors: :func:`random_periods`
+    kept with probability 0.6, two of calendar days 0-9 holidays and a
+    random Monday offset."""
+    periods = random_periods(rng, m, keep=0.6)
+    return Calendar(periods, frozenset(rng.sample(range(10), 2)), rng.randrange(WEEK))
 
 
 def simulate_checked(instance: Instance, policy: str) -> SimulationResult | None:
@@ -156,3 +223,8 @@ def simulate_checked(instance: Instance, policy: str) -> SimulationResult | None
         return None
     assert check_schedule(instance, result.schedule) == []
     return result
+
+
+def starts_of(schedule: Schedule) -> dict[int, int]:
+    """Job id to start time of every placement of ``schedule``."""
+    return {j: p.start for j, p in schedule.placements.items()}

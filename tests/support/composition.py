@@ -263,94 +263,50 @@ def _first_fit(machine: Machine, blocks: Iterable[BusyBlock]) -> tuple[BusyBlock
     return tuple(out)
 
 
+def _with_placed(
+    instance: Instance, kind: str, blocks: Iterable[BusyBlock]
+) -> Instance:
+    """``instance`` with ``blocks`` added to its machine's ``kind`` (busy
+    blocks ``"unavailable"`` or ``"outages"``), placed by :func:`_first_fit`."""
+    machine = instance.machine
+    placed = _first_fit(machine, blocks)
+    return instance.replace(
+        machine=machine.replace(**{kind: (*getattr(machine, kind), *placed)})
+    )
+
+
+# Every builder takes an instance and returns it with one feature added,
+# everything else kept; the docstrings say what each one needs of its input.
+
+
 def with_contiguous(instance: Instance) -> Instance:
-    """Contiguous allocation (:meth:`~optsched.instance.Machine.with_allocation`).
-
-    Parameters
-    ----------
-    instance
-        Any instance; its blocks need ranges already (apply this first).
-
-    Returns
-    -------
-    Instance
-        The same jobs on a ``contiguous`` machine.
-    """
+    """Contiguous allocation (:meth:`~optsched.instance.Machine.with_allocation`);
+    blocks need ranges already, so this applies first."""
     return instance.replace(machine=instance.machine.with_allocation("contiguous"))
 
 
 def with_busy_blocks(instance: Instance) -> Instance:
-    """The busy blocks of :data:`BLOCKS_FILE` (jobs running at time 0).
-
-    Parameters
-    ----------
-    instance
-        An instance of 100 processors.
-
-    Returns
-    -------
-    Instance
-        Its machine with those blocks added (first-fit ranges on a
-        contiguous machine).
-    """
-    machine = instance.machine
-    blocks = _first_fit(machine, read_native(BLOCKS_FILE).instance.machine.unavailable)
-    return instance.replace(
-        machine=machine.replace(unavailable=(*machine.unavailable, *blocks))
-    )
+    """The busy blocks of :data:`BLOCKS_FILE` (jobs running at time 0) on a
+    100-processor machine, with first-fit ranges on a contiguous one."""
+    recorded = read_native(BLOCKS_FILE).instance.machine.unavailable
+    return _with_placed(instance, "unavailable", recorded)
 
 
 def with_outages(instance: Instance) -> Instance:
-    """The outages :data:`OUTAGES` (killing and requeueing in the simulator).
-
-    Parameters
-    ----------
-    instance
-        An instance of 100 processors.
-
-    Returns
-    -------
-    Instance
-        Its machine with the outages added (first-fit ranges on a
-        contiguous machine).
-    """
-    machine = instance.machine
-    outages = _first_fit(machine, OUTAGES)
-    return instance.replace(
-        machine=machine.replace(outages=(*machine.outages, *outages))
-    )
+    """The outages :data:`OUTAGES` (killing and requeueing in the simulator)
+    on a 100-processor machine, with first-fit ranges on a contiguous one."""
+    return _with_placed(instance, "outages", OUTAGES)
 
 
 def with_calendar(instance: Instance) -> Instance:
-    """The site calendar of :data:`SITE_FILE` (:func:`optsched.site.files.apply_site`).
-
-    Parameters
-    ----------
-    instance
-        Any instance; the calendar is scaled to its machine and shifted by
-        its window.
-
-    Returns
-    -------
-    Instance
-        The instance on a machine with the calendar.
-    """
+    """The site calendar of :data:`SITE_FILE`, scaled to the machine and
+    shifted by the window (:func:`optsched.site.files.apply_site`)."""
     return apply_site(instance, read_site(SITE_FILE))[0]
 
 
 def with_user_limit(instance: Instance) -> Instance:
-    """NQS's per-user limit :data:`USER_LIMIT` in the machine's calendar.
-
-    Parameters
-    ----------
-    instance
-        Any instance; a calendar it has keeps its periods.
-
-    Returns
-    -------
-    Instance
-        The instance with the limit (in an empty calendar if it had none).
-    """
+    """NQS's per-user limit :data:`USER_LIMIT` in the machine's calendar (an
+    empty one if it had none; the periods of one it has are kept)."""
     machine = instance.machine
     calendar = machine.calendar or Calendar(())
     calendar = dataclasses.replace(calendar, user_limit=USER_LIMIT)
@@ -358,18 +314,8 @@ def with_user_limit(instance: Instance) -> Instance:
 
 
 def with_chains(instance: Instance) -> Instance:
-    """Job chains :data:`CHAINS` (SWF fields 17/18: predecessor, think time).
-
-    Parameters
-    ----------
-    instance
-        Any instance; chains between jobs it does not hold are left out.
-
-    Returns
-    -------
-    Instance
-        The instance with successors naming their predecessors.
-    """
+    """Job chains :data:`CHAINS` (SWF fields 17/18: predecessor, think
+    time); chains between jobs the instance does not hold are left out."""
     ids = {job.id for job in instance.jobs}
     return instance.with_jobs(
         job.replace(preceding_job=CHAINS[job.id][0], think_time=CHAINS[job.id][1])
@@ -380,68 +326,27 @@ def with_chains(instance: Instance) -> Instance:
 
 
 def with_moldable(instance: Instance) -> Instance:
-    """Moldable jobs under :data:`SPEEDUP_MODEL` (as ``--moldable``).
-
-    Parameters
-    ----------
-    instance
-        Any instance.
-
-    Returns
-    -------
-    Instance
-        Every job moldable, its request kept as one of its modes.
-    """
+    """Every job moldable under :data:`SPEEDUP_MODEL` (as ``--moldable``),
+    its request kept as one of its modes."""
     return parse_model(SPEEDUP_MODEL).apply(instance)
 
 
 def with_malleable(instance: Instance) -> Instance:
-    """Malleable jobs under :data:`SPEEDUP_MODEL` (``--moldable --malleable``).
-
-    Parameters
-    ----------
-    instance
-        Any instance (moldable or not).
-
-    Returns
-    -------
-    Instance
-        Every job malleable, with the model's modes.
-    """
+    """Every job malleable under :data:`SPEEDUP_MODEL` (``--moldable
+    --malleable``), moldable or not before."""
     return parse_model(SPEEDUP_MODEL).apply(instance, malleable=True)
 
 
 def with_speeds(instance: Instance) -> Instance:
-    """Processor speeds :data:`SPEEDS` (as ``--speeds 50x1,50x2``).
-
-    Parameters
-    ----------
-    instance
-        An instance of 100 processors.
-
-    Returns
-    -------
-    Instance
-        Its machine with speeds; each job keeps its run time on ``size``
-        processors of speed 1.
-    """
+    """Processor speeds :data:`SPEEDS` (as ``--speeds 50x1,50x2``) on a
+    100-processor machine; each job keeps its run time on ``size``
+    processors of speed 1."""
     return MachineShape(speeds=SPEEDS).apply(instance)
 
 
 def with_smp(instance: Instance) -> Instance:
-    """SMP nodes :data:`SMP_NODES` (as ``--nodes 25x4 --tight 1 --level 1``).
-
-    Parameters
-    ----------
-    instance
-        An instance of 100 processors.
-
-    Returns
-    -------
-    Instance
-        Its machine as an SMP cluster with a span limit and a
-        communication cost.
-    """
+    """SMP nodes :data:`SMP_NODES` (as ``--nodes 25x4 --tight 1 --level 1``)
+    on a 100-processor machine: a span limit and a communication cost."""
     return MachineShape(nodes=SMP_NODES, tight=1, level=1).apply(instance)
 
 
@@ -457,7 +362,8 @@ BUILDERS: Mapping[str, Callable[[Instance], Instance]] = {
     "speeds": with_speeds,
     "smp": with_smp,
 }
-"""Instance feature name to its builder."""
+"""Instance feature name to its builder: a function of an instance that
+returns the same instance with that feature added."""
 
 
 def normalise(features: Iterable[str]) -> tuple[str, ...]:
@@ -548,13 +454,7 @@ def policies_for(features: Iterable[str]) -> tuple[str, ...]:
         :data:`BASE_POLICIES`, with :data:`MOLDABLE_POLICIES` for moldable
         or malleable jobs and :data:`MALLEABLE_POLICIES` for malleable ones.
     """
-    chosen = set(normalise(features))
-    policies = list(BASE_POLICIES)
-    if chosen & {"moldable", "malleable"}:
-        policies += MOLDABLE_POLICIES
-    if "malleable" in chosen:
-        policies += MALLEABLE_POLICIES
-    return tuple(policies)
+    return _by_job_kind(features, BASE_POLICIES, MOLDABLE_POLICIES, MALLEABLE_POLICIES)
 
 
 def gap_policies_for(features: Iterable[str]) -> tuple[str, ...]:
@@ -571,13 +471,32 @@ def gap_policies_for(features: Iterable[str]) -> tuple[str, ...]:
         ``fcfs`` and ``easy``, with ``adaptive`` for moldable jobs and
         ``deq`` for malleable ones.
     """
+    return _by_job_kind(features, ("fcfs", "easy"), ("adaptive",), ("deq",))
+
+
+def _by_job_kind(
+    features: Iterable[str],
+    rigid: tuple[str, ...],
+    moldable: tuple[str, ...],
+    malleable: tuple[str, ...],
+) -> tuple[str, ...]:
+    """``rigid``, then ``moldable`` for moldable or malleable jobs, then
+    ``malleable`` for malleable ones."""
     chosen = set(normalise(features))
-    policies = ["fcfs", "easy"]
+    policies = rigid
     if chosen & {"moldable", "malleable"}:
-        policies.append("adaptive")
+        policies += moldable
     if "malleable" in chosen:
-        policies.append("deq")
-    return tuple(policies)
+        policies += malleable
+    return policies
+
+
+def _gap_policies_run(features: Iterable[str], accepted: Iterable[str]) -> list[str]:
+    """The gap stage's policies that the simulate stage saw run (all of
+    them when none did)."""
+    accepted = set(accepted)
+    policies = [p for p in gap_policies_for(features) if p in accepted]
+    return policies or list(gap_policies_for(features))
 
 
 # --------------------------------------------------------------------------
@@ -960,9 +879,7 @@ def _gap(
             f"the gap pipeline has no {'/'.join(options)} option (its policies "
             "always run without it)",
         )
-    accepted = set(accepted)
-    policies = [p for p in gap_policies_for(features) if p in accepted]
-    policies = policies or list(gap_policies_for(features))
+    policies = _gap_policies_run(features, accepted)
     try:
         found = analyse_instance(
             instance, policies, OBJECTIVES, time_limit=time_limit, workers=1
@@ -1193,9 +1110,7 @@ def _cli_gap(
     options = [f for f in features if f in ENGINE_OPTIONS]
     if options:
         return Outcome(NA, f"optsched gap has no --{'/--'.join(options)}")
-    accepted = set(accepted)
-    policies = [p for p in gap_policies_for(features) if p in accepted]
-    policies = policies or list(gap_policies_for(features))
+    policies = _gap_policies_run(features, accepted)
     code, stdout, stderr = _invoke(
         ["gap", str(path), "--policies", ",".join(policies), "--objective",
          ",".join(OBJECTIVES), "--time-limit", f"{time_limit:g}", "--workers", "1",

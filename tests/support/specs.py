@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-SHELF_SPECS: tuple[str, ...] = (
+LEVEL_SPECS: tuple[str, ...] = (
     "nfdh",
     "ffdh",
     "nfih",
     "ffih",
     "ffdh-stack",
     "ffih-stack",
+)
+"""The level algorithms (next/first fit, decreasing/increasing height,
+with and without stacking)."""
+
+SHELF_SPECS: tuple[str, ...] = (
+    *LEVEL_SPECS,
     "smart",
     "smart:order=smith,fit=first",
     "smart:sequence=class,weights=area",

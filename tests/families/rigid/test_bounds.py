@@ -9,9 +9,9 @@ from itertools import product
 
 import networkx as nx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.builders import make, small_instances
+from support.builders import make, slow_settings, small_instances
 
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.models.rigid.bounds import (
@@ -306,7 +306,7 @@ OBJECTIVES = [
 ]
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@slow_settings(400)
 @given(instance=small_instances(), objective=st.sampled_from(OBJECTIVES))
 def test_every_bound_is_at_most_the_optimum(
     instance: Instance, objective: Objective

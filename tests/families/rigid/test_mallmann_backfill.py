@@ -11,9 +11,9 @@ import dataclasses
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from support.builders import simulate_checked
+from support.builders import random_periods, simulate_checked, slow_settings
 
 from optsched.calendar import HOLIDAY, Calendar, Period
 from optsched.check import check_schedule
@@ -439,18 +439,8 @@ def test_bad_specs(spec: str, message: str) -> None:
 
 # -- properties ---------------------------------------------------------------
 def _random_calendar(rng: random.Random, m: int) -> Calendar:
-    periods = []
-    for day in (*range(7), HOLIDAY):
-        cuts = sorted(rng.sample(range(1, 24), 2))
-        for start, end in zip([0, *cuts], [*cuts, 24], strict=True):
-            if rng.random() < 0.5:
-                capacity = rng.randrange(1, m + 1)
-                largest = rng.randrange(1, capacity + 1)
-                periods.append(
-                    Period((day,), start * 3600, end * 3600, capacity, largest)
-                )
     return Calendar(
-        tuple(periods),
+        random_periods(rng, m, keep=0.5),
         frozenset(),
         rng.randrange(7 * 86400),
         sequential_queues=frozenset({1} if rng.random() < 0.7 else ()),
@@ -471,7 +461,7 @@ def _random_jobs(rng: random.Random, m: int, n: int, span: int) -> list[Job]:
     return jobs
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@slow_settings(80)
 @given(
     seed=st.integers(0, 10**6),
     spec=st.sampled_from(ALL_SPECS),
@@ -519,7 +509,7 @@ def _no_overtaking(
     return jobs, "fcfs"
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@slow_settings(80)
 @given(**_NO_OVERTAKING_DRAWS)
 def test_fair_profile_backfilling_never_delays_the_head(
     seed: int, variant: str, together: bool, order: str
@@ -544,7 +534,7 @@ def test_fair_profile_backfilling_never_delays_the_head(
         assert placements[job].start == reserved, job
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@slow_settings(60)
 @given(**_NO_OVERTAKING_DRAWS)
 def test_fairness_one_is_conservative_backfilling_with_exact_estimates(
     seed: int, variant: str, together: bool, order: str

@@ -5,9 +5,9 @@ from __future__ import annotations
 from itertools import product
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.builders import make, small_instances
+from support.builders import make, slow_settings, small_instances
 
 from optsched.check import check_schedule
 from optsched.heuristics.rigid.offline import (
@@ -257,7 +257,7 @@ OBJECTIVES = [
 ]
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@slow_settings(250)
 @given(instance=small_instances(), objective=st.sampled_from(OBJECTIVES))
 def test_every_heuristic_is_feasible_and_no_better_than_the_optimum(
     instance: Instance, objective: Objective

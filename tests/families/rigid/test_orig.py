@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from support.builders import starts_of
 
 from optsched.check import check_schedule
 from optsched.heuristics import parse_policy, simulate
@@ -56,12 +57,7 @@ def test_orig_repair_delays_what_does_not_fit() -> None:
     )
     instance = Instance(Machine(4), jobs)
     schedule, repairs = recorded_schedule(instance, repair=True)
-    assert {j: p.start for j, p in schedule.placements.items()} == {
-        1: 0,
-        2: 10,
-        3: 6,
-        4: 7,
-    }
+    assert starts_of(schedule) == {1: 0, 2: 10, 3: 6, 4: 7}
     assert repairs == Repairs(delayed=1, delay=5)
     assert check_schedule(instance, schedule) == []
     policy = simulate(instance, "orig:repair").schedule

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from support.builders import starts_of
 
 from optsched.check import check_schedule
 from optsched.heuristics import SimulationResult, simulate
@@ -89,12 +90,7 @@ OVERRUN = make(
 
 def test_easy_with_an_overrunning_job() -> None:
     result = run(OVERRUN, "easy")
-    assert {j: p.start for j, p in result.schedule.placements.items()} == {
-        1: 0,
-        2: 20,
-        3: 2,
-        4: 12,
-    }
+    assert starts_of(result.schedule) == {1: 0, 2: 20, 3: 2, 4: 12}
     assert result.reservations[2] == 10  # the shadow when 2 became head
     assert result.schedule.killed == frozenset()
 
@@ -105,24 +101,14 @@ def test_conservative_with_an_overrunning_job() -> None:
     # 4 arrives and is reserved at 12 too and starts (1 processor is really
     # free); 2 cannot start until 1 ends at 20.
     result = run(OVERRUN, "conservative")
-    assert {j: p.start for j, p in result.schedule.placements.items()} == {
-        1: 0,
-        2: 20,
-        3: 2,
-        4: 12,
-    }
+    assert starts_of(result.schedule) == {1: 0, 2: 20, 3: 2, 4: 12}
     assert result.reservations == {1: 0, 2: 10, 3: 2, 4: 12}
 
 
 def test_kill_at_estimate() -> None:
     result = run(OVERRUN, "easy", kill_at_estimate=True)
     assert placements(result.schedule)[1][:2] == (0, 10)
-    assert {j: p.start for j, p in result.schedule.placements.items()} == {
-        1: 0,
-        2: 10,
-        3: 2,
-        4: 12,
-    }
+    assert starts_of(result.schedule) == {1: 0, 2: 10, 3: 2, 4: 12}
     assert result.schedule.killed == frozenset({1})
     assert result.stats.killed == 1
     assert result.stats.killed_for_blocks == 0
@@ -132,12 +118,7 @@ def test_oracle_sees_the_killed_duration() -> None:
     # With kills, the oracle sees min(runtime, estimate) = 10 for job 1 and
     # plans exactly like EASY with exact estimates.
     result = run(OVERRUN, "easy:oracle", kill_at_estimate=True)
-    assert {j: p.start for j, p in result.schedule.placements.items()} == {
-        1: 0,
-        2: 10,
-        3: 2,
-        4: 12,
-    }
+    assert starts_of(result.schedule) == {1: 0, 2: 10, 3: 2, 4: 12}
 
 
 # m = 4, contiguous (blocks pin processors only there; on "any" machines
@@ -198,12 +179,7 @@ def test_backfilling_plans_around_busy_blocks(spec: str) -> None:
     # Conservative reaches the same schedule (3's reservation is at 5, 4's
     # at 18, the first slot that avoids B's processors by count).
     result = run(BLOCKED, spec)
-    assert {j: p.start for j, p in result.schedule.placements.items()} == {
-        1: 0,
-        2: 10,
-        3: 5,
-        4: 18,
-    }
+    assert starts_of(result.schedule) == {1: 0, 2: 10, 3: 5, 4: 18}
 
 
 def test_overrun_into_a_busy_block_is_killed_at_the_estimate() -> None:
@@ -272,11 +248,7 @@ def test_job_ids_and_submit_ties() -> None:
         Machine(1), (Job(9, 0, 1, 4), Job(3, 0, 1, 2), Job(5, 0, 1, 1)), name="ties"
     )
     result = run(instance, "fcfs")
-    assert {j: p.start for j, p in result.schedule.placements.items()} == {
-        3: 0,
-        5: 2,
-        9: 3,
-    }
+    assert starts_of(result.schedule) == {3: 0, 5: 2, 9: 3}
 
 
 @pytest.mark.parametrize("spec", ["conservative", "backfill:depth=2", "easy"])
@@ -285,7 +257,7 @@ def test_early_completion_while_nobody_waits(spec: str) -> None:
     # arrives at 5 and must see the whole machine free.
     instance = make(2, [(1, 0, 2, 2, 10), (2, 5, 2, 5, 5)])
     result = run(instance, spec)
-    assert {j: p.start for j, p in result.schedule.placements.items()} == {1: 0, 2: 5}
+    assert starts_of(result.schedule) == {1: 0, 2: 5}
 
 
 def test_progress_off_a_terminal_is_lines_on_stderr(

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import math
 
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
+from support.builders import draw_jobs, slow_settings
 
 from optsched.check import check_schedule
 from optsched.heuristics import POLICY_NAMES, Backfill, simulate
 from optsched.heuristics.engine.core import Simulator
 from optsched.heuristics.rigid.orders import order_ranks
-from optsched.instance import BusyBlock, Instance, Job, Machine
+from optsched.instance import BusyBlock, Instance, Machine
 
 SPECS = (
     *POLICY_NAMES,
@@ -29,9 +30,7 @@ SPECS = (
     "random:seed=4",
 )
 
-FAST = settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+FAST = slow_settings(150)
 
 
 @st.composite
@@ -47,21 +46,15 @@ def instances(
     on ``any`` machines."""
     m = draw(st.integers(1, 12))
     allocation = allocation or draw(st.sampled_from(["any", "contiguous"]))
-    n = draw(st.integers(0, 14))
-    jobs = []
-    for i in range(n):
-        runtime = draw(st.integers(0, 30))
-        estimate = runtime if exact else draw(st.integers(0, 40))
-        jobs.append(
-            Job(
-                i + 1,
-                draw(st.integers(0, 40)),
-                draw(st.integers(1, m)),
-                runtime,
-                estimate,
-                weight=draw(st.sampled_from([1.0, 2.0, 0.5])),
-            )
-        )
+    jobs = draw_jobs(
+        draw,
+        m,
+        (0, 14),
+        release=40,
+        runtime=30,
+        estimate=st.just if exact else lambda _: st.integers(0, 40),
+        weights=(1.0, 2.0, 0.5),
+    )
     blocks = []
     for _ in range(draw(st.integers(0, 2))):
         start = draw(st.integers(0, 50))

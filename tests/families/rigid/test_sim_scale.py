@@ -17,8 +17,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
+from support.builders import draw_jobs, slow_settings
 
 from optsched.check import check_schedule
 from optsched.heuristics import simulate
@@ -37,9 +38,7 @@ from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.packing import Profile
 from optsched.schedule import Schedule
 
-SETTINGS = settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+SETTINGS = slow_settings(60)
 
 BACKFILL_SPECS = (
     "easy",
@@ -332,20 +331,14 @@ def queued(draw: st.DrawFn, allocation: str | None = None) -> Instance:
     jobs, busy blocks (offsets on contiguous machines)."""
     m = draw(st.integers(1, 16))
     allocation = allocation or draw(st.sampled_from(["any", "any", "contiguous"]))
-    n = draw(st.integers(1, 45))
-    jobs = []
-    for i in range(n):
-        runtime = draw(st.integers(0, 30))
-        estimate = draw(st.sampled_from([runtime, runtime * 2, runtime // 2 + 1, 40]))
-        jobs.append(
-            Job(
-                i + 1,
-                draw(st.integers(0, 60)),
-                draw(st.integers(1, m)),
-                runtime,
-                estimate,
-            )
-        )
+    jobs = draw_jobs(
+        draw,
+        m,
+        (1, 45),
+        release=60,
+        runtime=30,
+        estimate=lambda run: st.sampled_from([run, run * 2, run // 2 + 1, 40]),
+    )
     blocks = []
     for _ in range(draw(st.integers(0, 2))):
         start = draw(st.integers(0, 80))

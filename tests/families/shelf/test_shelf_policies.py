@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from support.builders import slow_settings
 
 from optsched.check import check_schedule
 from optsched.cli import main
@@ -19,9 +20,7 @@ from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.io.native import write_native
 from optsched.schedule import Schedule
 
-FAST = settings(
-    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+FAST = slow_settings(120)
 
 SHELF_POLICIES = (
     *SHELF_NAMES,

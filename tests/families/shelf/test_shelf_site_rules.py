@@ -19,7 +19,7 @@ from contextlib import contextmanager
 
 import pytest
 from support.paths import INSTANCES
-from support.specs import SHELF_SPECS
+from support.specs import LEVEL_SPECS, SHELF_SPECS
 
 from optsched.calendar import Calendar
 from optsched.check import check_schedule
@@ -28,16 +28,7 @@ from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.io import read
 from optsched.schedule import Schedule
 
-ONE_SHELF_SPECS = (
-    "nfdh",
-    "ffdh",
-    "nfih",
-    "ffih",
-    "ffdh-stack",
-    "ffih-stack",
-    "batch",
-    "pc2",
-)
+ONE_SHELF_SPECS = (*LEVEL_SPECS, "batch", "pc2")
 """Specs that put two jobs of heights 100 and 50 side by side in one shelf
 (SMART's height classes separate them)."""
 

@@ -4,9 +4,9 @@ checker on random instances, and the properties the literature implies."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from support.builders import make
+from support.builders import make, slow_settings
 
 from optsched.check import check_schedule, is_shelf_schedule
 from optsched.heuristics.rigid.offline import ffdh, nfdh
@@ -28,9 +28,7 @@ from optsched.models.rigid.enumerate import solve_exact
 from optsched.objective import Objective
 from optsched.schedule import Schedule
 
-FAST = settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+FAST = slow_settings(150)
 
 SPECS = (
     *SHELF_NAMES,
@@ -460,9 +458,7 @@ def test_nfdh_and_ffdh_within_twice_the_area_bound_plus_the_tallest(
         assert makespan >= max(tallest, -(-area // m))  # never below a bound
 
 
-SMALL = settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+SMALL = slow_settings(40)
 
 
 @SMALL

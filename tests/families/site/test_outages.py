@@ -11,7 +11,12 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.builders import random_calendar, random_site_jobs, simulate_checked
+from support.builders import (
+    draw_jobs,
+    random_calendar,
+    random_site_jobs,
+    simulate_checked,
+)
 
 from optsched.calendar import Calendar, Period
 from optsched.check import check_schedule
@@ -287,19 +292,14 @@ POLICIES = ("fcfs", "easy", "conservative", "firstfit", "backfill:depth=2", "lpt
 def _outage_instances(draw: st.DrawFn) -> tuple[Instance, bool]:
     m = draw(st.integers(2, 6))
     contiguous = draw(st.booleans())
-    n = draw(st.integers(1, 7))
-    jobs = []
-    for k in range(n):
-        runtime = draw(st.integers(0, 12))
-        jobs.append(
-            Job(
-                k + 1,
-                draw(st.integers(0, 15)),
-                draw(st.integers(1, m)),
-                runtime,
-                estimate=draw(st.integers(max(runtime - 3, 0), runtime + 5)),
-            )
-        )
+    jobs = draw_jobs(
+        draw,
+        m,
+        (1, 7),
+        release=15,
+        runtime=12,
+        estimate=lambda run: st.integers(max(run - 3, 0), run + 5),
+    )
     outages = []
     busy_until = 0
     for _ in range(draw(st.integers(0, 3))):
