@@ -26,11 +26,10 @@ import argparse
 import csv
 import resource
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from rassmann_pairwise import THESIS_PBT, git_commit
+from rassmann_pairwise import LABELS, OUT, THESIS_PBT, git_commit
 
 from optsched.check import check_schedule
 from optsched.generate.afkt import afkt_instance
@@ -45,9 +44,6 @@ from optsched.worstcase.pairwise import (
     trapezoid,
 )
 
-HERE = Path(__file__).resolve().parent
-OUT = HERE / "results" / "rassmann"
-LABELS = [s.label for s in SCHEDULERS]
 GRID = [x / 100 for x in range(20, 101, 4)]
 
 THESIS_AUC = {

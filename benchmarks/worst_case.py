@@ -37,19 +37,9 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 OUTPUT = HERE / "worst_case.md"
 INSTANCES = HERE / "worst_case"
+sys.path.insert(0, str(HERE.parent / "tests"))
 
-POLICIES = (
-    "fcfs",
-    "firstfit",
-    "easy",
-    "conservative",
-    "spt",
-    "lpt",
-    "lsf",
-    "best-package",
-)
-"""Policy specs (the simulator's grammar): ``spt``, ``lpt`` and ``lsf``
-(largest size first) are strict queue orders (only the head may start)."""
+from support.specs import WORST_CASE_POLICIES as POLICIES  # noqa: E402
 
 OBJECTIVES = ("cmax", "wct")
 MACHINES = (2, 4, 8)

@@ -185,6 +185,34 @@ def _row(**fields: object) -> dict[str, object]:
     return row
 
 
+def _failed_row(
+    suite: str,
+    trace_file: Path,
+    task: tuple[str, str, str],
+    *,
+    params: dict[str, object],
+    error: str,
+    **fields: object,
+) -> dict[str, object]:
+    """The row of a task that failed on the first window: ``task`` is its
+    kind, name and objective."""
+    kind, name, objective = task
+    return _row(
+        suite=suite,
+        trace=str(trace_file),
+        trace_sha256=sha256_of(trace_file),
+        window=WINDOWS[0],
+        window_index=0,
+        kind=kind,
+        name=name,
+        objective=objective,
+        params=to_json(params),
+        status="ERROR",
+        error=error,
+        **fields,
+    )
+
+
 def window_rows(
     suite: str,
     trace: str,
@@ -299,17 +327,11 @@ def fill_store(
             store.insert(row)
     if failed:
         store.insert(
-            _row(
-                suite=suite,
-                trace=str(trace_file),
-                trace_sha256=sha,
-                window=WINDOWS[0],
-                window_index=0,
-                kind="solver",
-                name="milp",
-                objective="cmax",
-                params=to_json({"time_limit": 1.0, "workers": 1}),
-                status="ERROR",
+            _failed_row(
+                suite,
+                trace_file,
+                ("solver", "milp", "cmax"),
+                params={"time_limit": 1.0, "workers": 1},
                 error="Traceback ...\nRuntimeError: solver crashed",
                 versions=to_json(VERSIONS),
                 runtime=0.1,
@@ -662,20 +684,13 @@ def test_cli_report_bad_store_is_one_line(tmp_path: Path) -> None:
 
 def test_empty_gap_still_reports(tmp_path: Path, trace_file: Path) -> None:
     path = tmp_path / "failed.sqlite"
-    sha = sha256_of(trace_file)
     with Store(path) as store:
         store.insert(
-            _row(
-                suite="s",
-                trace=str(trace_file),
-                trace_sha256=sha,
-                window=WINDOWS[0],
-                window_index=0,
-                kind="policy",
-                name="fcfs",
-                objective="",
-                params=to_json({"seed": 0, "objectives": ["cmax"]}),
-                status="ERROR",
+            _failed_row(
+                "s",
+                trace_file,
+                ("policy", "fcfs", ""),
+                params={"seed": 0, "objectives": ["cmax"]},
                 error="boom",
             )
         )

@@ -43,6 +43,7 @@ def draw_jobs(
     runtime: int,
     estimate: Callable[[int], st.SearchStrategy[int]] | None = None,
     weights: Sequence[float] = (1.0,),
+    **fields: st.SearchStrategy[object],
 ) -> list[Job]:
     """Random rigid jobs on ``m`` processors, numbered from 1.
 
@@ -61,6 +62,8 @@ def draw_jobs(
         the estimate unset.
     weights
         Weights to draw from.
+    **fields
+        Other job fields (``queue``, ``user`` ...) and their strategies.
 
     Returns
     -------
@@ -78,9 +81,46 @@ def draw_jobs(
                 length,
                 None if estimate is None else draw(estimate(length)),
                 weight=draw(st.sampled_from(weights)),
+                **{name: draw(values) for name, values in fields.items()},
             )
         )
     return jobs
+
+
+def draw_blocks(
+    draw: st.DrawFn,
+    m: int,
+    allocation: str,
+    *,
+    most: int,
+    latest: int,
+    longest: int,
+) -> tuple[BusyBlock, ...]:
+    """Up to ``most`` random busy blocks on ``m`` processors, each starting
+    by ``latest`` and lasting 1 to ``longest`` s: pinned to processors on
+    ``contiguous`` machines, processor counts on ``any`` machines. A block
+    the machine refuses beside those drawn before (overlapping ones) is
+    left out."""
+    blocks: list[BusyBlock] = []
+    for _ in range(draw(st.integers(0, most))):
+        start, size = draw(st.integers(0, latest)), draw(st.integers(1, m))
+        offset = draw(st.integers(0, m - size)) if allocation == "contiguous" else None
+        block = BusyBlock(start, start + draw(st.integers(1, longest)), size, offset)
+        try:
+            Machine(m, allocation, (*blocks, block))
+        except ValueError:
+            continue
+        blocks.append(block)
+    return tuple(blocks)
+
+
+def draw_machine(
+    draw: st.DrawFn, m: int, allocation: str, *, latest_block: int
+) -> Machine:
+    """A machine of ``m`` processors with up to two busy blocks of
+    :func:`draw_blocks` starting by ``latest_block``, lasting up to 30 s."""
+    blocks = draw_blocks(draw, m, allocation, most=2, latest=latest_block, longest=30)
+    return Machine(m, allocation, blocks)
 
 
 @st.composite
@@ -90,19 +130,7 @@ def small_instances(draw: st.DrawFn, max_jobs: int = 6, max_m: int = 6) -> Insta
     ``any`` machines), releases or not, mixed weights."""
     m = draw(st.integers(1, max_m))
     allocation = draw(st.sampled_from(["any", "contiguous"]))
-    blocks: list[BusyBlock] = []
-    for _ in range(draw(st.integers(0, 2))):
-        start, size = draw(st.integers(0, 6)), draw(st.integers(1, m))
-        offset = draw(st.integers(0, m - size))
-        pinned = allocation == "contiguous"  # blocks are counts on any machines
-        block = BusyBlock(
-            start, start + draw(st.integers(1, 5)), size, offset if pinned else None
-        )
-        try:
-            Machine(m, allocation, (*blocks, block))
-        except ValueError:
-            continue  # overlapping blocks: leave this one out
-        blocks.append(block)
+    blocks = draw_blocks(draw, m, allocation, most=2, latest=6, longest=5)
     released = draw(st.booleans())
     jobs = [
         Job(
@@ -114,7 +142,7 @@ def small_instances(draw: st.DrawFn, max_jobs: int = 6, max_m: int = 6) -> Insta
         )
         for k in range(1, draw(st.integers(0, max_jobs)) + 1)
     ]
-    return Instance(Machine(m, allocation, tuple(blocks)), tuple(jobs))
+    return Instance(Machine(m, allocation, blocks), tuple(jobs))
 
 
 def random_site_jobs(

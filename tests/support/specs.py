@@ -28,3 +28,17 @@ SHELF_SPECS: tuple[str, ...] = (
 )
 """Every shelf algorithm, the batch framework and PC², with their main
 options (the snapshot test runs them on every variant)."""
+
+WORST_CASE_POLICIES: tuple[str, ...] = (
+    "fcfs",
+    "firstfit",
+    "easy",
+    "conservative",
+    "spt",
+    "lpt",
+    "lsf",
+    "best-package",
+)
+"""The policies of the worst-case search (``benchmarks/worst_case.py``) and
+of its properties (``tests/worstcase``): ``spt``, ``lpt`` and ``lsf``
+(largest size first) are strict queue orders (only the head may start)."""

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.specs import WORST_CASE_POLICIES
 
 from optsched.bench.analysis import analyse_instance
 from optsched.check import check_schedule
@@ -54,16 +55,7 @@ from optsched.worstcase.versus import (
 )
 
 # The policies every property runs through (the benchmark covers them all).
-POLICIES = (
-    "fcfs",
-    "firstfit",
-    "easy",
-    "conservative",
-    "spt",
-    "lpt",
-    "lsf",
-    "best-package",
-)
+POLICIES = WORST_CASE_POLICIES
 
 
 def _simulate(instance: Instance, policy: str) -> Schedule:

@@ -24,7 +24,7 @@ from optsched.check import check_schedule
 from optsched.cli import main
 from optsched.instance import BusyBlock, Instance, Job, Machine, Mode
 from optsched.io.native import write_native
-from optsched.models import Incumbent, SolveStatus, solve
+from optsched.models import Incumbent, Result, SolveStatus, solve
 from optsched.models.moldable.bounds import job_modes, moldable_lower_bounds
 from optsched.models.moldable.model import greedy_schedule, undominated
 from optsched.models.rigid import cpsat
@@ -187,16 +187,31 @@ def test_golden_malleable_is_scheduled_as_moldable() -> None:
     assert result.status is SolveStatus.OPTIMAL
 
 
+def cpsat_cmax_from(instance: Instance, name: str, schedule: Schedule) -> Result:
+    """CP-SAT's makespan solve of ``instance`` given ``schedule`` as the
+    incumbent ``name``."""
+    return solve(
+        instance, "cmax", backend="cpsat", workers=1, time_limit=30,
+        incumbents=[Incumbent(name, schedule)],
+    )  # fmt: skip
+
+
+def one_malleable_beside_a_block() -> Instance:
+    """A malleable job released at 0, 7 s on 1 processor or 4 s on 2, on 2
+    processors of which one is busy during [0, 2)."""
+    modes = (Mode(1, 7), Mode(2, 4))
+    return Instance(
+        Machine(2, unavailable=(BusyBlock(0, 2, 1),)),
+        (Job(1, 0, 1, 7, modes=modes, malleable=True),),
+    )
+
+
 def test_malleable_status_is_feasible_without_a_closed_form_proof() -> None:
     # Alone, a 7 s job (1 processor) or 4 s (2 processors) released at 0
     # beside a block of 1 processor during [0, 2) on 2 processors: the best
     # moldable choice ends at 6 (2 + 4) or 7; the malleable job may run on
     # 1 processor first. Closed-form bounds stay below the moldable optimum.
-    modes = (Mode(1, 7), Mode(2, 4))
-    instance = Instance(
-        Machine(2, unavailable=(BusyBlock(0, 2, 1),)),
-        (Job(1, 0, 1, 7, modes=modes, malleable=True),),
-    )
+    instance = one_malleable_beside_a_block()
     result = solve(instance, "cmax", backend="cpsat", workers=1, time_limit=30)
     assert check_schedule(instance, result.schedule) == []
     assert result.objective == 6
@@ -212,20 +227,13 @@ def test_a_malleable_schedule_meets_the_closed_form_bound() -> None:
     # The schedule the comment above describes, built by hand: 1 processor
     # during [0, 2) (2/7 of the job), both from 2 (5/7 of 4 s = 20/7 s, so
     # the job completes at 4.86, within the second [4, 5)).
-    modes = (Mode(1, 7), Mode(2, 4))
-    instance = Instance(
-        Machine(2, unavailable=(BusyBlock(0, 2, 1),)),
-        (Job(1, 0, 1, 7, modes=modes, malleable=True),),
-    )
+    instance = one_malleable_beside_a_block()
     pieces = (Piece(0, 2, (1,)), Piece(2, 5, (0, 1)))
     schedule = Schedule({1: Placement.of_pieces(pieces)}, "hand")
     assert check_schedule(instance, schedule) == []
     assert max(b.value for b in lower_bounds_within(instance, "cmax", None)[0]) == 5
     # As an incumbent it is a malleable schedule: kept, and it meets the bound.
-    result = solve(
-        instance, "cmax", backend="cpsat", workers=1, time_limit=30,
-        incumbents=[Incumbent("hand", schedule)],
-    )  # fmt: skip
+    result = cpsat_cmax_from(instance, "hand", schedule)
     assert result.rejected == ()
     assert result.upper_bound_source == "hand"
     assert (result.objective, result.lower_bound) == (5, 5)
@@ -234,10 +242,7 @@ def test_a_malleable_schedule_meets_the_closed_form_bound() -> None:
     assert (only.objective, only.status, only.rejected) == (5, SolveStatus.OPTIMAL, ())
     # Run too slowly (the second piece on 1 processor) it is rejected.
     slow = Schedule({1: Placement.of_pieces((Piece(0, 2, (1,)), Piece(3, 5, (0,))))})
-    result = solve(
-        instance, "cmax", backend="cpsat", workers=1, time_limit=30,
-        incumbents=[Incumbent("slow", slow)],
-    )  # fmt: skip
+    result = cpsat_cmax_from(instance, "slow", slow)
     (reason,) = result.rejected
     assert reason.startswith("slow: ") and "job 1" in reason
     assert result.objective == 6
@@ -331,10 +336,7 @@ def test_a_wide_incumbent_is_used_as_hint_and_bound() -> None:
     instance = two_wide_jobs()
     wide = instance.with_jobs(j.rigid(Mode(4, 2)) for j in instance.jobs)
     hint = assign_processors(wide, {1: 0, 2: 2})
-    result = solve(
-        instance, "cmax", backend="cpsat", workers=1, time_limit=30,
-        incumbents=[Incumbent("hint", hint)],
-    )  # fmt: skip
+    result = cpsat_cmax_from(instance, "hint", hint)
     assert result.rejected == ()
     assert result.objective == 4
     assert result.upper_bound_source == "hint"
@@ -345,10 +347,7 @@ def test_an_incumbent_outside_the_modes_is_rejected() -> None:
     bad = assign_processors(
         instance.with_jobs(j.rigid(Mode(2, 4)) for j in instance.jobs), {1: 0, 2: 0}
     )
-    result = solve(
-        instance, "cmax", backend="cpsat", workers=1, time_limit=30,
-        incumbents=[Incumbent("bad", Schedule(bad.placements, "bad"))],
-    )  # fmt: skip
+    result = cpsat_cmax_from(instance, "bad", Schedule(bad.placements, "bad"))
     assert len(result.rejected) == 1 and result.rejected[0].startswith("bad:")
     assert result.objective == 4
 
@@ -463,10 +462,7 @@ def test_dominated_modes_are_left_out_and_their_hints_mapped() -> None:
     instance = Instance(Machine(4), tuple(Job(k, 0, 3, 3, modes=modes) for k in (1, 2)))
     fixed = instance.with_jobs(j.rigid(Mode(3, 3)) for j in instance.jobs)
     hint = assign_processors(fixed, {1: 0, 2: 3})
-    result = solve(
-        instance, "cmax", backend="cpsat", workers=1, time_limit=30,
-        incumbents=[Incumbent("hint", hint)],
-    )  # fmt: skip
+    result = cpsat_cmax_from(instance, "hint", hint)
     assert result.rejected == ()
     assert (result.objective, result.status) == (3, SolveStatus.OPTIMAL)
     assert brute_force(instance, "cmax") == 3

@@ -6,13 +6,13 @@ import math
 
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from support.builders import draw_jobs, slow_settings
+from support.builders import draw_jobs, draw_machine, slow_settings
 
 from optsched.check import check_schedule
 from optsched.heuristics import POLICY_NAMES, Backfill, simulate
 from optsched.heuristics.engine.core import Simulator
 from optsched.heuristics.rigid.orders import order_ranks
-from optsched.instance import BusyBlock, Instance, Machine
+from optsched.instance import Instance
 
 SPECS = (
     *POLICY_NAMES,
@@ -55,17 +55,7 @@ def instances(
         estimate=st.just if exact else lambda _: st.integers(0, 40),
         weights=(1.0, 2.0, 0.5),
     )
-    blocks = []
-    for _ in range(draw(st.integers(0, 2))):
-        start = draw(st.integers(0, 50))
-        size = draw(st.integers(1, m))
-        with_offset = allocation == "contiguous"
-        offset = draw(st.integers(0, m - size)) if with_offset else None
-        blocks.append(BusyBlock(start, start + draw(st.integers(1, 30)), size, offset))
-    try:
-        machine = Machine(m, allocation, tuple(blocks))
-    except ValueError:
-        assume(False)
+    machine = draw_machine(draw, m, allocation, latest_block=50)
     return Instance(machine, tuple(jobs), name="random")
 
 

@@ -17,9 +17,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from hypothesis import assume, given
+from hypothesis import given
 from hypothesis import strategies as st
-from support.builders import draw_jobs, slow_settings
+from support.builders import draw_jobs, draw_machine, slow_settings
 
 from optsched.check import check_schedule
 from optsched.heuristics import simulate
@@ -34,7 +34,7 @@ from optsched.heuristics.rigid.policies import (
     planned,
 )
 from optsched.heuristics.spec import parse_policy
-from optsched.instance import BusyBlock, Instance, Job, Machine
+from optsched.instance import Instance, Job, Machine
 from optsched.packing import Profile
 from optsched.schedule import Schedule
 
@@ -339,16 +339,7 @@ def queued(draw: st.DrawFn, allocation: str | None = None) -> Instance:
         runtime=30,
         estimate=lambda run: st.sampled_from([run, run * 2, run // 2 + 1, 40]),
     )
-    blocks = []
-    for _ in range(draw(st.integers(0, 2))):
-        start = draw(st.integers(0, 80))
-        size = draw(st.integers(1, m))
-        offset = draw(st.integers(0, m - size)) if allocation == "contiguous" else None
-        blocks.append(BusyBlock(start, start + draw(st.integers(1, 30)), size, offset))
-    try:
-        machine = Machine(m, allocation, tuple(blocks))
-    except ValueError:
-        assume(False)
+    machine = draw_machine(draw, m, allocation, latest_block=80)
     return Instance(machine, tuple(jobs), name="queued")
 
 

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
-from support.builders import slow_settings
+from support.builders import draw_blocks, draw_jobs, slow_settings
 
 from optsched.check import check_schedule
 from optsched.cli import main
@@ -340,32 +340,19 @@ def instances(
     estimate exact."""
     m = draw(st.integers(1, 10))
     allocation = allocation or draw(st.sampled_from(["any", "contiguous"]))
-    blocks: list[BusyBlock] = []
-    for _ in range(draw(st.integers(0, 3))):
-        start, size = draw(st.integers(0, 40)), draw(st.integers(1, m))
-        offset = draw(st.integers(0, m - size)) if allocation == "contiguous" else None
-        block = BusyBlock(start, start + draw(st.integers(1, 20)), size, offset)
-        try:
-            Machine(m, allocation, (*blocks, block))
-        except ValueError:
-            continue
-        blocks.append(block)
-    jobs = []
-    for k in range(draw(st.integers(0, 14))):
-        runtime = draw(st.integers(0, 25))
-        jobs.append(
-            Job(
-                k + 1,
-                0 if exact_batch else draw(st.integers(0, 40)),
-                draw(st.integers(1, m)),
-                runtime,
-                runtime if exact_batch else draw(st.integers(0, 30)),
-                weight=draw(st.sampled_from([0.5, 1.0, 2.0])),
-                queue=draw(st.sampled_from([None, 0, 1])),
-            )
-        )
+    blocks = draw_blocks(draw, m, allocation, most=3, latest=40, longest=20)
+    jobs = draw_jobs(
+        draw,
+        m,
+        (0, 14),
+        release=0 if exact_batch else 40,
+        runtime=25,
+        estimate=st.just if exact_batch else lambda _: st.integers(0, 30),
+        weights=(0.5, 1.0, 2.0),
+        queue=st.sampled_from([None, 0, 1]),
+    )
     jobs = draw(st.permutations(jobs))
-    return Instance(Machine(m, allocation, tuple(blocks)), tuple(jobs))
+    return Instance(Machine(m, allocation, blocks), tuple(jobs))
 
 
 @FAST

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from support.builders import make, slow_settings
+from support.builders import draw_blocks, draw_jobs, make, slow_settings
 
 from optsched.check import check_schedule, is_shelf_schedule
 from optsched.heuristics.rigid.offline import ffdh, nfdh
@@ -315,32 +315,20 @@ def batches(
     of length 0, mixed weights; the jobs in a random order."""
     m = draw(st.integers(1, 10))
     allocation = allocation or draw(st.sampled_from(["any", "contiguous"]))
-    chosen: list[BusyBlock] = []
-    for _ in range(draw(st.integers(0, 3)) if blocks else 0):
-        start, size = draw(st.integers(0, 30)), draw(st.integers(1, m))
-        offset = draw(st.integers(0, m - size)) if allocation == "contiguous" else None
-        block = BusyBlock(start, start + draw(st.integers(1, 15)), size, offset)
-        try:
-            Machine(m, allocation, (*chosen, block))
-        except ValueError:
-            continue
-        chosen.append(block)
+    most = 3 if blocks else 0
+    chosen = draw_blocks(draw, m, allocation, most=most, latest=30, longest=15)
     late = releases and draw(st.booleans())
-    jobs = []
-    for k in range(draw(st.integers(0, max_jobs))):
-        runtime = draw(st.integers(0, 20))
-        jobs.append(
-            Job(
-                k + 1,
-                draw(st.integers(0, 30)) if late else 0,
-                draw(st.integers(1, m)),
-                runtime,
-                runtime if exact else draw(st.integers(0, 25)),
-                weight=draw(st.sampled_from([0.5, 1.0, 2.0])),
-            )
-        )
+    jobs = draw_jobs(
+        draw,
+        m,
+        (0, max_jobs),
+        release=30 if late else 0,
+        runtime=20,
+        estimate=st.just if exact else lambda _: st.integers(0, 25),
+        weights=(0.5, 1.0, 2.0),
+    )
     jobs = draw(st.permutations(jobs))
-    return Instance(Machine(m, allocation, tuple(chosen)), tuple(jobs))
+    return Instance(Machine(m, allocation, chosen), tuple(jobs))
 
 
 @FAST
