@@ -169,7 +169,7 @@ def _window_table(rows: pd.DataFrame) -> Table:
         else:
             ratio = "withheld (defect)"
         cells = [
-            str(r["policy"]),
+            policy_label(str(r["policy"])),
             f"{r['objective']} ({_unit(str(r['objective']))})",
             _fmt(float(r["value"])),
             known,
@@ -213,7 +213,7 @@ def _aggregate_table(frame: pd.DataFrame) -> Table:
         table.add_column(name, justify="left" if left else "right")
     for r in frame.to_dict("records"):
         table.add_row(
-            str(r["policy"]),
+            policy_label(str(r["policy"])),
             str(r["objective"]),
             str(r["windows"]),
             str(r["not_comparable"]),
@@ -505,6 +505,18 @@ def command(
             safe_frame(frame).to_csv(handle, index=False)
         console.print(f"wrote {len(frame)} rows to {output}")
     _finish(found)
+
+
+def policy_label(spec: str) -> str:
+    """A row's name in the tables: the spec, or ``NAME (schedule)`` for a
+    schedule file rated with ``--schedule NAME=FILE`` (the CSV keeps the
+    spec, which names the file)."""
+    if not spec.startswith("schedule:"):
+        return spec
+    from optsched.heuristics.spec import split_spec
+
+    name = split_spec(spec).params.get("name")
+    return f"{name} (schedule)" if name else spec
 
 
 def schedule_spec(given: str) -> str:
