@@ -478,9 +478,10 @@ def command(
         plan = expand(suite, deterministic=deterministic)
         for spec, why in left_out:
             console.print(f"left out {spec}: {why}", markup=False, highlight=False)
+    names = ", ".join(map(policy_label, suite.policies))
     console.print(
         f"{file or 'instances/default.json (bundled)'}: {len(plan.windows)} "
-        f"window(s), policies {', '.join(suite.policies)}, back-end {backend}, "
+        f"window(s), policies {names}, back-end {backend}, "
         f"{time_limit:g} s and {workers} worker(s) per solve"
     )
     reporter: bool | WindowLines = False
