@@ -13,8 +13,9 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.builders import slow_settings
 
 from optsched.coreserve.optimum import (
     FreeProfile,
@@ -302,10 +303,14 @@ def _brute(
     return out
 
 
+Case = tuple[Request, list[ClusterState], list[list[int]], dict[str, int]]
+"""A request, the cluster states, their cost rates and not-before times."""
+WEIGHTS = st.fractions(0, 2, max_denominator=4)
+"""The weights ``k`` (cost) and ``s`` (start) of the weighted objective."""
+
+
 @st.composite
-def cases(
-    draw: st.DrawFn,
-) -> tuple[Request, list[ClusterState], list[list[int]], dict[str, int]]:
+def cases(draw: st.DrawFn) -> Case:
     m = draw(st.integers(2, 4))
     clusters, rates = [], []
     for c in range(m):
@@ -350,15 +355,15 @@ def cases(
     return Request(0, es, ls + d, d, parts), clusters, rates, not_before
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@slow_settings(60)
 @given(
     cases(),
     st.sampled_from(("sampled", "prorata")),
-    st.fractions(0, 2, max_denominator=4),
-    st.fractions(0, 2, max_denominator=4),
+    WEIGHTS,
+    WEIGHTS,
 )
 def test_enumeration_equals_brute_force(
-    case: tuple[Request, list[ClusterState], list[list[int]], dict[str, int]],
+    case: Case,
     rule: str,
     k: Fraction,
     s: Fraction,
@@ -458,14 +463,14 @@ def test_free_profile_equals_cluster_free(
 # --------------------------------------------------------------------------
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@slow_settings(25)
 @given(
     cases(),
-    st.fractions(0, 2, max_denominator=4),
-    st.fractions(0, 2, max_denominator=4),
+    WEIGHTS,
+    WEIGHTS,
 )
 def test_cpsat_equals_enumeration(
-    case: tuple[Request, list[ClusterState], list[list[int]], dict[str, int]],
+    case: Case,
     k: Fraction,
     s: Fraction,
 ) -> None:

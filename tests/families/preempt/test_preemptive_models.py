@@ -19,6 +19,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.builders import draw_blocks, draw_jobs
 
 from optsched.check import check_schedule, migrations
 from optsched.cli import main
@@ -158,26 +159,12 @@ def instances(
 ) -> Instance:
     """Random ``any`` instances with releases and, optionally, busy blocks."""
     m = draw(st.integers(1, max_m))
-    chosen: list[BusyBlock] = []
-    for _ in range(draw(st.integers(0, 2)) if blocks else 0):
-        start, size = draw(st.integers(0, 8)), draw(st.integers(1, m))
-        block = BusyBlock(start, start + draw(st.integers(1, 5)), size)
-        try:
-            Machine(m, "any", (*chosen, block))
-        except ValueError:
-            continue
-        chosen.append(block)
-    jobs = tuple(
-        Job(
-            k,
-            draw(st.integers(0, 6)),
-            draw(st.integers(1, m)),
-            draw(st.integers(0, 6)),
-            weight=draw(st.sampled_from([1.0, 2.0, 3.0])),
-        )
-        for k in range(1, draw(st.integers(1, max_jobs)) + 1)
+    most = 2 if blocks else 0
+    chosen = draw_blocks(draw, m, "any", most=most, latest=8, longest=5)
+    jobs = draw_jobs(
+        draw, m, (1, max_jobs), release=6, runtime=6, weights=(1.0, 2.0, 3.0)
     )
-    return Instance(Machine(m, "any", tuple(chosen)), jobs)
+    return Instance(Machine(m, "any", chosen), tuple(jobs))
 
 
 # --------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from itertools import product
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support.builders import make
+from support.builders import draw_blocks, draw_jobs, make
 
 from optsched.check import check_schedule
 from optsched.instance import BusyBlock, Instance, Job, Machine
@@ -217,27 +217,11 @@ def test_normal_patterns() -> None:
 def tiny_instances(draw: st.DrawFn, max_jobs: int = 4, max_m: int = 4) -> Instance:
     m = draw(st.integers(1, max_m))
     allocation = draw(st.sampled_from(["any", "contiguous"]))
-    blocks: list[BusyBlock] = []
-    if draw(st.booleans()):
-        start, size = draw(st.integers(0, 3)), draw(st.integers(1, m))
-        offset = draw(st.integers(0, m - size))
-        pinned = allocation == "contiguous"  # blocks are counts on any machines
-        blocks.append(
-            BusyBlock(
-                start, start + draw(st.integers(1, 3)), size, offset if pinned else None
-            )
-        )
-    jobs = [
-        Job(
-            k,
-            draw(st.integers(0, 3)),
-            draw(st.integers(1, m)),
-            draw(st.integers(0, 3)),
-            weight=draw(st.sampled_from([0.5, 1.0, 3.0])),
-        )
-        for k in range(1, draw(st.integers(0, max_jobs)) + 1)
-    ]
-    return Instance(Machine(m, allocation, tuple(blocks)), tuple(jobs))
+    blocks = draw_blocks(draw, m, allocation, most=1, latest=3, longest=3)
+    jobs = draw_jobs(
+        draw, m, (0, max_jobs), release=3, runtime=3, weights=(0.5, 1.0, 3.0)
+    )
+    return Instance(Machine(m, allocation, blocks), tuple(jobs))
 
 
 OBJECTIVES = [
