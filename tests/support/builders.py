@@ -12,6 +12,8 @@ from optsched.calendar import HOLIDAY, WEEK, Calendar, Period
 from optsched.check import check_schedule
 from optsched.heuristics import SimulationResult, simulate
 from optsched.instance import BusyBlock, Instance, Job, Machine
+from optsched.models.rigid.enumerate import solve_exact
+from optsched.objective import Objective
 from optsched.schedule import Schedule
 
 
@@ -256,3 +258,12 @@ def simulate_checked(instance: Instance, policy: str) -> SimulationResult | None
 def starts_of(schedule: Schedule) -> dict[int, int]:
     """Job id to start time of every placement of ``schedule``."""
     return {j: p.start for j, p in schedule.placements.items()}
+
+
+def exact_optimum(instance: Instance, objective: Objective | str) -> float:
+    """The optimum of a small rigid ``instance`` by exhaustive search
+    (:func:`optsched.models.rigid.enumerate.solve_exact`), which always
+    finds one."""
+    optimum = solve_exact(instance, objective).objective
+    assert optimum is not None
+    return optimum

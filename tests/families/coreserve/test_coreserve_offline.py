@@ -35,12 +35,16 @@ def _valid(
     assert check_offline(clusters, requests, sol) == []  # type: ignore[arg-type]
 
 
+Window = tuple[list[OfflineCluster], list[Request]]
+"""Clusters and the requests to place on them."""
+
+
 # --------------------------------------------------------------------------
 # Golden cases by hand
 # --------------------------------------------------------------------------
 
 
-def _wait_case() -> tuple[list[OfflineCluster], list[Request]]:
+def _wait_case() -> Window:
     # A request needs both 2-CPU clusters over [0, 4); cluster A's local job
     # (2 CPUs, 4 s, released at 0) must wait until 4 for it to fit.
     clusters = [
@@ -326,7 +330,7 @@ def _brute(
 
 
 @st.composite
-def tiny_windows(draw: st.DrawFn) -> tuple[list[OfflineCluster], list[Request]]:
+def tiny_windows(draw: st.DrawFn) -> Window:
     clusters = []
     prices = [Tariff.flat(p) for p in (1, 2, 3)]
     for n in range(draw(st.integers(1, 2))):
@@ -362,7 +366,7 @@ def tiny_windows(draw: st.DrawFn) -> tuple[list[OfflineCluster], list[Request]]:
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tiny_windows())
 def test_accepted_optimum_matches_brute_force(
-    case: tuple[list[OfflineCluster], list[Request]],
+    case: Window,
 ) -> None:
     clusters, requests = case
     result = solve_offline(clusters, requests, time_limit=20)
@@ -395,7 +399,7 @@ def test_accepted_optimum_matches_brute_force(
     st.sampled_from([0, 3600, 36000]),
 )
 def test_weighted_optimum_matches_brute_force(
-    case: tuple[list[OfflineCluster], list[Request]], k: int, s: Fraction, lam: int
+    case: Window, k: int, s: Fraction, lam: int
 ) -> None:
     clusters, requests = case
     result = solve_offline(
@@ -453,7 +457,7 @@ def _with_waits(
 @settings(max_examples=15, deadline=None)
 @given(tiny_windows())
 def test_bounds_hold_at_any_time_limit(
-    case: tuple[list[OfflineCluster], list[Request]],
+    case: Window,
 ) -> None:
     clusters, requests = case
     # No search time: the greedy answer and a trivial (still valid) bound.
@@ -475,7 +479,7 @@ PRICED = (
 
 def _scaled(
     clusters: Sequence[OfflineCluster], requests: Sequence[Request], g: int, base: int
-) -> tuple[list[OfflineCluster], list[Request]]:
+) -> Window:
     """Every time ``t`` as ``base + g t``, the clusters priced by :data:`PRICED`."""
     out = [
         OfflineCluster(
@@ -513,7 +517,7 @@ def _scaled(
     st.sampled_from([(1, 0, 0), (1, Fraction(1, 2), 0), (1, 1, 3600)]),
 )
 def test_hourly_prices_match_brute_force_on_the_grid(
-    case: tuple[list[OfflineCluster], list[Request]],
+    case: Window,
     g: int,
     base: int,
     weights: tuple[int, Fraction | int, int],

@@ -7,7 +7,7 @@ from itertools import product
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.builders import make, slow_settings, small_instances
+from support.builders import exact_optimum, make, slow_settings, small_instances
 
 from optsched.check import check_schedule
 from optsched.heuristics.rigid.offline import (
@@ -262,8 +262,7 @@ OBJECTIVES = [
 def test_every_heuristic_is_feasible_and_no_better_than_the_optimum(
     instance: Instance, objective: Objective
 ) -> None:
-    optimum = solve_exact(instance, objective).objective
-    assert optimum is not None
+    optimum = exact_optimum(instance, objective)
     for name, schedule in heuristic_schedules(instance, objective).items():
         assert check_schedule(instance, schedule) == [], name
         assert objective.value(instance, schedule) >= optimum - 1e-9, name

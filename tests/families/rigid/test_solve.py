@@ -14,7 +14,7 @@ import math
 import time
 
 import pytest
-from support.builders import golden_instance, random_instance
+from support.builders import exact_optimum, golden_instance, random_instance
 
 from optsched.check import check_schedule
 from optsched.instance import BusyBlock, Instance, Job, Machine
@@ -59,8 +59,7 @@ def test_every_backend_agrees_with_enumeration(seed: int, allocation: str) -> No
     instance = random_instance(seed, allocation)
     for text in OBJECTIVES:
         objective = Objective.parse(text)
-        optimum = solve_exact(instance, objective).objective
-        assert optimum is not None
+        optimum = exact_optimum(instance, objective)
         for backend, options in EXACT:
             result = solve(
                 instance, objective, backend=backend, time_limit=10, workers=2,

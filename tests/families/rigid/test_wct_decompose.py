@@ -8,7 +8,7 @@ import random
 
 import pytest
 from hypothesis import given, settings
-from support.builders import make, small_instances
+from support.builders import exact_optimum, make, small_instances
 
 from optsched.check import check_schedule
 from optsched.instance import Instance, Job, Machine
@@ -183,8 +183,7 @@ def test_bounds_never_exceed_the_optimum(instance: Instance) -> None:
     result = cpsat.solve(instance, "wct:instance", time_limit=5, workers=1)
     assert result.schedule is not None
     assert check_schedule(instance, result.schedule) == []
-    optimum = solve_exact(instance, "wct:instance").objective
-    assert optimum is not None
+    optimum = exact_optimum(instance, "wct:instance")
     assert result.objective is not None
     assert result.objective >= optimum * (1 - 1e-12)
     for bound in result.bounds:
@@ -229,8 +228,7 @@ def test_brute_force_with_small_chunks(
     rng = random.Random(50 + seed)
     instance = _spread_instance(rng, rng.randint(4, 7))
     objective = Objective.parse(OBJECTIVES[seed % len(OBJECTIVES)])
-    exact = solve_exact(instance, objective).objective
-    assert exact is not None
+    exact = exact_optimum(instance, objective)
     result = cpsat.solve(instance, objective, time_limit=10, workers=1)
     assert check_schedule(instance, result.schedule) == []
     assert result.status is SolveStatus.OPTIMAL

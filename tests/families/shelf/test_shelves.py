@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from support.builders import draw_blocks, draw_jobs, make, slow_settings
+from support.builders import draw_blocks, draw_jobs, exact_optimum, make, slow_settings
 
 from optsched.check import check_schedule, is_shelf_schedule
 from optsched.heuristics.rigid.offline import ffdh, nfdh
@@ -24,7 +24,6 @@ from optsched.heuristics.shelf.algorithms import (
     shelf_schedule,
 )
 from optsched.instance import BusyBlock, Instance, Job, Machine
-from optsched.models.rigid.enumerate import solve_exact
 from optsched.objective import Objective
 from optsched.schedule import Schedule
 
@@ -465,8 +464,7 @@ def test_strip_packing_bounds_against_the_optimum(inst: Instance) -> None:
     # h_max (Coffman, Garey, Johnson, Tarjan 1980).
     assume(inst.jobs)
     cmax = Objective("cmax")
-    opt = solve_exact(inst, cmax).objective
-    assert opt is not None
+    opt = exact_optimum(inst, cmax)
     tallest = max(j.runtime for j in inst.jobs)
     assert cmax.value(inst, shelf_schedule(inst, "ffdh")) <= 1.7 * opt + tallest
     assert cmax.value(inst, shelf_schedule(inst, "nfdh")) <= 2 * opt + tallest
@@ -480,12 +478,10 @@ def test_smart_within_its_bounds_of_the_optimum(inst: Instance) -> None:
     # the brute-force optimum of tiny instances.
     assume(inst.jobs)
     unweighted, weighted = Objective("wct"), Objective("wct", "instance")
-    opt = solve_exact(inst, unweighted).objective
-    assert opt is not None
+    opt = exact_optimum(inst, unweighted)
     value = unweighted.value(inst, shelf_schedule(inst, "smart:sequence=smith"))
     assert value <= 8 * opt
-    opt = solve_exact(inst, weighted).objective
-    assert opt is not None
+    opt = exact_optimum(inst, weighted)
     value = weighted.value(inst, shelf_schedule(inst, "smart:order=smith"))
     assert value <= 8.53 * opt
 
