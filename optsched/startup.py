@@ -15,11 +15,14 @@ its own handlers (the commands install theirs while they run).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from types import TracebackType
+from typing import Any
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -47,6 +50,99 @@ def ignore_stop_signals() -> None:
     if threading.current_thread() is threading.main_thread():
         for number in STOP_SIGNALS:
             signal.signal(number, signal.SIG_IGN)
+
+
+class Stopped:
+    """The stop signal a command received (``signum``: ``None`` if none).
+
+    A solve interrupted by it returns its best result so far (the library's
+    Ctrl-C contract) instead of raising, and the command prints that result:
+    :func:`command_signals`'s caller then still exits with ``128 + signum``.
+    """
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+
+    def handle(self, signum: int, frame: object) -> None:
+        """The command's SIGINT and SIGTERM handler.
+
+        A handler of our own rather than ``signal.default_int_handler``:
+        CP-SAT then leaves SIGINT alone (it takes it only when Python's
+        default handler is in place, :mod:`optsched.models.rigid.cpsat`), so
+        that a Ctrl-C during a solve is never swallowed by the solver, nor
+        SIGINT reset to a silent kill when the solver goes.
+        """
+        if self.signum is None:
+            self.signum = signum
+        if signum == signal.SIGTERM:
+            raise Terminated()
+        raise KeyboardInterrupt()
+
+
+def stop_searches() -> None:
+    """Stop the CP-SAT searches of this process (if it imported CP-SAT)."""
+    cpsat = sys.modules.get("optsched.models.rigid.cpsat")
+    if cpsat is not None:
+        cpsat.stop_searches()
+
+
+def watch_stop_signals(reader: Any, closed: threading.Event) -> None:
+    """Stop CP-SAT searches as soon as a stop signal's number arrives on
+    ``reader`` (the pair of the socket given to ``signal.set_wakeup_fd``),
+    even while the main thread sits in a solver, whose return only then
+    lets the Python handler run; searches started later are stopped too,
+    until ``closed`` is set."""
+    while True:
+        try:
+            data = reader.recv(64)
+        except OSError:
+            return
+        if not data or closed.is_set():
+            return
+        if any(byte in STOP_SIGNALS for byte in data):
+            stop_searches()
+            while not closed.wait(0.1):
+                stop_searches()
+            return
+
+
+@contextlib.contextmanager
+def command_signals() -> Iterator[Stopped]:
+    """While a command runs: SIGINT raises ``KeyboardInterrupt`` and SIGTERM
+    :class:`Terminated`, both stop any CP-SAT search at once (see
+    :func:`watch_stop_signals`), and the :class:`Stopped` yielded records
+    which came. Main thread only; the previous handlers are put back on
+    exit."""
+    stopped = Stopped()
+    if threading.current_thread() is not threading.main_thread():
+        yield stopped
+        return
+    import socket
+
+    reader, writer = socket.socketpair()
+    writer.setblocking(False)
+    previous = {number: signal.getsignal(number) for number in STOP_SIGNALS}
+    old_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    closed = threading.Event()
+    watcher = threading.Thread(
+        target=watch_stop_signals, args=(reader, closed), daemon=True
+    )
+    try:
+        for number in STOP_SIGNALS:
+            signal.signal(number, stopped.handle)
+        watcher.start()
+        yield stopped
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler if handler is not None else signal.SIG_DFL)
+        signal.set_wakeup_fd(old_fd)
+        closed.set()
+        writer.close()  # the watcher reads end-of-file and returns
+        watcher.join(timeout=5)
+        reader.close()
+        cpsat = sys.modules.get("optsched.models.rigid.cpsat")
+        if cpsat is not None:
+            cpsat.resume_searches()
 
 
 def is_the_command() -> bool:

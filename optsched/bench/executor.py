@@ -61,6 +61,7 @@ from typing import Any, Protocol
 from optsched.bench.store import BUSY, DONE, ERROR, Store
 from optsched.bench.tasks import OPTIONAL_FIELDS, RESULT_FIELDS, Task, to_json
 from optsched.instance import Instance
+from optsched.startup import watch_stop_signals
 
 TaskFunction = Callable[[Task, Instance], dict[str, Any]]
 """Takes a task and its window's instance, returns the :data:`RESULT_FIELDS`."""
@@ -203,36 +204,12 @@ class _Signals:
         raise Interrupted(signum)
 
     def watch(self, reader: socket.socket) -> None:
-        """Stop CP-SAT searches as soon as a stop signal arrives.
-
-        The signal's number is written to ``reader``'s pair by the C-level
-        handler (``signal.set_wakeup_fd``) even while the main thread sits in
-        a solver: Python handlers would only run once the solver returns.
-        After a signal, searches started later are stopped too, until the
-        run's cleanup is over.
-        """
-        while True:
-            try:
-                data = reader.recv(64)
-            except OSError:
-                return
-            if not data or self._closed.is_set():
-                return
-            if any(byte in STOP_SIGNALS for byte in data):
-                _stop_searches()
-                while not self._closed.wait(0.1):
-                    _stop_searches()
-                return
+        """Stop CP-SAT searches as soon as a stop signal arrives
+        (:func:`optsched.startup.watch_stop_signals`)."""
+        watch_stop_signals(reader, self._closed)
 
     def close(self) -> None:
         self._closed.set()
-
-
-def _stop_searches() -> None:
-    # Only a process that imported CP-SAT can have searches to stop.
-    cpsat = sys.modules.get("optsched.models.rigid.cpsat")
-    if cpsat is not None:
-        cpsat.stop_searches()
 
 
 @contextlib.contextmanager

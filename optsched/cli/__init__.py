@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import signal
 import sys
-import threading
 from typing import Any
 
 import click
@@ -23,22 +22,32 @@ from optsched.cli.version import version_option
 from optsched.console import literal
 from optsched.errors import InputError
 from optsched.extras import MissingExtra
-from optsched.startup import Terminated, ignore_stop_signals
+from optsched.startup import Terminated, command_signals, ignore_stop_signals
 from optsched.startup import exit_status as _exit_status
-from optsched.startup import terminate as _terminate
 
 __all__ = ["Terminated", "main"]
 
 
 class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
-        if threading.current_thread() is not threading.main_thread():
-            return self._invoke(ctx)  # only the main thread handles signals
-        previous = signal.signal(signal.SIGTERM, _terminate)
-        try:
-            return self._invoke(ctx)
-        finally:
-            signal.signal(signal.SIGTERM, previous or signal.SIG_DFL)
+        # Ctrl-C and SIGTERM raise, and stop a CP-SAT search at once, for
+        # the whole command (optsched.startup.command_signals; main thread
+        # only, previous handlers put back after).
+        with command_signals() as stopped:
+            try:
+                result = self._invoke(ctx)
+            except SystemExit as done:
+                if stopped.signum is None or done.code not in (0, None):
+                    raise
+                result = None
+        if stopped.signum is not None:
+            # A solve took the signal and returned its best so far, which the
+            # command printed: the run was still cut short.
+            ignore_stop_signals()
+            name = signal.Signals(stopped.signum).name
+            click.echo(f"optsched: interrupted ({name})", err=True)
+            sys.exit(128 + stopped.signum)
+        return result
 
     def _invoke(self, ctx: click.Context) -> Any:
         try:

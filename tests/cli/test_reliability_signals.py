@@ -46,9 +46,13 @@ def _stop(process: subprocess.Popen[str], signum: int) -> tuple[int, str, float]
 @pytest.mark.parametrize(
     ("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)]
 )
-def test_a_signal_during_start_up_is_one_line(signum: int, status: int) -> None:
-    process = _start("info", INSTANCE)
-    time.sleep(0.4)  # the interpreter is up; the imports take a second or two
+def test_a_signal_during_start_up_is_one_line(
+    tmp_path: Path, signum: int, status: int
+) -> None:
+    # A command of several seconds, stopped during its imports: the
+    # interpreter itself is up after about 0.06 s.
+    process = _start("simulate", _long_trace(tmp_path / "t.swf"), "-p", "conservative")
+    time.sleep(0.2)
     assert process.poll() is None
     code, err, took = _stop(process, signum)
     assert code == status, err
@@ -117,3 +121,27 @@ def test_sigterm_two_seconds_into_a_long_command(
     assert "Traceback" not in err
     assert took < 3
     assert not (tmp_path / "g.png").exists()
+
+
+@pytest.mark.parametrize(
+    ("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)]
+)
+def test_a_signal_during_a_solve_prints_the_best_so_far_then_exits_128_plus(
+    tmp_path: Path, signum: int, status: int
+) -> None:
+    # CP-SAT used to take Ctrl-C itself: the solve returned its best so far
+    # and the command exited 0 (the signal swallowed), or a later Ctrl-C hit
+    # the default handler CP-SAT left behind (a silent kill).
+    trace = _long_trace(tmp_path / "t.swf")
+    args = ("bound", trace, "--jobs", "300", "--objective", "wct")
+    process = _start(*args, "--time-limit", "120")
+    time.sleep(3.0)  # imports, incumbents, then CP-SAT's search
+    assert process.poll() is None
+    sent = time.monotonic()
+    process.send_signal(signum)
+    out, err = process.communicate(timeout=30)
+    assert time.monotonic() - sent < 3
+    assert process.returncode == status, err
+    assert err == f"optsched: interrupted ({signal.Signals(signum).name})\n"
+    if out:  # the signal came during the search (not, on a loaded machine, before)
+        assert "interrupted       yes: best result so far" in out
