@@ -546,6 +546,12 @@ def _ours(filename: str) -> bool:
     return source_root() in path.parents and ".venv" not in path.parts
 
 
+def _innermost(error: BaseException) -> traceback.FrameSummary | None:
+    """The innermost frame of ``error``'s traceback (``None`` without one)."""
+    frames = traceback.extract_tb(error.__traceback__)
+    return frames[-1] if frames else None
+
+
 def deliberate_refusal(error: BaseException) -> bool:
     """Whether ``error`` is a refusal: a ``ValueError`` raised by an
     optsched ``raise`` statement.
@@ -563,12 +569,9 @@ def deliberate_refusal(error: BaseException) -> bool:
     bool
         ``True`` for a documented refusal.
     """
-    if not isinstance(error, ValueError):
+    last = _innermost(error)
+    if not isinstance(error, ValueError) or last is None:
         return False
-    frames = traceback.extract_tb(error.__traceback__)
-    if not frames:
-        return False
-    last = frames[-1]
     return _ours(last.filename) and (last.line or "").lstrip().startswith("raise")
 
 
@@ -585,10 +588,9 @@ def where_raised(error: BaseException) -> str:
     str
         A path relative to the repository when it lies in it.
     """
-    frames = traceback.extract_tb(error.__traceback__)
-    if not frames:
+    last = _innermost(error)
+    if last is None:
         return "?"
-    last = frames[-1]
     path = Path(last.filename).resolve()
     root = source_root()
     shown = path.relative_to(root) if root in path.parents else path
