@@ -20,7 +20,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import Any
 
@@ -107,15 +107,16 @@ def watch_stop_signals(reader: Any, closed: threading.Event) -> None:
 
 
 @contextlib.contextmanager
-def command_signals() -> Iterator[Stopped]:
-    """While a command runs: SIGINT raises ``KeyboardInterrupt`` and SIGTERM
-    :class:`Terminated`, both stop any CP-SAT search at once (see
-    :func:`watch_stop_signals`), and the :class:`Stopped` yielded records
-    which came. Main thread only; the previous handlers are put back on
-    exit."""
-    stopped = Stopped()
+def watched_signals(handler: Callable[[int, Any], None]) -> Iterator[None]:
+    """``handler`` for SIGINT and SIGTERM, and CP-SAT searches stopped at
+    once when either comes (:func:`watch_stop_signals`), inside the block.
+
+    Main thread only (elsewhere signals are left alone); the previous
+    handlers and wakeup file descriptor are put back on exit. Blocks nest:
+    a run of ``optsched bench`` inside a command has its own.
+    """
     if threading.current_thread() is not threading.main_thread():
-        yield stopped
+        yield
         return
     import socket
 
@@ -125,16 +126,19 @@ def command_signals() -> Iterator[Stopped]:
     old_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
     closed = threading.Event()
     watcher = threading.Thread(
-        target=watch_stop_signals, args=(reader, closed), daemon=True
+        target=watch_stop_signals,
+        args=(reader, closed),
+        name="optsched-signals",
+        daemon=True,
     )
     try:
         for number in STOP_SIGNALS:
-            signal.signal(number, stopped.handle)
+            signal.signal(number, handler)
         watcher.start()
-        yield stopped
+        yield
     finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler if handler is not None else signal.SIG_DFL)
+        for number, old in previous.items():
+            signal.signal(number, old if old is not None else signal.SIG_DFL)
         signal.set_wakeup_fd(old_fd)
         closed.set()
         writer.close()  # the watcher reads end-of-file and returns
@@ -143,6 +147,17 @@ def command_signals() -> Iterator[Stopped]:
         cpsat = sys.modules.get("optsched.models.rigid.cpsat")
         if cpsat is not None:
             cpsat.resume_searches()
+
+
+@contextlib.contextmanager
+def command_signals() -> Iterator[Stopped]:
+    """While a command runs: SIGINT raises ``KeyboardInterrupt`` and SIGTERM
+    :class:`Terminated`, both stop any CP-SAT search at once
+    (:func:`watched_signals`), and the :class:`Stopped` yielded records
+    which came."""
+    stopped = Stopped()
+    with watched_signals(stopped.handle):
+        yield stopped
 
 
 def is_the_command() -> bool:

@@ -61,7 +61,7 @@ from typing import Any, Protocol
 from optsched.bench.store import BUSY, DONE, ERROR, Store
 from optsched.bench.tasks import OPTIONAL_FIELDS, RESULT_FIELDS, Task, to_json
 from optsched.instance import Instance
-from optsched.startup import watch_stop_signals
+from optsched.startup import watched_signals
 
 TaskFunction = Callable[[Task, Instance], dict[str, Any]]
 """Takes a task and its window's instance, returns the :data:`RESULT_FIELDS`."""
@@ -195,7 +195,6 @@ class _Signals:
 
     def __init__(self) -> None:
         self.received: int | None = None
-        self._closed = threading.Event()
 
     def handle(self, signum: int, frame: object) -> None:
         """The Python-level handler: remember the first signal, stop the run."""
@@ -203,49 +202,15 @@ class _Signals:
             self.received = signum
         raise Interrupted(signum)
 
-    def watch(self, reader: socket.socket) -> None:
-        """Stop CP-SAT searches as soon as a stop signal arrives
-        (:func:`optsched.startup.watch_stop_signals`)."""
-        watch_stop_signals(reader, self._closed)
-
-    def close(self) -> None:
-        self._closed.set()
-
 
 @contextlib.contextmanager
 def stop_on_signals() -> Iterator[_Signals]:
-    """Make SIGINT and SIGTERM raise :class:`Interrupted` and stop CP-SAT.
-
-    Only in the main thread (elsewhere, signals are left alone); the previous
-    handlers are restored on exit.
-    """
+    """Make SIGINT and SIGTERM raise :class:`Interrupted` and stop CP-SAT
+    (:func:`optsched.startup.watched_signals`: main thread only, the previous
+    handlers restored on exit)."""
     state = _Signals()
-    if threading.current_thread() is not threading.main_thread():
+    with watched_signals(state.handle):
         yield state
-        return
-    reader, writer = socket.socketpair()
-    writer.setblocking(False)
-    previous = {number: signal.getsignal(number) for number in STOP_SIGNALS}
-    old_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
-    watcher = threading.Thread(
-        target=state.watch, args=(reader,), name="optsched-signals", daemon=True
-    )
-    try:
-        for number in STOP_SIGNALS:
-            signal.signal(number, state.handle)
-        watcher.start()
-        yield state
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
-        signal.set_wakeup_fd(old_fd)
-        state.close()
-        writer.close()  # the watcher reads end-of-file and returns
-        watcher.join(timeout=5)
-        reader.close()
-        cpsat = sys.modules.get("optsched.models.rigid.cpsat")
-        if cpsat is not None:
-            cpsat.resume_searches()
 
 
 def _cut_short(row: dict[str, Any], signum: int) -> dict[str, Any] | None:
