@@ -119,12 +119,16 @@ def gantt_command(
             "no busy blocks)",
             err=True,
         )
-    path = save_gantt(
-        instance,
-        schedule,
-        output,
-        title=title,
-        time_unit=time_unit,
-        wait_lines=wait_lines,
-    )
+    try:
+        path = save_gantt(
+            instance,
+            schedule,
+            output,
+            title=title,
+            time_unit=time_unit,
+            wait_lines=wait_lines,
+        )
+    except ValueError as error:
+        # What the chart cannot draw is a fault of the schedule file.
+        raise ValueError(f"{schedule_file}: {error}") from None
     echo(f"gantt -> {path} ({len(schedule)} jobs, m = {instance.processors})")

@@ -112,7 +112,7 @@ def test_gantt_draws_a_huge_range_as_one_interval_and_refuses_it_off_machine(
     refused = _run("plot", "gantt", path, INSTANCE, "-o", tmp_path / "b.png")
     assert refused.exit_code == 2
     assert refused.stderr.endswith(
-        f"optsched: error: job {job}: processor 1000000000000 is beyond the "
+        f"optsched: error: {path}: job {job}: processor 1000000000000 is beyond the "
         "machine's 100 processors (0 to 99); cannot draw it\n"
     )
     assert not (tmp_path / "b.png").exists()
