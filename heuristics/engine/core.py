@@ -505,33 +505,9 @@ class Simulator:
             if self._gate is not None:
                 self._restore(self._gate.close_instant(now))
             if self.queue:
-                if self.keep_profile:
-                    self._profile.advance(now)
-                passes += 1
                 if len(self.queue) > max_queue:
                     max_queue = len(self.queue)
-                policy.decide(self, state)
-                if self._started_in_pass:
-                    self._end_pass()
-                while self._refused and self._demote():
-                    # Jobs the user limit refused went to the end of the
-                    # queue: the others get a pass of their own now.
-                    self.finished.clear()
-                    self.arrived.clear()
-                    self.added_blocks.clear()
-                    passes += 1
-                    policy.decide(self, state)
-                    self.demoted.clear()
-                    if self._started_in_pass:
-                        self._end_pass()
-                if self._gate is not None and self.queue:
-                    # Jobs the calendar holds back may start when it changes.
-                    self.wake_at(self._gate.next_change(now))
-                # Completions are reported to the next pass, even when the
-                # queue was empty when they happened.
-                self.finished.clear()
-                self.arrived.clear()
-                self.added_blocks.clear()
+                passes += self._schedule_instant(policy, state, now)
             if progress is not None and passes % 1024 == 0:
                 progress(self._done)
             self._last_instant = now
@@ -539,6 +515,36 @@ class Simulator:
         self.stats["events"] += events
         self.stats["passes"] += passes
         self.stats["max_queue"] = max_queue
+
+    def _schedule_instant(self, policy: EnginePolicy, state: Any, now: int) -> int:
+        """The scheduling pass of instant ``now`` (jobs wait), and one more
+        after each demotion by the user limit; returns the passes run."""
+        if self.keep_profile:
+            self._profile.advance(now)
+        passes = 1
+        policy.decide(self, state)
+        if self._started_in_pass:
+            self._end_pass()
+        while self._refused and self._demote():
+            # Jobs the user limit refused went to the end of the queue: the
+            # others get a pass of their own now.
+            self.finished.clear()
+            self.arrived.clear()
+            self.added_blocks.clear()
+            passes += 1
+            policy.decide(self, state)
+            self.demoted.clear()
+            if self._started_in_pass:
+                self._end_pass()
+        if self._gate is not None and self.queue:
+            # Jobs the calendar holds back may start when it changes.
+            self.wake_at(self._gate.next_change(now))
+        # Completions are reported to the next pass, even when the queue was
+        # empty when they happened.
+        self.finished.clear()
+        self.arrived.clear()
+        self.added_blocks.clear()
+        return passes
 
     def finish(self, progress: Callable[[int], None] | None = None) -> None:
         """Check that the run ended with every job done; final statistics."""
