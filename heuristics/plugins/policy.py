@@ -373,11 +373,15 @@ def _raised(policy: UserPolicy, sim: Simulator, error: Exception) -> PolicyError
 
 
 def _our_folders() -> tuple[str, ...]:
-    import optsched
-    import optsched.models
+    # The packages' folders, found without importing optsched.models
+    # (heuristics never import models).
+    from importlib.util import find_spec
 
-    files = (optsched.__file__, optsched.models.__file__, str(Path(__file__).parent))
-    return tuple(str(Path(f).resolve().parent) for f in files if f)
+    folders = [str(Path(__file__).resolve().parents[1])]  # the heuristics
+    for name in ("optsched", "optsched.models"):
+        found = find_spec(name)
+        folders += found.submodule_search_locations or [] if found else []
+    return tuple(str(Path(f).resolve()) for f in folders)
 
 
 def _ours(filename: str) -> bool:
