@@ -12,6 +12,7 @@ half-written) and exit with status 130 and 143, after one line.
 
 from __future__ import annotations
 
+import importlib
 import signal
 import sys
 from typing import Any
@@ -29,6 +30,33 @@ __all__ = ["Terminated", "main"]
 
 
 class _Group(click.Group):
+    """The top-level group: commands are imported when first named, and
+    ``--help`` lists them from :data:`COMMANDS` without importing them."""
+
+    _listing = False
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands or cmd_name not in COMMANDS:
+            return self.commands.get(cmd_name)
+        module, summary = COMMANDS[cmd_name]
+        if self._listing:
+            return click.Command(cmd_name, help=summary)
+        command = importlib.import_module(f"optsched.cli.{module}").command
+        self.add_command(command, cmd_name)
+        return command
+
+    def format_commands(
+        self, ctx: click.Context, formatter: click.HelpFormatter
+    ) -> None:
+        self._listing = True
+        try:
+            super().format_commands(ctx, formatter)
+        finally:
+            self._listing = False
+
     def invoke(self, ctx: click.Context) -> Any:
         # Ctrl-C and SIGTERM raise, and stop a CP-SAT search at once, for
         # the whole command (optsched.startup.command_signals; main thread
@@ -94,31 +122,50 @@ def main(debug: bool) -> None:
     """optsched: optimal schedules, lower bounds and competitive gaps."""
 
 
-COMMANDS = (
-    "info",
-    "window",
-    "check",
-    "simulate",
-    "compare",
-    "bound",
-    "generate",
-    "gap",
-    "bench",
-    "export",
-    "report",
-    "plot",
-    "worst_case",
-    "coreserve",
-    "traces",
-)
-"""Modules of this package that each define one click ``command``."""
-
-
-def _register() -> None:
-    import importlib
-
-    for name in COMMANDS:
-        main.add_command(importlib.import_module(f"optsched.cli.{name}").command)
-
-
-_register()
+COMMANDS: dict[str, tuple[str, str]] = {
+    "info": ("info", "Describe FILE (SWF trace, JSON instance or strip-packing file)."),
+    "window": ("window", "Cut a window of TRACE into a native JSON instance file."),
+    "check": (
+        "check",
+        "Check SCHEDULE against INSTANCE: every job placed once, start >= "
+        "release, exact durations (the work of a preempted job's pieces), "
+        "capacity (busy blocks included), disjoint processor sets, contiguity "
+        "on contiguous machines, context-switch costs; on request, the "
+        "promises of --max-per-processor and --no-migration.",
+    ),
+    "simulate": (
+        "simulate",
+        "Simulate FILE online under a policy and print its metrics.",
+    ),
+    "compare": (
+        "compare",
+        "Simulate FILE under several policies and print one row per policy.",
+    ),
+    "bound": ("bound", "Optimum or [lower, upper] bounds of FILE for one objective."),
+    "generate": ("generate", "Generate instances with a known optimum."),
+    "gap": (
+        "gap",
+        "Competitive gap of policies against the optimum, window by window.",
+    ),
+    "bench": ("bench", "Run every task of SUITE (a TOML file) not yet in the store."),
+    "export": (
+        "export",
+        "Write the rows of a results STORE to a CSV or Parquet file (atomically).",
+    ),
+    "report": ("report", "Write the report of the benchmark run in the results STORE."),
+    "plot": ("plot", "Draw figures of schedules."),
+    "worst-case": (
+        "worst_case",
+        "Worst instances a policy can meet, or where it loses to another policy.",
+    ),
+    "coreserve": ("coreserve", "Grid co-reservation (Meltzer 2005)."),
+    "traces": (
+        "traces",
+        "The Parallel Workloads Archive traces optsched fetches by name.",
+    ),
+}
+"""Each command's name: the module of this package that defines it (as
+``command``) and the first sentence of its help, which ``optsched --help``
+lists without importing the module (issue 30: importing every command took
+a second, pandas and OR-Tools included, before ``--version`` could answer).
+``tests/cli/test_cli_startup.py`` checks the sentences against the commands."""

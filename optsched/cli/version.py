@@ -8,7 +8,6 @@ solvers themselves are not imported (OR-Tools takes a second to load).
 
 from __future__ import annotations
 
-import importlib.metadata
 import platform
 from typing import Any
 
@@ -19,6 +18,8 @@ SOLVERS = (("OR-Tools", "ortools"), ("HiGHS", "highspy"))
 
 
 def _installed(distribution: str) -> str:
+    import importlib.metadata  # 80 ms, paid by --version only
+
     try:
         return importlib.metadata.version(distribution)
     except importlib.metadata.PackageNotFoundError:

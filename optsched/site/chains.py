@@ -39,10 +39,12 @@ import dataclasses
 import heapq
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from optsched.instance import Instance, Job
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = [
     "DEFAULT_MAX_GAP",
@@ -208,6 +210,8 @@ def chain_graph(jobs: Iterable[Job]) -> ChainGraph:
             continue
         pred[job.id] = named
     cycles = _break_cycles(pred, lambda i: (by_id[i].release, i))
+    import networkx as nx  # a fifth of a second: only where chains are built
+
     graph = nx.DiGraph()
     graph.add_nodes_from(by_id)
     graph.add_edges_from(
@@ -223,6 +227,8 @@ def _shape(graph: nx.DiGraph) -> tuple[int, int]:
     path (0 without edges) of an acyclic graph."""
     if graph.number_of_edges() == 0:
         return 0, 0
+    import networkx as nx
+
     depth: dict[int, int] = {}
     for node in nx.topological_sort(graph):
         depth[node] = 1 + max((depth[p] for p in graph.predecessors(node)), default=0)
@@ -234,8 +240,13 @@ def _shape(graph: nx.DiGraph) -> tuple[int, int]:
 
 def chain_counts(instance: Instance | Iterable[Job]) -> ChainCounts:
     """:class:`ChainCounts` of an instance's (or a job list's) recorded chains."""
-    jobs = instance.jobs if isinstance(instance, Instance) else instance
-    return chain_graph(jobs).counts
+    if isinstance(instance, Instance):
+        if all(job.preceding_job is None for job in instance.jobs):
+            # No link at all (ids are unique in an instance): no graph to
+            # build, so ``optsched info`` does not import networkx.
+            return ChainCounts(0, 0, 0, 0, 0)
+        return chain_graph(instance.jobs).counts
+    return chain_graph(instance).counts
 
 
 def without_chains(jobs: Iterable[Job]) -> tuple[Job, ...]:
@@ -381,6 +392,8 @@ def shortest_duration(job: Job) -> int:
 
 
 def _ordered(graph: nx.DiGraph) -> list[int]:
+    import networkx as nx
+
     try:
         return list(nx.topological_sort(graph))
     except nx.NetworkXUnfeasible:
