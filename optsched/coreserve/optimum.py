@@ -246,7 +246,7 @@ def _price_changes(
     earlier. So the enumeration walks at most a week of hours per event, and
     a deadline of ``2**53`` s costs no more than one of a week.
     """
-    es, ls, d = request.earliest_start, request.latest_start, request.duration
+    ls, d = request.latest_start, request.duration
     hourly = [c.tariff.hourly for c in clusters]
     sampled = cost_rule == "sampled"
     # Sampled: n samples, hours h-1..h+n-2 and h..h+n-1 differ by r(h-1),

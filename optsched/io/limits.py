@@ -37,9 +37,7 @@ def horizon(instance: Instance) -> int:
     """``H`` of the module notes, in seconds (an exact integer)."""
     machine = instance.machine
     blocks = (*machine.unavailable, *machine.outages)
-    latest = max(
-        [0, *(job.release for job in instance.jobs), *(b.end for b in blocks)]
-    )
+    latest = max([0, *(job.release for job in instance.jobs), *(b.end for b in blocks)])
     work = sum(_longest(job) for job in instance.jobs)
     return latest + (1 + len(machine.outages)) * work
 
