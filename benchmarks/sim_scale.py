@@ -7,6 +7,7 @@ Usage::
     .venv/bin/python benchmarks/sim_scale.py compare --old /work/snap16
         [--policies "easy;conservative"] [--copies 11.5] [--real]
         [--no-saturated]
+    .venv/bin/python benchmarks/sim_scale.py counts [--copies 1]
 
 The trace ("Atlas/4 saturated"): the largest partition of the LLNL-Atlas
 log (39,207 jobs, 9,216 processors) on a machine of a quarter of its size
@@ -29,6 +30,12 @@ to ``DIR/<policy>.npy``.
 
 Policies are separated by ``;`` (specs contain commas). ``--tree`` times
 the code of another tree (``PYTHONPATH``), e.g. the snapshot of HEAD.
+
+``counts`` runs conservative backfilling on the trace and counts its work
+(issue 30): compressions, the waiting jobs they visit, the reservations
+they move, the profile updates and the mean number of profile breakpoints
+an update meets. It wraps the policy's methods, so its CPU time is not the
+benchmark's.
 
 ``compare`` checks that the tree under test (this checkout) and an old
 tree (``--old``, e.g. a ``git archive`` of HEAD) give every job the same
@@ -183,6 +190,59 @@ def _one(args: argparse.Namespace) -> None:
     )
 
 
+def _counts(args: argparse.Namespace) -> None:
+    # Wrap conservative's compression, its reservations and the profile's
+    # updates with counters, then run it once.
+    from optsched import packing
+    from optsched.heuristics import simulate
+    from optsched.heuristics.rigid import policies
+
+    instance = saturated(args.copies)
+    count = dict.fromkeys(("compressions", "visits", "moves", "updates"), 0)
+    breakpoints = 0
+    compressing = False
+    compress = policies.Conservative._compress
+    place = policies._Reservations.place
+    add = packing.Profile.add
+
+    def counted_compress(sim, state, void):  # type: ignore[no-untyped-def]
+        nonlocal compressing
+        count["compressions"] += 1
+        count["visits"] += len(sim.queue)
+        compressing = True
+        compress(sim, state, void)
+        compressing = False
+
+    def counted_place(self, j, t):  # type: ignore[no-untyped-def]
+        count["moves"] += compressing  # a move, or a void job placed again
+        place(self, j, t)
+
+    def counted_add(self, start, end, delta):  # type: ignore[no-untyped-def]
+        nonlocal breakpoints
+        count["updates"] += 1
+        breakpoints += len(self.times)
+        add(self, start, end, delta)
+
+    policies.Conservative._compress = staticmethod(counted_compress)  # type: ignore[method-assign]
+    policies._Reservations.place = counted_place  # type: ignore[method-assign]
+    packing.Profile.add = counted_add  # type: ignore[method-assign]
+    cpu = time.process_time()
+    result = simulate(instance, "conservative")
+    cpu = time.process_time() - cpu
+    jobs = len(instance.jobs)
+    print(
+        "| jobs | max queue | compressions | jobs visited | moves | moves/job "
+        "| profile updates | breakpoints/update | cpu s (counted) |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print(
+        f"| {jobs:,} | {result.stats.max_queue:,} | {count['compressions']:,} | "
+        f"{count['visits']:,} | {count['moves']:,} | {count['moves'] / jobs:.1f} "
+        f"| {count['updates']:,} | {breakpoints / max(count['updates'], 1):.0f} "
+        f"| {cpu:.1f} |"
+    )
+
+
 def _child(
     policy: str, trace: str, copies: float, tree: Path | None, dump: str = ""
 ) -> dict[str, object]:
@@ -247,13 +307,16 @@ def main() -> None:
     compare.add_argument("--copies", type=float, default=11.5)
     compare.add_argument("--real", action="store_true")
     compare.add_argument("--no-saturated", action="store_true")
+    counts = sub.add_parser("counts")
+    counts.add_argument("--copies", type=float, default=1.0)
     one = sub.add_parser("one")
     one.add_argument("policy")
     one.add_argument("trace")
     one.add_argument("--copies", type=float, default=11.5)
     one.add_argument("--dump", default="")
     args = parser.parse_args()
-    {"run": _run, "compare": _compare, "one": _one}[args.command](args)
+    commands = {"run": _run, "compare": _compare, "one": _one, "counts": _counts}
+    commands[args.command](args)
 
 
 if __name__ == "__main__":

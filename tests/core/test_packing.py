@@ -65,6 +65,39 @@ def test_earliest_from_is_the_first_feasible_integer_start(
     assert profile.earliest_from(release, size, duration) == expected
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 70), st.integers(1, 9)), max_size=40),
+    st.integers(1, 4),
+    st.integers(0, 12),
+    st.integers(1, 80),
+)
+def test_earliest_and_earliest_before_are_the_first_feasible_starts(
+    steps: list[tuple[int, int]], size: int, duration: int, limit: int
+) -> None:
+    # Profiles of up to 80 segments against the first feasible integer
+    # start found by brute force (the searches conservative backfilling's
+    # compression spends its time in).
+    m = 4
+    profile = Profile(0, m)
+    free = [m] * 100
+    for start, width in steps:
+        take = min(width % (m + 1), free[start])  # at most what is free
+        if take:
+            profile.add(start, start + 1, -take)
+            free[start] -= take
+    horizon = 99  # the profile is all free from 71 on
+
+    def fits(t: int, end: int) -> bool:
+        return all(free[u] >= size for u in range(t, max(end, t + 1)))
+
+    expected = next((t for t in range(horizon) if fits(t, t + duration)), None)
+    assert profile.earliest(size, duration) == expected
+    assert profile.earliest(size, duration, limit=limit) == min(expected, limit)
+    before = next((t for t in range(limit) if fits(t, min(t + duration, limit))), None)
+    assert profile.earliest_before(size, duration, limit) == before
+
+
 # --------------------------------------------------------------------------
 # Busy blocks on any machines are counts
 # --------------------------------------------------------------------------
