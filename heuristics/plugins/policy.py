@@ -84,12 +84,6 @@ class UserPolicy(EnginePolicy):
         return name if isinstance(name, str) and name else self.spec
 
     @property
-    def identity(self) -> str:
-        """The spec and the source's digest: two runs with one identity ran
-        the same code."""
-        return f"{self.spec}@sha256:{self.digest}" if self.digest else self.spec
-
-    @property
     def _class(self) -> type:
         if self.implementation is not None:
             return type(self.implementation)
