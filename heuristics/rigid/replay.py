@@ -28,7 +28,9 @@ violations, never rated. The file's sha256 is part of the policy's identity
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -69,11 +71,14 @@ class ScheduleFile(Standalone):
     def _schedule(self, instance: Instance) -> Schedule:
         options = self._options()
         path = Path(options["file"])
-        if self.digest and _sha256(path) != self.digest:
+        digest = _sha256(path)
+        if self.digest and digest != self.digest:
             raise ValueError(
                 f"schedule {options['name']!r}: {path} changed since it was named"
             )
-        placements = _placements(path, instance, options["clock"])
+        placements = _placements(
+            _contents(str(path), digest), instance, options["clock"]
+        )
         schedule = Schedule(_matched(placements, instance, options["name"]), self.spec)
         _refuse_if_invalid(instance, schedule, options["name"])
         return schedule
@@ -107,27 +112,54 @@ def _sha256(path: Path) -> str:
         raise ValueError(f"{path}: {error.strerror or error}") from None
 
 
-def _placements(path: Path, instance: Instance, clock: str) -> dict[int, Placement]:
-    """The file's placements in the window's clock (module docstring)."""
-    from optsched.io import detect_format, read_trace
-    from optsched.io.schedules import read_schedule
+@dataclass(frozen=True)
+class _Contents:
+    """A schedule file read once: its placements (``None`` for an SWF trace,
+    whose recorded starts are placed per window) or its trace, and the submit
+    times it records (none for our CSV and JSON)."""
 
-    if _is_swf(path, detect_format):
-        trace = read_trace(path).instance
+    path: Path
+    placements: Mapping[int, Placement] | None
+    trace: Instance | None
+    submits: Mapping[int, int]
+
+
+@functools.lru_cache(maxsize=4)
+def _contents(path: str, digest: str) -> _Contents:
+    """The file at ``path`` as it was when its sha256 was ``digest`` (each
+    window of a suite replays the same file: it is parsed once per process)."""
+    from optsched.io import detect_format, read_trace
+    from optsched.io.schedules import read_schedule, schedule_file_jobs
+
+    file = Path(path)
+    if _is_swf(file, detect_format):
+        trace = read_trace(file).instance
         submits = {job.id: job.release for job in trace.jobs}
-        shift = _shift(path, submits, instance, clock)
-        found = _recorded(trace, instance, shift)
+        return _Contents(file, None, trace, submits)
+    placements = read_schedule(file).placements
+    return _Contents(file, placements, None, schedule_file_jobs(file)[1])
+
+
+def _placements(
+    contents: _Contents, instance: Instance, clock: str
+) -> dict[int, Placement]:
+    """The file's placements in the window's clock (module docstring)."""
+    path = contents.path
+    shift = _shift(path, contents.submits, instance, clock)
+    if contents.trace is not None:
+        found = _recorded(contents.trace, instance, shift)
         if found is None:
             raise ScheduleRefused(
                 f"{path}: a job of the window starts before its submit time"
             )
         return found
-    given = read_schedule(path).placements
-    shift = _shift(path, _batsim_submits(path), instance, clock)
+    given = contents.placements or {}
     return {j: _shifted(p, shift) for j, p in given.items()} if shift else dict(given)
 
 
-def _shift(path: Path, submits: dict[int, int], instance: Instance, clock: str) -> int:
+def _shift(
+    path: Path, submits: Mapping[int, int], instance: Instance, clock: str
+) -> int:
     """What to subtract from the file's times (module docstring)."""
     window = instance.source.window
     if clock == "trace":
@@ -144,26 +176,6 @@ def _shift(path: Path, submits: dict[int, int], instance: Instance, clock: str) 
             f"(offsets from {low} to {high} s): a schedule of another trace?"
         )
     return offsets.pop() if offsets else 0
-
-
-def _batsim_submits(path: Path) -> dict[int, int]:
-    """Job id to submit time, for a Batsim ``out_jobs.csv`` (empty for the
-    formats that record none)."""
-    import csv
-
-    from optsched.io.schedules import detect_schedule_format
-
-    text = path.read_text(encoding="utf-8", errors="replace")
-    if detect_schedule_format(text, path) != "batsim":
-        return {}
-    submits = {}
-    for row in csv.DictReader(text.splitlines()):
-        job, when = row.get("job_id") or row.get("jobID"), row.get("submission_time")
-        try:
-            submits[int(str(job).rsplit("!", 1)[-1])] = round(float(str(when)))
-        except ValueError:
-            continue  # read_schedule has refused a malformed row already
-    return submits
 
 
 def _is_swf(path: Path, detect: Any) -> bool:

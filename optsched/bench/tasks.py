@@ -28,6 +28,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -292,6 +293,8 @@ def expand(suite: Suite, *, deterministic: bool = False) -> Plan:
     tasks: list[Task] = []
     traces: dict[str, Trace] = {}
     windows: dict[tuple[str, str], WindowSpec] = {}
+    # Once per suite: a schedule file or a plug-in is hashed once, not per window.
+    digests = {policy: source_digest(policy) for policy in suite.policies}
     for ref in suite.traces:
         trace = read_suite_trace(ref)
         # Issue 17: no job dropped silently (a pwa: trace by its name).
@@ -310,7 +313,9 @@ def expand(suite: Suite, *, deterministic: bool = False) -> Plan:
                 specs.setdefault(spec.key, spec)
         for index, spec in enumerate(specs.values()):
             windows[(ref.sha256, spec.key)] = spec
-            tasks += window_tasks(suite, ref, spec, index, deterministic=deterministic)
+            tasks += window_tasks(
+                suite, ref, spec, index, deterministic=deterministic, digests=digests
+            )
     return Plan(suite, tuple(tasks), traces, windows)
 
 
@@ -321,9 +326,11 @@ def window_tasks(
     index: int,
     *,
     deterministic: bool = False,
+    digests: Mapping[str, str | None] | None = None,
 ) -> list[Task]:
     """The tasks of one window: its policy tasks, then its solver tasks, which
-    come after every policy task of the window."""
+    come after every policy task of the window. ``digests`` gives each
+    policy's :func:`source_digest` when the caller has them."""
 
     def task(
         kind: str,
@@ -345,7 +352,8 @@ def window_tasks(
 
     policies = [
         task(POLICY, policy, ALL_OBJECTIVES, PolicyParams(
-            POLICY_SEED, suite.objectives, suite.run, source_digest(policy)
+            POLICY_SEED, suite.objectives, suite.run,
+            digests[policy] if digests is not None else source_digest(policy),
         ).as_dict())
         for policy in suite.policies
     ]  # fmt: skip

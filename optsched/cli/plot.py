@@ -72,10 +72,10 @@ def gantt_command(
     not record them, and the option is then refused.
     """
     from optsched.check import check_schedule
+    from optsched.io.schedules import schedule_file_jobs
     from optsched.plot.gantt import (
         instance_from_schedule,
         save_gantt,
-        schedule_file_jobs,
         schedule_notes,
     )
 

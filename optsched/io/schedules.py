@@ -1374,3 +1374,47 @@ def read_schedule(path: str | Path, format: str | None = None) -> Schedule:
         f"{', '.join(SCHEDULE_FORMATS)}",
         path,
     )
+
+
+def schedule_file_jobs(path: str | Path) -> tuple[dict[int, int], dict[int, int]]:
+    """Sizes and releases that a schedule file records beside its placements.
+
+    Our CSV has a ``size`` column; a Batsim ``out_jobs.csv`` has
+    ``requested_number_of_resources`` and ``submission_time`` (its ``job_id``
+    column is ``jobID`` when evalys wrote it). JSON schedules record neither
+    (empty dictionaries). Read the file with
+    :func:`optsched.io.schedules.read_schedule` first: this assumes it is
+    well formed and skips what it cannot read.
+    """
+    text = Path(path).read_text(encoding="utf-8-sig")
+    lines = [
+        line
+        for line in text.splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    if not lines or lines[0].lstrip().startswith("{"):
+        return {}, {}
+    sizes: dict[int, int] = {}
+    releases: dict[int, int] = {}
+    # A field may be as long as the file (see _read_csv).
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_CONTENT_BYTES))
+    for row in csv.DictReader(lines):
+        ident = row.get("job_id") or row.get("jobID") or ""
+        job = _int_or_none(str(ident).rpartition("!")[2])
+        if job is None:
+            continue
+        size = _int_or_none(row.get("size") or row.get("requested_number_of_resources"))
+        release = _int_or_none(row.get("submission_time"))
+        if size is not None and size > 0:
+            sizes[job] = size
+        if release is not None and release >= 0:
+            releases[job] = release
+    return sizes, releases
+
+
+def _int_or_none(text: str | None) -> int | None:
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        return None
+    return int(value) if value.is_integer() else None

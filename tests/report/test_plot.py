@@ -37,7 +37,7 @@ from optsched.check import check_schedule
 from optsched.cli import main
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.io.native import write_native
-from optsched.io.schedules import write_schedule
+from optsched.io.schedules import schedule_file_jobs, write_schedule
 from optsched.plot import gantt, job_colour, processor_runs
 from optsched.plot.charts import (
     binding_bound_counts,
@@ -54,7 +54,6 @@ from optsched.plot.gantt import (
     AUTO_SECONDS_MAX,
     choose_time_unit,
     instance_from_schedule,
-    schedule_file_jobs,
     shared_time_unit,
 )
 from optsched.schedule import Placement, ProcessorSet, Schedule
