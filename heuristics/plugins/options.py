@@ -37,8 +37,9 @@ _CONVERTERS: dict[type, Converter] = {
 
 
 def plugin_options(cls: type, params: str, spec: str) -> tuple[tuple[str, Any], ...]:
-    """The keyword arguments of ``cls`` a spec's parameter text gives, in
-    the order of the class's signature (a canonical spec lists them so).
+    """The keyword arguments of ``cls`` a spec's parameter text gives, by
+    the class's own parameter names, in the order of its signature (a
+    canonical spec lists them so).
 
     Raises
     ------
@@ -57,9 +58,9 @@ def plugin_options(cls: type, params: str, spec: str) -> tuple[tuple[str, Any], 
             raise SpecError(spec, f"unknown parameter {key!r}; valid: {valid}")
     try:
         return tuple(
-            (name, _convert(name, written[name], accepted[name]))
-            for name in accepted
-            if name in written
+            (name, _convert(key, written[key], convert))
+            for key, (name, convert) in accepted.items()
+            if key in written
         )
     except ValueError as error:
         raise SpecError(spec, str(error)) from None
@@ -73,9 +74,10 @@ def _convert(key: str, value: str | None, convert: Converter | None) -> Any:
     return value if convert is None else convert(key, value)
 
 
-def _parameters(cls: type) -> dict[str, Converter | None]:
-    """Each keyword parameter of ``cls(...)`` (lower case, as the spec
-    grammar reads keys) to the converter of its type."""
+def _parameters(cls: type) -> dict[str, tuple[str, Converter | None]]:
+    """Each keyword parameter of ``cls(...)``, by its key in a spec (lower
+    case, as the spec grammar reads keys), to its own name and the converter
+    of its type."""
     try:
         signature = inspect.signature(cls)
     except (TypeError, ValueError):
@@ -84,21 +86,13 @@ def _parameters(cls: type) -> dict[str, Converter | None]:
         hints = typing.get_type_hints(getattr(cls, "__init__"))  # noqa: B009
     except Exception:  # unresolvable annotations: fall back on defaults
         hints = {}
-    out: dict[str, Converter | None] = {}
+    out: dict[str, tuple[str, Converter | None]] = {}
     for name, parameter in signature.parameters.items():
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
             continue
         kind = hints.get(name)
         if kind not in _CONVERTERS and parameter.default is not parameter.empty:
             kind = type(parameter.default)
-        out[name.lower()] = _CONVERTERS.get(kind) if isinstance(kind, type) else None
+        convert = _CONVERTERS.get(kind) if isinstance(kind, type) else None
+        out[name.lower()] = (name, convert)
     return out
-
-
-def keyword_names(cls: type, options: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
-    """``options`` keyed by the class's own parameter names (case kept)."""
-    try:
-        names = {name.lower(): name for name in inspect.signature(cls).parameters}
-    except (TypeError, ValueError):
-        names = {}
-    return {names.get(key, key): value for key, value in options}

@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 from optsched.heuristics.engine.core import DONE, RUNNING, WAITING, Simulator
 from optsched.heuristics.engine.view import FinishedJob, PolicyView, waiting_job
 from optsched.heuristics.plugins.loader import load_plugin
-from optsched.heuristics.plugins.options import keyword_names, plugin_options
+from optsched.heuristics.plugins.options import plugin_options
 from optsched.heuristics.rigid.policies import EnginePolicy
 from optsched.heuristics.spec import SpecError, join_spec
 
@@ -97,8 +97,7 @@ class UserPolicy(EnginePolicy):
         if self.implementation is not None:
             user = copy.deepcopy(self.implementation)
         else:
-            cls = self._class
-            user = _call(self, sim, cls, **keyword_names(cls, self.options))
+            user = _call(self, sim, self._class, **dict(self.options))
         number = {job_id: j for j, job_id in enumerate(sim.job_id)}
         return _Run(user, PolicyView(sim, number, self.oracle), number)
 

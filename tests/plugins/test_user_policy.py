@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import heapq
 import json
+import sys
 import textwrap
 from pathlib import Path
 
@@ -250,3 +251,27 @@ def test_compare_and_worst_case_take_a_plug_in(policy_file: Path) -> None:
         ["worst-case", "--policy", spec, "--vs", "fcfs", "--evaluations", "40"],
     )
     assert searched.exit_code == 0, searched.output
+
+
+def test_spec_parameters_are_typed_by_the_class(tmp_path: Path) -> None:
+    path = tmp_path / "typed.py"
+    path.write_text(
+        textwrap.dedent(
+            """
+            seen = []
+
+            class Typed:
+                def __init__(self, maxSize: int = 1, greedy: bool = False, tag="x"):
+                    seen.append((maxSize, greedy, tag))
+
+                def select(self, view):
+                    return [j.id for j in view.waiting if view.fits(j.id)][:1]
+            """
+        )
+    )
+    policy = parse_policy(f"{path}:Typed:greedy,MAXSIZE=3,tag=7")
+    assert policy.options == (("maxSize", 3), ("greedy", True), ("tag", "7"))
+    assert parse_policy(policy.spec) == policy
+    simulate(read_native(INSTANCES / "kth_20.json").instance, policy)
+    module = sys.modules[policy._class.__module__]
+    assert module.seen == [(3, True, "7")]
