@@ -125,6 +125,12 @@ ARRIVAL = 5
 PENDING, WAITING, RUNNING, DONE = 0, 1, 2, 3
 
 
+class Stalled(RuntimeError):
+    """A run ended with jobs still waiting: the policy started none of them
+    while nothing else could happen (a built-in policy's defect, a user's
+    policy's error)."""
+
+
 @dataclass(frozen=True, slots=True)
 class SimulationStats:
     """Counters of one simulation.
@@ -549,7 +555,7 @@ class Simulator:
     def finish(self, progress: Callable[[int], None] | None = None) -> None:
         """Check that the run ended with every job done; final statistics."""
         if self.queue or self._upcoming < len(self.release) or self._heap:
-            raise RuntimeError(
+            raise Stalled(
                 f"simulation stalled at time {self.now} with "
                 f"{len(self.queue)} jobs waiting"
             )

@@ -12,6 +12,7 @@ from optsched.families import simulation_refusal
 from optsched.heuristics.engine.core import (
     SimulationResult,
     Simulator,
+    Stalled,
     reservations_by_id,
     stats_of,
 )
@@ -122,10 +123,10 @@ def simulate(
     with _progress_bar(len(sim.jobs), progress) as advance, _gc_paused():
         try:
             sim.run(chosen, ranks, advance)
-        except RuntimeError as error:
+        except Stalled:
             # A user's policy that left jobs waiting for ever: their error.
             stalled = getattr(chosen, "stalled", None)
-            if stalled is None or not str(error).startswith("simulation stalled"):
+            if stalled is None:
                 raise
             raise stalled(sim) from None
         schedule = sim.schedule(chosen.spec)
