@@ -1,4 +1,4 @@
-"""Run the tutorial's, the gallery's and the Batsim page's blocks in order, and
+"""Run the tutorials', the gallery's and the Batsim page's blocks in order, and
 make again what they show: printed outputs and pictures.
 
 A page here is a story: each block uses the files the blocks above it
@@ -45,7 +45,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 PAGES = [
     REPO / "docs" / "guide" / name
-    for name in ("tutorial.md", "gallery.md", "batsim.md")
+    for name in ("tutorial.md", "gallery.md", "batsim.md", "your-policy.md")
 ]
 RUN = "docs-test: skip run in order by docs/run_pages.py"
 EVALYS = "docs-test: skip needs evalys"
