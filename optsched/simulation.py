@@ -7,6 +7,7 @@ arguments of :func:`optsched.heuristics.simulate`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,11 @@ class RunOptions:
     kill_at_estimate: bool = False
     allocation_rule: str = "first-fit"
     migration: bool = False
+
+    @classmethod
+    def of(cls, params: Mapping[str, Any]) -> RunOptions:
+        """The options a task's parameters hold (absent keys: the default)."""
+        return cls(**{key: params[key] for key in RUN_KEYS if key in params})
 
     def params(self) -> dict[str, Any]:
         """The options that are not the default (a policy task's parameters:

@@ -665,9 +665,8 @@ class TaskRow(TaskColumns):
     schedule_json: str | None
     error: str | None
     incomplete: str | None = None
-    run: Mapping[str, Any] = field(default_factory=dict)
-    """A policy row's simulation options that are not the default
-    (:class:`optsched.simulation.RunOptions`)."""
+    run: RunOptions = field(default_factory=RunOptions)
+    """How a policy row's policy was simulated."""
 
     @property
     def failed(self) -> bool:
@@ -729,9 +728,7 @@ def decode_rows(rows: pd.DataFrame) -> list[TaskRow]:
                 lost_work=float(r["lost_work"]),
                 interrupted=bool(r["interrupted"]),
                 instance_sha256=_text(r["instance_sha256"]),
-                run={
-                    k: v for k, v in _object(r.get("params")).items() if k in RUN_KEYS
-                },
+                run=RunOptions.of(_object(r.get("params"))),
                 schedule_json=_text(r["schedule"]),
                 error=_text(r["error"]),
                 incomplete=_text(r["incomplete"]),
@@ -960,14 +957,13 @@ def _with_run_options(frame: pd.DataFrame, rows: Sequence[TaskRow]) -> pd.DataFr
     (how each policy was simulated), when some policy row was simulated
     with an option that is not the default."""
     options = {row.task_id: row.run for row in rows if row.kind == "policy"}
-    if not any(options.values()):
-        return frame
     default = RunOptions()
+    if all(run == default for run in options.values()):
+        return frame
     frame = frame.copy()
     for key in RUN_KEYS:
         frame[key] = [
-            options.get(task, {}).get(key, getattr(default, key))
-            for task in frame["task_id"]
+            getattr(options.get(task, default), key) for task in frame["task_id"]
         ]
     return frame
 

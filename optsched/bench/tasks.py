@@ -37,7 +37,7 @@ from optsched.errors import InputError
 from optsched.instance import Instance
 from optsched.io import archive
 from optsched.result import Incumbent
-from optsched.simulation import RUN_KEYS, RunOptions
+from optsched.simulation import RunOptions
 from optsched.trace import Trace, note_skips
 from optsched.windows.prepare import prepare, read_source
 from optsched.windows.selection import WindowSpec, select_windows
@@ -126,7 +126,7 @@ class PolicyParams:
         return cls(
             seed=params["seed"],
             objectives=tuple(params["objectives"]),
-            run=RunOptions(**{k: params[k] for k in RUN_KEYS if k in params}),
+            run=RunOptions.of(params),
             source_sha256=params.get("source_sha256"),
         )
 
