@@ -2,9 +2,10 @@
 
 Blocks are headings, paragraphs, tables (cells already formatted as text)
 and figures (matplotlib figures, rendered by the writer). :func:`render_html`
-makes one self-contained page (CSS inline, every figure an SVG in a
-``data:image/svg+xml;base64`` URI: sharp at any zoom, and an ``<img>`` runs
-no script); :func:`write_markdown` writes Markdown with PNG files at
+makes one self-contained page from the Jinja2 templates in ``templates/``
+(package data; every value HTML-escaped, CSS inline, every figure an SVG in
+a ``data:image/svg+xml;base64`` URI: sharp at any zoom, and an ``<img>``
+runs no script); :func:`write_markdown` writes Markdown with PNG files at
 :data:`MARKDOWN_DPI` dpi in a folder ``<stem>_figures/`` beside it. Both
 write atomically: a crash leaves the old report (or none), never half of
 one.
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import html
+import functools
 import io
 import os
 import re
@@ -30,6 +31,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import jinja2
+import markupsafe
 import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -141,30 +144,44 @@ def new_figure(width: float, height: float) -> Figure:
 # ---------------------------------------------------------------------------
 # HTML
 
-_CSS = """
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif;
-       margin: 2em auto; max-width: 1200px; padding: 0 1em; color: #222; }
-h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
-div.table { overflow-x: auto; max-width: 100%; margin: 0.5em 0 1.5em; }
-table { border-collapse: collapse; font-size: 0.85em; }
-caption { text-align: left; font-weight: 600; padding-bottom: 0.3em;
-          position: sticky; left: 0; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; }
-th { background: #f2f2f2; text-align: left; vertical-align: bottom;
-     min-width: 4em; }
-td { font-variant-numeric: tabular-nums; white-space: nowrap; }
-td.text { white-space: normal; min-width: 12em; }
-th:first-child, td:first-child { position: sticky; left: 0; }
-td:first-child { background: #fff; }
-figure { margin: 0.5em 0 1.5em; } figcaption { font-size: 0.85em; color: #444; }
-img { max-width: 100%; height: auto; }
-p.note { background: #fff6d6; border-left: 4px solid #e0b000; padding: 0.4em 0.8em; }
-"""
+LONG_CELL = 40
+"""Cells longer than this many characters may wrap (class ``text``); the
+others, numbers and short names, stay on one line."""
+
+_BLOCK_KINDS = {Heading: "heading", Paragraph: "paragraph", Table: "table",
+                Image: "figure"}  # fmt: skip
+"""The macro of ``templates/blocks.html.j2`` that renders each block type."""
 
 
-def _html_text(text: str) -> str:
-    """``text`` escaped for HTML, control characters shown as escapes."""
-    return html.escape(_printable(text))
+@functools.cache
+def _templates() -> jinja2.Environment:
+    """The report's templates (package data), HTML-escaping every value.
+
+    ``finalize`` runs before escaping: control characters in user text are
+    written as escapes (:func:`_printable`), as in the Markdown report.
+    """
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("optsched.report", "templates"),
+        autoescape=True,
+        finalize=_printable_value,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    environment.filters["svg_data_uri"] = _svg_data_uri
+    environment.globals["long_cell"] = LONG_CELL
+    return environment
+
+
+def _printable_value(value: object) -> object:
+    # Markup is HTML the templates made (a rendered macro), not user text.
+    if isinstance(value, str) and not isinstance(value, markupsafe.Markup):
+        return _printable(value)
+    return value
+
+
+def _svg_data_uri(image: Image) -> str:
+    data = base64.b64encode(image.render("svg")).decode("ascii")
+    return f"data:image/svg+xml;base64,{data}"
 
 
 def _printable(text: str) -> str:
@@ -175,61 +192,10 @@ def _printable(text: str) -> str:
     return literal(text)
 
 
-def _html_block(block: Block) -> str:
-    if isinstance(block, Heading):
-        level = min(max(block.level, 1), 6)
-        return f"<h{level}>{_html_text(block.text)}</h{level}>"
-    if isinstance(block, Paragraph):
-        css = ' class="note"' if block.note else ""
-        return f"<p{css}>{_html_text(block.text)}</p>"
-    if isinstance(block, Table):
-        return _html_table(block)
-    data = base64.b64encode(block.render("svg")).decode("ascii")
-    caption = _html_text(block.caption)
-    return (
-        f'<figure id="{_html_text(block.name)}">'
-        f'<img src="data:image/svg+xml;base64,{data}" alt="{caption}">'
-        f"<figcaption>{caption}</figcaption></figure>"
-    )
-
-
-LONG_CELL = 40
-"""Cells longer than this many characters may wrap (class ``text``); the
-others, numbers and short names, stay on one line."""
-
-
-def _html_table(table: Table) -> str:
-    """A table in a horizontally scrolling box, first column kept in view.
-
-    Wide tables (many policies) scroll inside their box instead of
-    widening the page; numbers never break across lines, long texts wrap.
-    """
-    head = "".join(f"<th>{_html_text(c)}</th>" for c in table.columns)
-    body = "\n".join(
-        "<tr>" + "".join(_html_cell(cell) for cell in row) + "</tr>"
-        for row in table.rows
-    )
-    return (
-        f'<div class="table"><table id="{_html_text(table.id)}">'
-        f"<caption>{_html_text(table.caption)}</caption>\n"
-        f"<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody></table></div>"
-    )
-
-
-def _html_cell(cell: str) -> str:
-    css = ' class="text"' if len(cell) > LONG_CELL else ""
-    return f"<td{css}>{_html_text(cell)}</td>"
-
-
 def render_html(title: str, blocks: Sequence[Block]) -> str:
-    """One self-contained HTML page."""
-    body = "\n".join(_html_block(b) for b in blocks)
-    return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f"<title>{_html_text(title)}</title>\n<style>{_CSS}</style>\n</head>\n"
-        f"<body>\n{body}\n</body>\n</html>\n"
-    )
+    """One self-contained HTML page (``templates/report.html.j2``)."""
+    page = _templates().get_template("report.html.j2")
+    return page.render(title=title, blocks=[(_BLOCK_KINDS[type(b)], b) for b in blocks])
 
 
 def write_html(path: Path, title: str, blocks: Sequence[Block]) -> Path:

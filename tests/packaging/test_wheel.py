@@ -91,3 +91,17 @@ def test_the_wheel_ships_schema_sites_and_gang_classes(
     result = _run(installed / "python", "-c", code, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["20", "True", "5", "True"]
+
+
+@pytest.mark.slow
+def test_the_wheel_ships_the_report_templates(installed: Path, tmp_path: Path) -> None:
+    code = (
+        "from optsched.report.render import Paragraph, Table, render_html\n"
+        "blocks = [Paragraph('<b>'), Table('t', 'c', ('x',), (('1',),))]\n"
+        "print(render_html('T', blocks))\n"
+    )
+    result = _run(installed / "python", "-c", code, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "<title>T</title>" in result.stdout
+    assert "<p>&lt;b&gt;</p>" in result.stdout
+    assert '<table id="t"><caption>c</caption>' in result.stdout
