@@ -13,6 +13,7 @@ real pipeline (:func:`optsched.bench.run_suite`) into a store.
 from __future__ import annotations
 
 import base64
+import html.parser
 import io
 import json
 import math
@@ -66,9 +67,12 @@ from optsched.report.build import (
 from optsched.report.render import (
     FIGURES_MARKER,
     MARKDOWN_DPI,
+    Heading,
     Image,
     Paragraph,
     Table,
+    new_figure,
+    render_html,
 )
 from optsched.schedule import Placement, Schedule
 from optsched.windows.selection import WindowSpec
@@ -978,3 +982,67 @@ def test_many_policies_split_the_window_table() -> None:
     few = gap[gap["policy"].isin(policies[:WIDE_POLICIES])]
     (table,) = [b for b in window_section(few, "cmax") if isinstance(b, Table)]
     assert table.id == "windows-cmax" and table.columns[7] == "p0 value"
+
+
+HOSTILE = "a<b>&\"x'\x1b[2J\u202e</td><script>alert(1)</script>"
+"""User text with markup, quotes, an escape sequence and a bidi override."""
+SHOWN = "a<b>&\"x'\\x1b[2J\\u202e</td><script>alert(1)</script>"
+"""HOSTILE as a reader sees it: markup as text, control characters escaped."""
+
+
+class Elements(html.parser.HTMLParser):
+    """Every element of a page in order: tag, attributes, and its own text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[tuple[str, dict[str, str | None], list[str]]] = []
+
+        self._text: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._text = []
+        self.found.append((tag, dict(attrs), self._text))
+
+    def handle_endtag(self, tag: str) -> None:
+        self._text = None  # text after an end tag is no element's own
+
+    def handle_data(self, data: str) -> None:
+        if self._text is not None:
+            self._text.append(data)
+
+
+def _small_figure() -> Any:
+    figure = new_figure(2.0, 1.0)
+    figure.subplots().plot([0, 1], [0, 1])
+    return figure
+
+
+def test_html_shows_user_text_as_text_with_control_characters_escaped() -> None:
+    blocks = [
+        Heading(HOSTILE, 9),  # levels are clamped to h1..h6
+        Paragraph(HOSTILE, note=True),
+        Table(HOSTILE, HOSTILE, (HOSTILE, "n"), ((HOSTILE, "1"),)),
+        Image(HOSTILE, HOSTILE, _small_figure),
+    ]
+    page = render_html(HOSTILE, blocks)
+    assert "\x1b" not in page and "\u202e" not in page
+    parser = Elements()
+    parser.feed(page)
+    parser.close()
+    tags = [tag for tag, _, _ in parser.found]
+    assert tags == [
+        "html", "head", "meta", "title", "style", "body", "h6", "p", "div",
+        "table", "caption", "thead", "tr", "th", "th", "tbody", "tr", "td", "td",
+        "figure", "img", "figcaption",
+    ]  # fmt: skip
+    text = {i: "".join(found[2]) for i, found in enumerate(parser.found)}
+    attributes = [found[1] for found in parser.found]
+    for index in (3, 6, 7, 10, 13, 17, 21):  # title, h6, p, caption, th, td, ...
+        assert text[index] == SHOWN, tags[index]
+    assert attributes[7] == {"class": "note"}
+    assert attributes[9]["id"] == attributes[19]["id"] == SHOWN  # table, figure
+    # a cell longer than LONG_CELL may wrap; a number stays on one line
+    assert (attributes[17], attributes[18]) == ({"class": "text"}, {})
+    assert text[18] == "1"
+    assert attributes[20]["alt"] == SHOWN
+    assert str(attributes[20]["src"]).startswith("data:image/svg+xml;base64,")
