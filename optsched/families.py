@@ -37,8 +37,11 @@ feature means:
   meets unannounced (outages become busy blocks).
 - ``simulators``: the simulators that follow the feature (``None``: all):
   ``engine`` (the event engine of :mod:`optsched.heuristics.engine.core` and its
-  policies), ``standalone`` (policies that build their schedule themselves:
-  shelves, preemption, moldable choices), ``nodes`` (the node simulator of
+  policies), ``engine-modes`` (the same engine running a policy that
+  chooses each moldable job's mode at its start, on an instance with
+  moldable or malleable jobs), ``standalone`` (policies that build their
+  schedule themselves: shelves, preemption, rescaling, DEQ), ``nodes`` (the
+  node simulator of
   Rassmann's combinators, the only one on machines with speeds or SMP
   nodes); ``unsimulated(spec, simulator)`` says in one line why the others
   refuse it (:func:`simulation_refusal`); ``refused_options``, the options
@@ -283,8 +286,9 @@ def _rigid_only(instance: Instance) -> str:
     )
 
 
-_ENGINE_ONLY = ("engine",)
-_NOT_NODES = ("engine", "standalone")
+_ENGINE_ONLY = ("engine", "engine-modes")
+_NOT_NODES = ("engine", "engine-modes", "standalone")
+_NOT_MODES = ("engine", "standalone", "nodes")
 
 
 def _own_schedule(spec: str, simulator: str) -> str:
@@ -316,6 +320,15 @@ def _unfollowed_outages(spec: str, simulator: str) -> str:
     )
 
 
+def _uncharged_modes(spec: str, simulator: str) -> str:
+    return (
+        f"policy {spec!r} chooses each moldable job's processor count at its "
+        "start, and the user limit's charges of such jobs are not built; the "
+        "engine's other policies (fcfs, easy, conservative, ...) run them at "
+        "their requests under the limit"
+    )
+
+
 def _unfollowed_blocks(spec: str, simulator: str) -> str:
     return (
         "the node simulator takes no busy blocks (use the flat engine's "
@@ -339,6 +352,8 @@ FEATURES: tuple[Feature, ...] = (
         _has_user_limit,
         relax=_without_user_limit,
         check="optsched.check.limits:rule",
+        simulators=_NOT_MODES,
+        unsimulated=_uncharged_modes,
     ),
     Feature(
         "outages",
@@ -365,7 +380,7 @@ FEATURES: tuple[Feature, ...] = (
         exact_with=frozenset({"calendar", "contiguous", "busy-blocks"}),
         backends=_CPSAT_AND_BOUNDS,
         unmodelled=_ignores_chains,
-        simulators=("engine", "nodes"),
+        simulators=("engine", "engine-modes", "nodes"),
         unsimulated=_unfollowed_chains,
     ),
     Feature(
@@ -381,7 +396,7 @@ FEATURES: tuple[Feature, ...] = (
         exact_with=frozenset({"chains", "contiguous", "busy-blocks"}),
         backends=_CPSAT_AND_BOUNDS,
         unmodelled=_ignores_calendar,
-        simulators=("engine", "nodes"),
+        simulators=("engine", "engine-modes", "nodes"),
         unsimulated=_unfollowed_calendar,
     ),
     Feature(

@@ -91,7 +91,6 @@ import heapq
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -105,9 +104,10 @@ from optsched.heuristics.engine.allocation import (
     Range,
 )
 from optsched.heuristics.site.gate import SiteGate
-from optsched.instance import BusyBlock, Instance, Job, Machine
-from optsched.packing import EXPAND_LIMIT, Profile, processor_set
-from optsched.schedule import Placement, Schedule
+from optsched.instance import BusyBlock, Instance, Job, Machine, Mode
+from optsched.intervals import RunStore, processor_set
+from optsched.packing import Profile
+from optsched.schedule import Placement, PlacementColumns, Schedule
 
 if TYPE_CHECKING:
     from optsched.heuristics.rigid.policies import EnginePolicy
@@ -264,6 +264,7 @@ class Simulator:
         self.instance = instance
         self.migration = migration
         self.kill_at_estimate = kill_at_estimate
+        self.oracle = oracle
         jobs = self._init_jobs(instance, oracle, kill_at_estimate)
         self._init_queue(len(jobs))
         self._init_blocks(machine, keep_profile)
@@ -305,9 +306,10 @@ class Simulator:
         self.start_time = [-1] * n
         self.end_time = [-1] * n
         self.processor_ids: list[Any] = [None] * n
-        # A finished job's ranges become its schedule tuple at once (one
-        # copy at a time: the ranges of 450k jobs cost 100 MB more).
-        self._flat_ids = _pooled_flat(self.processors)
+        # A finished job's ranges go to the schedule's processor column at
+        # once (runs, 16 bytes each): kept as range objects, or as tuples of
+        # ids, the processors of 450k jobs would cost hundreds of MB.
+        self._sets = RunStore(n)
         self.moves: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
         self._first_ids: dict[int, Sequence[int]] = {}
         self.killed: set[int] = set()
@@ -726,8 +728,8 @@ class Simulator:
         del self.running_ends[k]
         if self._any is not None:
             self._any.give(self.processor_ids[j])
-            if j not in self.moves:
-                self.processor_ids[j] = self._flat_ids(self.processor_ids[j])
+            self._sets.put(j, self.processor_ids[j])
+            self.processor_ids[j] = None  # its set is in the column now
         else:
             assert self._line is not None
             self._line.give(("job", j))
@@ -1158,6 +1160,49 @@ class Simulator:
             self._sequence += 1
             heapq.heappush(self._heap, (time, WAKE, self._sequence, PLANNED))
 
+    def choose_mode(self, j: int, mode: Mode) -> None:
+        """Run waiting job ``j`` in ``mode`` from its next :meth:`start`.
+
+        The hook of the policies that choose a moldable job's processor
+        count at its start (:mod:`optsched.heuristics.moldable.policies`):
+        the job's size, run time and estimate become the mode's, so that
+        :meth:`can_start`, :meth:`start`, the site's rules and every
+        planning of later passes (``running_ends`` by the mode's estimated
+        end, the profile) see the mode. A requeued job (an outage killed
+        it) may be given another mode before it starts again.
+
+        Raises
+        ------
+        ValueError
+            ``j`` is not waiting, or a :class:`WaitingIndex` is kept (its
+            entries hold the sizes and estimates they were added with).
+        """
+        if (mode.processors, mode.runtime, mode.requested) == (
+            self.size[j],
+            self.runtime[j],
+            self.requested[j],
+        ):
+            return  # its mode already (a rigid job's only one)
+        if self.state[j] != WAITING or self._indexes:
+            raise ValueError(
+                f"job {self.job_id[j]}: a mode is chosen for a waiting job, "
+                "without a waiting index"
+            )
+        self.size[j] = mode.processors
+        self.runtime[j] = mode.runtime
+        self.requested[j] = mode.requested
+        killed = self.kill_at_estimate and mode.requested < mode.runtime
+        self.duration[j] = mode.requested if killed else mode.runtime
+        self.estimate[j] = self.duration[j] if self.oracle else mode.requested
+        if self._gate is not None:
+            self._gate.resized(j)
+
+    @property
+    def policy_state(self) -> Any:
+        """What the policy's ``new_state`` gave for this run (a caller that
+        drives the run reads what the policy recorded in it)."""
+        return self._policy_state
+
     def reserve(self, j: int, time: int) -> None:
         """Record a reservation computed for ``j`` (the first one is kept)."""
         self.first_reservation.setdefault(j, time)
@@ -1235,20 +1280,24 @@ class Simulator:
     # Result
     # ------------------------------------------------------------------
     def schedule(self, producer: str) -> Schedule:
-        """The schedule built so far (every job must be done)."""
-        placements: dict[int, Placement] = {}
-        starts, ends, ids = self.start_time, self.end_time, self.processor_ids
-        moves = self.moves
-        flat = self._flat_ids
-        for j, jid in enumerate(self.job_id):
+        """The schedule built so far (every job must be done), column-wise
+        (:class:`~optsched.schedule.PlacementColumns`): a job costs its
+        start, end and processor runs, not a ``Placement`` and a tuple."""
+        sets, moves = self._sets, self.moves
+        special: dict[int, Placement] = {}
+        for j, ids in enumerate(self.processor_ids):
             if j in moves:
-                placements[jid] = Placement(
-                    starts[j], ends[j], self._first_ids[j], moves=tuple(moves[j])
+                special[self.job_id[j]] = Placement(
+                    self.start_time[j],
+                    self.end_time[j],
+                    self._first_ids[j],
+                    moves=tuple(moves[j]),
                 )
-            elif isinstance(ids[j], range | list):
-                placements[jid] = _placement(starts[j], ends[j], flat(ids[j]))
-            else:  # flattened when the job ended (any machine)
-                placements[jid] = _placement(starts[j], ends[j], ids[j])
+            elif ids is not None:  # contiguous machines keep their range
+                sets.put(j, [ids] if isinstance(ids, range) else ids)
+        placements = PlacementColumns(
+            self.job_id, self.start_time, self.end_time, sets.columns(), special
+        )
         return Schedule(
             placements,
             producer=producer,
@@ -1490,93 +1539,7 @@ def _flat(ids: range | list[range]) -> Sequence[int]:
     # A contiguous job holds one range, a job on an `any` machine a list of
     # ranges (lowest free ids); both are in increasing order. Wide sets stay
     # intervals (processor_set): a job of 10**9 processors is not expanded.
-    ranges = [ids] if isinstance(ids, range) else ids
-    return processor_set([(r.start, r.stop) for r in ranges])
-
-
-POOL_LIMIT = 1 << 16
-"""Machines of up to this many processors share one int object per id."""
-
-
-def _pooled_flat(processors: int) -> Callable[[range | list[range]], Sequence[int]]:
-    """:func:`_flat` whose tuples are slices of one tuple ``(0, ..., m-1)``.
-
-    Same values and types as :func:`_flat`, but every placement refers to
-    the same int objects (8 bytes per processor id instead of 36: ids above
-    256 are not cached by Python) and a range is copied by a C-level slice.
-    """
-    if processors > POOL_LIMIT:
-        return _flat
-    pool = tuple(range(processors))
-    # Equal processor sets share one tuple: on a saturated machine the same
-    # sets come back again and again (a replayed Atlas trace on 2,304
-    # processors: 39,207 jobs, 10,382 distinct sets, a third of the ids).
-    # Tuples are immutable, so sharing changes no value and no type. Sets
-    # of a few ids are not worth a dictionary entry.
-    shared: dict[tuple[int, ...], tuple[int, ...]] = {}
-
-    def flat(ids: range | list[range]) -> Sequence[int]:
-        if isinstance(ids, range):
-            ranges: list[range] = [ids]
-        else:
-            ranges = ids
-        count = sum(len(r) for r in ranges)
-        if count > EXPAND_LIMIT:
-            return _flat(ranges)  # kept as intervals (processor_set)
-        if count < SHARED_MIN_IDS:
-            return _slices(pool, ranges)
-        key = tuple(chain.from_iterable((r.start, r.stop) for r in ranges))
-        found = shared.get(key)
-        if found is None:
-            found = shared[key] = _slices(pool, ranges)
-        return found
-
-    return flat
-
-
-SHARED_MIN_IDS = 16
-"""Processor sets of at least this many ids are shared between equal sets."""
-
-
-def _slices(pool: tuple[int, ...], ranges: list[range]) -> tuple[int, ...]:
-    """The ids of ``ranges`` as one tuple of ``pool``'s int objects."""
-    if len(ranges) == 1:
-        return pool[ranges[0].start : ranges[0].stop]
-    return tuple(chain.from_iterable(pool[r.start : r.stop] for r in ranges))
-
-
-def _trusted_placement(start: int, end: int, processors: Sequence[int]) -> Placement:
-    # The simulator's placements are integer times and sorted processor
-    # tuples by construction; skipping the validation of 28k placements
-    # saves a third of a KTH run. Only used when Placement has exactly the
-    # fields set here (checked once at import).
-    placement = object.__new__(Placement)
-    object.__setattr__(placement, "start", start)
-    object.__setattr__(placement, "end", end)
-    object.__setattr__(placement, "processors", processors)
-    for name, default in _PLACEMENT_DEFAULTS:
-        object.__setattr__(placement, name, default)
-    return placement
-
-
-def _placement_defaults() -> tuple[tuple[str, Any], ...] | None:
-    fields = dataclasses.fields(Placement)
-    names = [f.name for f in fields]
-    if names[:3] != ["start", "end", "processors"]:
-        return None
-    defaults = []
-    for f in fields[3:]:
-        if f.default is not dataclasses.MISSING:
-            defaults.append((f.name, f.default))
-        else:
-            return None
-    return tuple(defaults)
-
-
-_PLACEMENT_DEFAULTS = _placement_defaults() or ()
-_placement: Callable[[int, int, Sequence[int]], Placement] = (
-    _trusted_placement if _placement_defaults() is not None else Placement
-)
+    return processor_set(_ranges(ids))
 
 
 def _block_name(block: BusyBlock) -> str:

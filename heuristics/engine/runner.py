@@ -17,6 +17,7 @@ from optsched.heuristics.engine.core import (
     stats_of,
 )
 from optsched.heuristics.engine.standalone import Standalone, register_policy_scheduler
+from optsched.heuristics.moldable.policies import ModeChoosing
 from optsched.heuristics.rigid.orders import order_ranks
 from optsched.heuristics.rigid.policies import (
     Backfill,
@@ -147,10 +148,16 @@ register_policy_scheduler(_policy_scheduler)
 
 def simulator_of(instance: Instance, policy: Policy) -> str:
     """The simulator that runs ``policy`` on ``instance``, by its name in the
-    family table (:attr:`optsched.families.Feature.simulators`)."""
+    family table (:attr:`optsched.families.Feature.simulators`): the engine
+    is ``engine-modes`` when its policy chooses the modes of the instance's
+    moldable (or malleable) jobs at their starts."""
     if not instance.machine.flat or isinstance(policy, Combinator):
         return "nodes"
-    return "standalone" if isinstance(policy, Standalone) else "engine"
+    if isinstance(policy, Standalone):
+        return "standalone"
+    if isinstance(policy, ModeChoosing) and instance.moldable:
+        return "engine-modes"
+    return "engine"
 
 
 TOPOLOGY_POLICIES = (

@@ -6,13 +6,21 @@ schedule is an ordinary one (one placement per job, explicit processors,
 ``len(processors)`` naming the mode). A rigid job (no modes) has one mode,
 its size. Both policies are online: jobs arrive at their release, the
 scheduler sees the modes' *estimates* (never the run times) and learns a
-job's end when it ends. They run in a compact event simulation of their
-own (the engine of :mod:`optsched.heuristics.engine.core` starts every job at
-its requested size): at each instant completions are processed first, then
-arrivals, then one scheduling pass if jobs wait; a job of run time 0 gives
-its processors back at once. Processors: a starting job takes the lowest
-free indices. Every job runs its full run time (no kill at the estimate).
-Only ``any`` machines without busy blocks (``ValueError`` otherwise).
+job's end when it ends. They run on the engine
+(:class:`~optsched.heuristics.engine.core.Simulator`) like every engine
+policy: the engine owns time, events, processors and the machine's rules
+(busy blocks, outages, contiguous ranges and migration, the site calendar,
+job chains, kill at the estimate), and the policy, at each scheduling
+pass, chooses the mode of each job it starts
+(:meth:`~optsched.heuristics.engine.core.Simulator.choose_mode`, the
+"choose a mode at start" hook) and starts it on that many processors. The
+running jobs then hold their modes' processors until their modes'
+estimated ends, which every later shadow time counts. A mode the site
+calendar never admits is never chosen. On an ``any`` machine with no busy
+block pending the shadow times are EASY's counts of running jobs (as
+published); while busy blocks or outages are pending they are the earliest
+slots of the engine's availability profile, which holds the blocks like
+running jobs (as the engine's ``easy`` does).
 
 The finish-time guard
 ---------------------
@@ -105,20 +113,26 @@ policy is exactly EASY: the tests check that its start times are those of
 
 from __future__ import annotations
 
-import bisect
-import heapq
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
-from optsched.heuristics.spec import SpecParts, spec_name, split_spec
+from optsched.heuristics.engine.core import Simulator
+from optsched.heuristics.rigid.orders import order_ranks
+from optsched.heuristics.rigid.policies import EnginePolicy, easy_shadow, planned
+from optsched.heuristics.spec import SpecParts, join_spec, split_spec
 from optsched.instance import Instance, Job, Mode
-from optsched.schedule import Placement, Schedule
+from optsched.packing import Profile
+from optsched.schedule import Schedule
 
 __all__ = [
     "MOLDABLE_POLICY_NAMES",
+    "AdaptivePartitioning",
+    "EasyScaling",
+    "ModeChoosing",
     "adaptive",
     "adaptive_target",
     "easy_scaling",
+    "moldable_policy",
     "parse_moldable_policy",
     "run_moldable_policy",
 ]
@@ -151,11 +165,18 @@ def parse_moldable_policy(spec: str | SpecParts) -> dict[str, object]:
     return {"guarded": guard == "finish"}
 
 
+def moldable_policy(spec: str | SpecParts) -> EnginePolicy:
+    """The engine policy a spec of ``adaptive`` or ``easy-scaling`` names."""
+    parts = split_spec(spec)
+    guarded = bool(parse_moldable_policy(parts)["guarded"])
+    if parts.name == "adaptive":
+        return AdaptivePartitioning(guarded=guarded)
+    return EasyScaling(guarded=guarded)
+
+
 def run_moldable_policy(instance: Instance, spec: str) -> Schedule:
     """The schedule of ``instance`` under the policy ``spec``."""
-    options = parse_moldable_policy(spec)
-    run = adaptive if spec_name(spec) == "adaptive" else easy_scaling
-    return run(instance, guarded=bool(options["guarded"]))
+    return _run(instance, moldable_policy(spec))[0]
 
 
 def adaptive_target(free: int, waiting_behind: int) -> int:
@@ -165,199 +186,250 @@ def adaptive_target(free: int, waiting_behind: int) -> int:
 
 def _modes(job: Job) -> tuple[Mode, ...]:
     """The job's modes (a rigid job's only mode is its size)."""
-    return job.modes or (Mode(job.size, job.runtime, job.estimate),)
+    return job.modes or (_request(job),)
+
+
+def _request(job: Job) -> Mode:
+    """The mode the job requests (its size, run time and estimate)."""
+    return Mode(job.size, job.runtime, job.estimate)
 
 
 @dataclass
-class _Sim:
-    """Machine state of the event simulation (module docstring)."""
+class _State:
+    """Per-run memory: each job's considered modes (computed once) and the
+    first reservation's estimated end of every job that got one."""
 
-    processors: int
-    now: int = 0
-    free_ids: list[int] = field(default_factory=list)
-    running: list[tuple[int, int, int]] = field(default_factory=list)
-    """Sorted ``(estimated end, job number, processors)`` of running jobs."""
-    ends: list[tuple[int, int]] = field(default_factory=list)
-    """Heap of ``(actual end, job number)``."""
-    placed: dict[int, tuple[int, Mode, tuple[int, ...]]] = field(default_factory=dict)
-    reserved: dict[int, int] = field(default_factory=dict)
-    """First reserved estimated end of each job that got a reservation."""
-
-    def __post_init__(self) -> None:
-        self.free_ids = list(range(self.processors))
-
-    @property
-    def free(self) -> int:
-        """Processors free now."""
-        return len(self.free_ids)
-
-    def start(self, k: int, mode: Mode) -> None:
-        """Start job number ``k`` now on ``mode`` (the lowest free ids)."""
-        p = mode.processors
-        ids = tuple(self.free_ids[:p])
-        del self.free_ids[:p]
-        self.placed[k] = (self.now, mode, ids)
-        if mode.runtime == 0:
-            self._give(ids)  # ends at once: its processors are free again
-            return
-        bisect.insort(self.running, (self.now + mode.requested, k, p))
-        heapq.heappush(self.ends, (self.now + mode.runtime, k))
-
-    def complete(self, k: int) -> None:
-        """Job number ``k`` ends now."""
-        start, mode, ids = self.placed[k]
-        self.running.remove((start + mode.requested, k, mode.processors))
-        self._give(ids)
-
-    def _give(self, ids: Sequence[int]) -> None:
-        for p in ids:
-            bisect.insort(self.free_ids, p)
-
-    def shadow(self, need: int) -> tuple[int, int]:
-        """EASY's shadow time for ``need`` processors and the extra ones
-        (:func:`optsched.heuristics.rigid.policies.easy_shadow`)."""
-        available = self.free
-        shadow = self.now
-        k = 0
-        while available < need:
-            end, _, p = self.running[k]
-            available += p
-            k += 1
-            shadow = max(end, self.now)
-        while k < len(self.running) and self.running[k][0] <= shadow:
-            available += self.running[k][2]
-            k += 1
-        return shadow, available - need
+    modes: dict[int, tuple[Mode, ...]] = field(default_factory=dict)
+    reserved_ends: dict[int, int] = field(default_factory=dict)
 
 
-Options = Callable[[int], tuple[Mode, ...]]
-"""The modes job number ``k`` may start on now."""
+def _shadow_start(sim: Simulator, need: int, duration: int) -> int | None:
+    """When ``need`` processors are free for ``duration`` by the estimates,
+    the waiting jobs ignored: EASY's shadow time, or (busy blocks pending)
+    the earliest slot of the engine's profile (``None``: never)."""
+    if not sim.blocks_pending:
+        return easy_shadow(sim, need)[0]
+    return sim.base_profile().earliest(need, planned(duration))
 
-Decide = Callable[[_Sim, list[int], Options], None]
 
-
-def admitted(sim: _Sim, modes: tuple[Mode, ...], request: Mode) -> tuple[Mode, ...]:
+def admitted(
+    sim: Simulator, modes: tuple[Mode, ...], request: Mode
+) -> tuple[Mode, ...]:
     """The ``modes`` the finish-time guard admits now (module docstring):
     those of at least the requested processors, and those that end by the
     estimates no later than the request started at its shadow time."""
     q = request.processors
     if modes[0].processors >= q:
         return modes  # nothing to shrink to: no shadow to compute
-    waited = sim.shadow(q)[0] + request.requested
+    shadow = _shadow_start(sim, q, request.requested)
+    if shadow is None:
+        return modes  # the request never fits: no end to compare with
+    waited = shadow + request.requested
     return tuple(
         m for m in modes if m.processors >= q or sim.now + m.requested <= waited
     )
 
 
-def _simulate(
-    instance: Instance,
-    decide: Decide,
-    considered: Callable[[Job], tuple[Mode, ...]],
-    producer: str,
-    reserved_ends: dict[int, int] | None = None,
-    *,
-    guarded: bool = True,
-) -> Schedule:
-    """Run ``decide`` at every instant where jobs wait (module docstring);
-    ``considered`` gives the modes a job may start on, of which the guard
-    (if ``guarded``) admits some at each pass."""
-    machine = instance.machine
-    if machine.unavailable:
-        raise ValueError(
-            f"{producer} does not handle busy blocks (machine.unavailable)"
-        )
-    if machine.allocation != "any":
-        raise ValueError(f"{producer} runs on 'any' machines only")
-    jobs = sorted(instance.jobs, key=lambda j: (j.release, j.id))
-    modes = [considered(job) for job in jobs]
-    requests = [Mode(job.size, job.runtime, job.estimate) for job in jobs]
-    sim = _Sim(machine.processors)
+@dataclass(frozen=True)
+class ModeChoosing(EnginePolicy):
+    """An engine policy that chooses each job's mode at its start.
 
-    def options(k: int) -> tuple[Mode, ...]:
-        return admitted(sim, modes[k], requests[k]) if guarded else modes[k]
+    Parameters
+    ----------
+    guarded
+        Whether the finish-time guard applies (module docstring).
+    """
 
-    queue: list[int] = []  # job numbers, FCFS
-    upcoming = 0
-    while upcoming < len(jobs) or sim.ends:
-        if upcoming < len(jobs) and (
-            not sim.ends or jobs[upcoming].release < sim.ends[0][0]
-        ):
-            now = jobs[upcoming].release
+    guarded: bool = True
+
+    name: ClassVar[str] = ""
+
+    @property
+    def spec(self) -> str:
+        """``adaptive``, ``easy-scaling`` or either with ``:guard=none``."""
+        return join_spec(self.name, () if self.guarded else ("guard=none",))
+
+    def new_state(self, sim: Simulator) -> _State:
+        return _State()
+
+    def considered(self, job: Job) -> tuple[Mode, ...]:
+        """The modes the policy may give ``job`` (sorted by processors)."""
+        return _modes(job)
+
+    def options(self, sim: Simulator, state: _State, j: int) -> tuple[Mode, ...]:
+        """The modes job ``j`` may start on now: those considered that the
+        site calendar ever admits, and of them those the guard admits."""
+        modes = state.modes.get(j)
+        if modes is None:
+            modes = state.modes[j] = _startable(sim, j, self.considered(sim.jobs[j]))
+        if not self.guarded:
+            return modes
+        return admitted(sim, modes, _request(sim.jobs[j]))
+
+
+def _startable(sim: Simulator, j: int, modes: tuple[Mode, ...]) -> tuple[Mode, ...]:
+    """The ``modes`` of job ``j`` whose size the calendar admits at some
+    time (a job of an anytime queue runs beside it: all of them)."""
+    calendar = sim.calendar
+    if calendar is None or sim.jobs[j].queue in calendar.anytime_queues:
+        return modes
+    m = sim.processors
+    return tuple(
+        x for x in modes if calendar.earliest_start(x.processors, 0, m) is not None
+    )
+
+
+def _start(sim: Simulator, j: int, mode: Mode) -> bool:
+    """Start ``j`` now on ``mode`` if the engine admits it; whether it did."""
+    sim.choose_mode(j, mode)
+    if not (sim.simple or sim.can_start(j)):
+        return False
+    sim.start(j)
+    return True
+
+
+@dataclass(frozen=True)
+class AdaptivePartitioning(ModeChoosing):
+    """Adaptive partitioning (module docstring) on the engine."""
+
+    name: ClassVar[str] = "adaptive"
+    rule: ClassVar[str] = "adaptive"
+
+    def decide(self, sim: Simulator, state: _State) -> None:
+        queue = list(sim.queue)  # the waiting jobs, FCFS
+        for position, j in enumerate(queue):
+            modes = self.options(sim, state, j)
+            target = adaptive_target(sim.free, len(queue) - position - 1)
+            within = [m for m in modes if m.processors <= target]
+            mode = within[-1] if within else modes[0]  # sorted by processors
+            if mode.processors > sim.free or not _start(sim, j, mode):
+                return  # strict FCFS: the queue waits for its head
+
+
+@dataclass(frozen=True)
+class EasyScaling(ModeChoosing):
+    """EASY with scaling (module docstring) on the engine."""
+
+    name: ClassVar[str] = "easy-scaling"
+    rule: ClassVar[str] = "easy-scaling"
+
+    def considered(self, job: Job) -> tuple[Mode, ...]:
+        """The modes of at most the requested processors."""
+        return tuple(m for m in _modes(job) if m.processors <= job.size)
+
+    def decide(self, sim: Simulator, state: _State) -> None:
+        if sim.blocks_pending:
+            self._decide_with_profile(sim, state)
         else:
-            now = sim.ends[0][0]
-        sim.now = now
-        while sim.ends and sim.ends[0][0] == now:
-            sim.complete(heapq.heappop(sim.ends)[1])
-        while upcoming < len(jobs) and jobs[upcoming].release == now:
-            queue.append(upcoming)
-            upcoming += 1
-        if queue:
-            before = len(sim.placed)
-            decide(sim, queue, options)
-            if len(sim.placed) > before:
-                queue[:] = [k for k in queue if k not in sim.placed]
-    if queue:
-        raise RuntimeError(f"{producer} stalled with {len(queue)} jobs waiting")
-    placements = {
-        jobs[k].id: Placement(start, start + mode.runtime, ids)
-        for k, (start, mode, ids) in sim.placed.items()
-    }
-    if reserved_ends is not None:
-        reserved_ends.update({jobs[k].id: end for k, end in sim.reserved.items()})
-    return Schedule(placements, producer)
+            self._decide_counting(sim, state)
 
-
-def _decide_adaptive(sim: _Sim, queue: list[int], options: Options) -> None:
-    for position, k in enumerate(queue):
-        target = adaptive_target(sim.free, len(queue) - position - 1)
-        modes = options(k)
-        within = [m for m in modes if m.processors <= target]
-        mode = within[-1] if within else modes[0]  # sorted by processors
-        if mode.processors > sim.free:
-            return  # strict FCFS: the queue waits for its head
-        sim.start(k, mode)
-
-
-def _scalable(job: Job) -> tuple[Mode, ...]:
-    """The modes EASY with scaling considers: at most the requested size."""
-    return tuple(m for m in _modes(job) if m.processors <= job.size)
-
-
-def _decide_easy_scaling(sim: _Sim, queue: list[int], options: Options) -> None:
-    i = 0
-    while i < len(queue):
-        head = queue[i]
-        choices = []
-        for mode in options(head):
-            shadow, extra = sim.shadow(mode.processors)
-            end = shadow + mode.requested
-            choices.append((end, mode.processors, shadow, extra, mode))
-        end, p, shadow, extra, mode = min(choices, key=lambda o: (o[0], o[1]))
-        if p > sim.free:
-            sim.reserved.setdefault(head, end)
-            break
-        sim.start(head, mode)
-        i += 1
-    else:
-        return
-    now = sim.now
-    free = sim.free
-    for k in queue[i + 1 :]:
-        if free == 0:
-            return
-        best: Mode | None = None
-        for m in options(k):  # sorted by processors
-            if m.processors > free:
+    def _decide_counting(self, sim: Simulator, state: _State) -> None:
+        # EASY's counts of running jobs (module docstring, steps 1 and 2).
+        queue = list(sim.queue)
+        i = 0
+        while i < len(queue):
+            head = queue[i]
+            choices = []
+            for mode in self.options(sim, state, head):
+                shadow, extra = easy_shadow(sim, mode.processors)
+                end = shadow + mode.requested
+                choices.append((end, mode.processors, shadow, extra, mode))
+            end, p, shadow, extra, mode = min(choices, key=lambda o: (o[0], o[1]))
+            if p > sim.free or not _start(sim, head, mode):
+                self._reserve(sim, state, head, shadow, end)
                 break
-            keeps = now + m.requested <= shadow or m.processors <= extra
-            if keeps and (best is None or m.requested < best.requested):
-                best = m  # ties: the first, on fewer processors
-        if best is None:
+            i += 1
+        else:
+            return
+        now = sim.now
+        for k in queue[i + 1 :]:
+            free = sim.free
+            if free == 0:
+                return
+            best: Mode | None = None
+            for m in self.options(sim, state, k):  # sorted by processors
+                if m.processors > free:
+                    break
+                keeps = now + m.requested <= shadow or m.processors <= extra
+                if keeps and (best is None or m.requested < best.requested):
+                    best = m  # ties: the first, on fewer processors
+            if best is None or not _start(sim, k, best):
+                continue
+            if now + best.requested > shadow and sim.end_time[k] > now:
+                extra -= best.processors  # on the extra processors, still running
+
+    def _decide_with_profile(self, sim: Simulator, state: _State) -> None:
+        # Busy blocks pending: the head's mode and its reservation on the
+        # profile, then candidates that fit it (as the engine's easy).
+        profile = sim.base_profile()
+        now = sim.now
+        queue = list(sim.queue)
+        i = 0
+        while i < len(queue):
+            head = queue[i]
+            chosen = _earliest_end(profile, self.options(sim, state, head))
+            if chosen is None:
+                return  # no mode ever fits: the head waits (the run stalls)
+            start, mode = chosen
+            if start > now or not _start(sim, head, mode):
+                span = planned(mode.requested)
+                profile.add(start, start + span, -mode.processors)
+                self._reserve(sim, state, head, start, start + mode.requested)
+                break
+            _book(sim, profile, head, mode)
+            i += 1
+        else:
+            return
+        for k in queue[i + 1 :]:
+            if sim.free == 0:
+                return
+            fitting = [
+                m
+                for m in self.options(sim, state, k)
+                if m.processors <= sim.free
+                and (m.requested == 0 or profile.fits(now, m.requested, m.processors))
+            ]
+            if fitting:
+                best = min(fitting, key=lambda m: (m.requested, m.processors))
+                if _start(sim, k, best):
+                    _book(sim, profile, k, best)
+
+    @staticmethod
+    def _reserve(sim: Simulator, state: _State, j: int, start: int, end: int) -> None:
+        sim.reserve(j, start)
+        state.reserved_ends.setdefault(j, end)
+
+
+def _earliest_end(profile: Profile, modes: tuple[Mode, ...]) -> tuple[int, Mode] | None:
+    """The mode that ends first from its earliest slot in ``profile`` (ties:
+    fewer processors) and that slot; ``None`` if no mode ever fits."""
+    best: tuple[int, int, int, Mode] | None = None
+    for mode in modes:
+        start = profile.earliest(mode.processors, planned(mode.requested))
+        if start is None:
             continue
-        sim.start(k, best)
-        free = sim.free
-        if now + best.requested > shadow and best.runtime > 0:
-            extra -= best.processors
+        key = (start + mode.requested, mode.processors, start, mode)
+        if best is None or key[:2] < best[:2]:
+            best = key
+    return None if best is None else (best[2], best[3])
+
+
+def _book(sim: Simulator, profile: Profile, j: int, mode: Mode) -> None:
+    """Hold the processors of ``j``, started now on ``mode``, in the pass's
+    profile (a job that ended at once holds none)."""
+    if sim.end_time[j] > sim.now:
+        profile.add(sim.now, sim.now + mode.requested, -mode.processors)
+
+
+def _run(instance: Instance, policy: EnginePolicy) -> tuple[Schedule, _State]:
+    """The engine's run of ``policy`` on ``instance`` (FCFS queue, no engine
+    option: :func:`~optsched.heuristics.engine.runner.simulate` takes them)
+    and the policy's state."""
+    sim = Simulator(instance, keep_profile=policy.needs_profile)
+    sim.run(policy, order_ranks(policy.order, sim.size, sim.estimate))
+    state = sim.policy_state
+    assert isinstance(state, _State)
+    return sim.schedule(policy.spec), state
 
 
 def adaptive(instance: Instance, *, guarded: bool = True) -> Schedule:
@@ -366,19 +438,13 @@ def adaptive(instance: Instance, *, guarded: bool = True) -> Schedule:
     Parameters
     ----------
     instance
-        Jobs (moldable or rigid) on an ``any`` machine without busy blocks.
+        Jobs (moldable or rigid) on a flat machine.
     guarded
         Whether the finish-time guard keeps a job from shrinking below its
         request when waiting for the request ends it earlier (default); off,
         the target size alone decides (``adaptive:guard=none``).
-
-    Raises
-    ------
-    ValueError
-        Busy blocks, or a machine that is not ``any``.
     """
-    producer = "adaptive" if guarded else "adaptive:guard=none"
-    return _simulate(instance, _decide_adaptive, _modes, producer, guarded=guarded)
+    return _run(instance, AdaptivePartitioning(guarded=guarded))[0]
 
 
 def easy_scaling(
@@ -392,7 +458,7 @@ def easy_scaling(
     Parameters
     ----------
     instance
-        Jobs (moldable or rigid) on an ``any`` machine without busy blocks.
+        Jobs (moldable or rigid) on a flat machine.
     guarded
         Whether the finish-time guard keeps a backfilled job from shrinking
         below its request when waiting for the request ends it earlier
@@ -404,18 +470,9 @@ def easy_scaling(
         ends later than that (the reservation of the mode chosen at each
         pass is protected until the next pass, whose choice can only end
         earlier); the tests check it.
-
-    Raises
-    ------
-    ValueError
-        Busy blocks, or a machine that is not ``any``.
     """
-    producer = "easy-scaling" if guarded else "easy-scaling:guard=none"
-    return _simulate(
-        instance,
-        _decide_easy_scaling,
-        _scalable,
-        producer,
-        reserved_ends,
-        guarded=guarded,
-    )
+    schedule, state = _run(instance, EasyScaling(guarded=guarded))
+    if reserved_ends is not None:
+        ids = sorted(instance.jobs, key=lambda job: (job.release, job.id))
+        reserved_ends.update({ids[j].id: end for j, end in state.reserved_ends.items()})
+    return schedule

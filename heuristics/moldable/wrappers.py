@@ -1,13 +1,16 @@
 """Policies that choose processor counts: rescaling, adaptive partitioning,
 EASY with scaling and DEQ.
 
-The engine of :mod:`optsched.heuristics.engine.core` runs each job at its
-requested size. The algorithms here choose a mode per job (moldable) or
-change a job's processor count while it runs (malleable, DEQ), so they build
-their schedules themselves; :class:`MoldablePolicy` (a
-:class:`~optsched.heuristics.engine.standalone.Standalone`) wraps each so that it
-is named, parsed and simulated like every other policy (``optsched simulate -p
-rescale:search=deluge,budget=1000,inner=pbi``).
+Adaptive partitioning and EASY with scaling choose a job's mode when it
+starts: they are engine policies
+(:mod:`optsched.heuristics.moldable.policies`), run by the engine of
+:mod:`optsched.heuristics.engine.core` with its "choose a mode at start"
+hook. Rescaling searches modes around a whole inner schedule, and DEQ
+changes a job's processor count while it runs (malleable jobs), so they
+build their schedules themselves; :class:`MoldablePolicy` (a
+:class:`~optsched.heuristics.engine.standalone.Standalone`) wraps each so
+that it is named, parsed and simulated like every other policy (``optsched
+simulate -p rescale:search=deluge,budget=1000,inner=pbi``).
 
 On a rigid instance (no job has modes) the moldable policies have nothing
 to choose: rescaling returns its inner scheduler's schedule, adaptive
@@ -25,6 +28,11 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from optsched.heuristics.engine.standalone import Standalone
+from optsched.heuristics.moldable.policies import (
+    MOLDABLE_POLICY_NAMES,
+    moldable_policy,
+)
+from optsched.heuristics.rigid.policies import Policy
 from optsched.heuristics.spec import Family, SpecParts, join_spec, spec_name, split_spec
 from optsched.instance import Instance
 from optsched.schedule import Schedule
@@ -46,13 +54,11 @@ class MoldablePolicy(Standalone):
     ----------
     algorithm
         Its spec: ``rescale:...``
-        (:func:`optsched.heuristics.moldable.rescaling.parse_rescale`), ``adaptive``,
-        ``easy-scaling``
-        (:mod:`optsched.heuristics.moldable.policies`) or ``deq``
-        (:func:`optsched.heuristics.moldable.deq.parse_deq`).
+        (:func:`optsched.heuristics.moldable.rescaling.parse_rescale`) or
+        ``deq`` (:func:`optsched.heuristics.moldable.deq.parse_deq`).
     """
 
-    algorithm: str = "adaptive"
+    algorithm: str = "deq"
 
     rule: ClassVar[str] = "moldable"
 
@@ -64,13 +70,9 @@ class MoldablePolicy(Standalone):
             from optsched.heuristics.moldable.rescaling import run_rescale
 
             return run_rescale(instance, self.algorithm)
-        if self.name == "deq":
-            from optsched.heuristics.moldable.deq import deq
+        from optsched.heuristics.moldable.deq import deq
 
-            return deq(instance, **self._options())
-        from optsched.heuristics.moldable.policies import run_moldable_policy
-
-        return run_moldable_policy(instance, self.algorithm)
+        return deq(instance, **self._options())
 
 
 def _parse_options(spec: str | SpecParts) -> dict[str, Any]:
@@ -80,27 +82,27 @@ def _parse_options(spec: str | SpecParts) -> dict[str, Any]:
         from optsched.heuristics.moldable.rescaling import parse_rescale
 
         return parse_rescale(parts)
-    if parts.name == "deq":
-        from optsched.heuristics.moldable.deq import parse_deq
+    from optsched.heuristics.moldable.deq import parse_deq
 
-        return parse_deq(parts)
-    from optsched.heuristics.moldable.policies import parse_moldable_policy
-
-    return parse_moldable_policy(parts)
+    return parse_deq(parts)
 
 
-def parse_moldable(parts: SpecParts) -> MoldablePolicy:
-    """The :class:`MoldablePolicy` named by a spec's tokens.
+def parse_moldable(parts: SpecParts) -> Policy:
+    """The policy named by a spec's tokens: the engine policies of
+    :func:`~optsched.heuristics.moldable.policies.moldable_policy`, or a
+    :class:`MoldablePolicy`.
 
     Its canonical spec: rescaling's from its options (every option written,
     in one order: :func:`~optsched.heuristics.moldable.rescaling.
-    rescale_spec`); the others' options as written, in their order.
+    rescale_spec`); DEQ's options as written, in their order.
 
     Raises
     ------
     ValueError
         An unknown key, a bad value (the algorithm's parser).
     """
+    if parts.name in MOLDABLE_POLICY_NAMES:
+        return moldable_policy(parts)
     options = _parse_options(parts)  # errors name the spec as written
     if parts.name == "rescale":
         from optsched.heuristics.moldable.rescaling import rescale_spec

@@ -128,9 +128,14 @@ def _check_chains(instance: Instance, schedule: Schedule) -> list[Violation]:
 
 
 def _stretches_of(job: Job, placement: Placement) -> list[tuple[int, int, int]]:
-    """``(start, end, processors)`` of each piece (one for an unpreempted job)."""
+    """``(start, end, processors)`` of each piece (one for an unpreempted job).
+
+    A moldable job holds the processors of the mode it runs in (rule 8),
+    which its placement names, not its request."""
     if not placement.pieces:
-        return [(placement.start, placement.end, job.size)]
+        procs = placement.processors
+        size = len(procs) if job.modes and procs else job.size
+        return [(placement.start, placement.end, size)]
     return [
         (p.start, p.end, job.size if p.processors is None else len(p.processors))
         for p in placement.pieces

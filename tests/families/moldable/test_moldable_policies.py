@@ -211,14 +211,30 @@ def test_spec_and_refusals() -> None:
     assert run_moldable_policy(instance, "easy-scaling") == easy_scaling(instance)
     unguarded = run_moldable_policy(instance, "easy-scaling:guard=none")
     assert unguarded == easy_scaling(instance, guarded=False)
-    blocked = Instance(Machine(4, unavailable=(BusyBlock(0, 3, 2),)), instance.jobs)
-    contiguous = Instance(Machine(4, "contiguous"), instance.jobs)
     for policy in (adaptive, easy_scaling):
-        with pytest.raises(ValueError, match="busy blocks"):
-            policy(blocked)
-        with pytest.raises(ValueError, match="'any' machines"):
-            policy(contiguous)
         assert policy(Instance(Machine(2), ())).placements == {}
+
+
+def test_busy_blocks_and_contiguous_machines_by_hand() -> None:
+    # On the engine the machine's rules apply to the chosen modes. m = 4,
+    # one job of work 8 (T = 8, 4, 3, 2 on 1..4) requesting 4 processors,
+    # a busy block holding 2 over [0, 3). Guard: the request's slot is 3
+    # (ends 5), so mode 1 (ends 8) is refused. EASY with scaling: the
+    # earliest ends are 2 at 0 -> 4, 3 at 3 -> 6, 4 at 3 -> 5: 2 processors
+    # over [0, 4). Adaptive: target floor(2 / 1) = 2, mode 2, [0, 4).
+    job = linear(1, 0, 4, 8, 4)
+    blocked = Instance(Machine(4, unavailable=(BusyBlock(0, 3, 2),)), (job,))
+    for policy in (adaptive, easy_scaling):
+        assert sizes(valid(blocked, policy(blocked))) == {1: (0, 2)}
+        assert valid(blocked, policy(blocked))[1].end == 4
+    # Contiguous, request 2: adaptive takes the whole machine (target 4,
+    # mode 4 ends at 2); EASY with scaling keeps to at most 2 (mode 2,
+    # [0, 4); mode 1 would end at 8, later than the request's 4).
+    contiguous = Instance(Machine(4, "contiguous"), (linear(1, 0, 2, 8, 4),))
+    wide = valid(contiguous, adaptive(contiguous))[1]
+    assert (wide.start, wide.end, wide.processors) == (0, 2, (0, 1, 2, 3))
+    narrow = valid(contiguous, easy_scaling(contiguous))[1]
+    assert (narrow.start, narrow.end, narrow.processors) == (0, 4, (0, 1))
 
 
 @st.composite
