@@ -8,7 +8,7 @@ import click
 
 from optsched.bench import Store, run_suite
 from optsched.cli.console import echo
-from optsched.cli.options import output_option
+from optsched.cli.options import count_option, output_option, shown_option
 from optsched.extras import require
 
 
@@ -20,11 +20,8 @@ from optsched.extras import require
     show_default=True,
     help="SQLite results store (created when absent; re-runs skip stored tasks).",
 )
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Local process pool size [default: 1, in this process].",
+@count_option(
+    "--workers", help="Local process pool size [default: 1, in this process]."
 )
 @click.option(
     "--dask",
@@ -33,11 +30,9 @@ from optsched.extras import require
     default=None,
     help="Run on the Dask scheduler at ADDRESS (e.g. tcp://host:8786).",
 )
-@click.option(
+@count_option(
     "--dask-local",
-    type=click.IntRange(min=1),
     metavar="N",
-    default=None,
     help="Run on a new Dask LocalCluster of N single-threaded workers.",
 )
 @click.option(
@@ -54,10 +49,9 @@ from optsched.extras import require
     "wall-clock time), so that a re-run gives the same rows whatever the "
     "load. Its solver tasks are distinct from the default mode's.",
 )
-@click.option(
+@shown_option(
     "--progress/--no-progress",
     default=True,
-    show_default=True,
     help="Progress bar on stderr (only drawn on a terminal).",
 )
 def command(

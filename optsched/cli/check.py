@@ -19,7 +19,12 @@ from typing import Any, TypeVar
 import click
 
 from optsched.check import Violation, check_promises, check_schedule
-from optsched.cli.options import input_options, load_instance, schedule_format_option
+from optsched.cli.options import (
+    count_option,
+    input_options,
+    load_instance,
+    schedule_format_option,
+)
 from optsched.errors import InputError
 from optsched.instance import Instance
 from optsched.io.schedules import read_schedule
@@ -88,19 +93,16 @@ def _read(path: str, reader: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 @click.argument("instance_file", metavar="INSTANCE", type=click.Path())
 @click.argument("schedule_file", metavar="SCHEDULE", type=click.Path())
 @schedule_format_option
-@click.option(
+@count_option(
     "--max-violations",
-    type=click.IntRange(min=0),
+    low=0,
     default=MAX_VIOLATIONS,
-    show_default=True,
     help="List at most this many violations, then count the rest by kind "
     "(0: list all).",
 )
 @click.option("--all", "show_all", is_flag=True, help="List every violation.")
-@click.option(
+@count_option(
     "--max-per-processor",
-    type=click.IntRange(min=1),
-    default=None,
     help="Also demand at most K jobs in progress on any processor (a preempted "
     "job stays in progress until its last piece ends; PBI promises 2).",
 )

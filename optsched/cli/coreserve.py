@@ -18,7 +18,12 @@ from fractions import Fraction
 
 import click
 
-from optsched.cli.options import check_output_path
+from optsched.cli.options import (
+    check_output_path,
+    choice_option,
+    seconds_option,
+    shown_option,
+)
 from optsched.cli.types import FiniteFloatRange
 from optsched.coreserve.io import optimum_record, read_coreserve, write_record
 from optsched.coreserve.optimum import OBJECTIVES, optimum, pareto_front
@@ -42,34 +47,30 @@ def _output(
 
 @command.command(name="optimum")
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option(
+@choice_option(
     "--objective",
-    type=click.Choice(OBJECTIVES),
+    choices=OBJECTIVES,
     default="start",
-    show_default=True,
     help="start: earliest; cost: cheapest; weighted: k*norm cost + s*norm start.",
 )
-@click.option("--k", "k", type=FiniteFloatRange(min=0), default=1.0, show_default=True,
+@shown_option("--k", "k", type=FiniteFloatRange(min=0), default=1.0,
               help="weighted: weight of the normalised cost.")  # fmt: skip
-@click.option("--s", "s", type=FiniteFloatRange(min=0), default=1.0, show_default=True,
+@shown_option("--s", "s", type=FiniteFloatRange(min=0), default=1.0,
               help="weighted: weight of the normalised start.")  # fmt: skip
 @click.option("--pareto", is_flag=True, help="Add the (start, cost) Pareto front.")
-@click.option(
+@choice_option(
     "--cost-rule",
-    type=click.Choice(COST_RULES),
+    choices=COST_RULES,
     default="sampled",
-    show_default=True,
     help="sampled: the study's hourly samples; prorata: per second.",
 )
-@click.option(
+@choice_option(
     "--method",
-    type=click.Choice(["enumerate", "cpsat"]),
+    choices=["enumerate", "cpsat"],
     default="enumerate",
-    show_default=True,
     help="Event-point enumeration (exact) or the CP-SAT model (sampled only).",
 )
-@click.option("--time-limit", type=FiniteFloatRange(min=0), default=10.0,
-              show_default=True, help="cpsat: seconds.")  # fmt: skip
+@seconds_option("--time-limit", default=10.0, help="cpsat: seconds.")
 @click.option(
     "-o",
     "--output",

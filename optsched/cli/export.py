@@ -8,7 +8,7 @@ import click
 
 from optsched.bench.store import TABLES, export_store
 from optsched.cli.console import echo
-from optsched.cli.options import output_option
+from optsched.cli.options import choice_option, output_option
 from optsched.extras import require
 
 
@@ -16,11 +16,10 @@ from optsched.extras import require
 @click.argument("store", type=click.Path(dir_okay=False))
 @output_option(required=True, help="Output file: .csv, or .parquet (needs pyarrow).")
 @click.option("--suite", default=None, help="Only this suite's rows.")
-@click.option(
+@choice_option(
     "--table",
-    type=click.Choice(TABLES),
+    choices=TABLES,
     default="tasks",
-    show_default=True,
     help="tasks: one row per task, its objective values, metrics, bounds, "
     "parameters and versions spread into columns (value_cmax, metric_mean_wait, "
     "bound_area, param_seed, version_ortools, ...); gap: policy rows with the "

@@ -34,6 +34,8 @@ from optsched.bench.suite import (
 from optsched.bundled import bundled_path
 from optsched.cli.display import wide_option
 from optsched.cli.options import (
+    choice_option,
+    count_option,
     file_options,
     machine_options,
     machine_shape,
@@ -41,8 +43,10 @@ from optsched.cli.options import (
     option_group,
     output_option,
     run_options,
+    seconds_option,
+    seed_option,
+    shown_option,
 )
-from optsched.cli.types import FiniteFloatRange
 from optsched.console import print_table
 from optsched.heuristics import split_policy_specs
 from optsched.moldable.speedup import SpeedupModel
@@ -236,23 +240,17 @@ _window_options = option_group(
     "window_options",
     WindowOptions,
     [
-        click.option(
-            "--window-jobs",
-            type=click.IntRange(min=1),
-            default=None,
-            help="Windows of N consecutive jobs (submit order).",
+        count_option(
+            "--window-jobs", help="Windows of N consecutive jobs (submit order)."
         ),
-        click.option(
+        count_option(
             "--windows",
-            type=click.IntRange(min=1),
-            default=None,
             help="Number of windows (default: all that fit; 1 with --random).",
         ),
-        click.option(
+        count_option(
             "--first-job",
-            type=click.IntRange(min=0),
+            low=0,
             default=0,
-            show_default=True,
             help="Index of the first job of the first window.",
         ),
         click.option(
@@ -261,31 +259,25 @@ _window_options = option_group(
             is_flag=True,
             help="Draw the windows at random positions (with --seed).",
         ),
-        click.option("--seed", type=int, default=0, show_default=True),
-        click.option(
+        seed_option,
+        count_option(
             "--start",
             "window_start",
-            type=click.IntRange(min=0),
-            default=None,
+            low=0,
             help="Time windows: first submit time (trace seconds).",
         ),
-        click.option(
+        count_option(
             "--end",
             "window_end",
-            type=click.IntRange(min=0),
-            default=None,
+            low=0,
             help="Time windows: end of submit times (exclusive).",
         ),
-        click.option(
-            "--step",
-            type=click.IntRange(min=1),
-            default=None,
-            help="Time windows of this many seconds of submit time.",
+        count_option(
+            "--step", help="Time windows of this many seconds of submit time."
         ),
-        click.option(
+        shown_option(
             "--initial-state",
             default="none",
-            show_default=True,
             help="none, recorded, or simulated:POLICY (jobs running at the window "
             "start under POLICY become busy blocks).",
         ),
@@ -307,11 +299,10 @@ _window_options = option_group(
     help="A site file (TOML): calendar, NQS queue rules, user limit and "
     "outages, given to every window (see 'optsched simulate --help').",
 )
-@click.option(
+@choice_option(
     "--arrivals",
-    type=click.Choice(["recorded", "window-start"]),
+    choices=["recorded", "window-start"],
     default="recorded",
-    show_default=True,
     help="'window-start': every job of a window is there at its start.",
 )
 @_window_options
@@ -325,39 +316,31 @@ _window_options = option_group(
     "optsched CSV or JSON schedule, an SWF trace's recorded starts), matched "
     "to each window's jobs by id and checked first; repeatable.",
 )
-@click.option(
+@shown_option(
     "--policies",
     default=",".join(DEFAULT_POLICIES),
-    show_default=True,
     help="Comma-separated policy specs (see 'optsched simulate --help'); a "
     "spec's own parameters stay with it: 'easy:order=spt,oracle,fcfs'.",
 )
-@click.option(
+@shown_option(
     "--objective",
     "objectives",
     default=",".join(DEFAULT_OBJECTIVES),
-    show_default=True,
     help="Comma-separated objectives: cmax, wct, wct:size, wct:area, ...",
 )
-@click.option(
+@shown_option(
     "--backend",
     default="cpsat",
-    show_default=True,
     help="Reference back-end: cpsat, milp or bounds-only.",
 )
-@click.option(
+@seconds_option(
     "--time-limit",
-    type=FiniteFloatRange(min=0, min_open=True),
     default=DEFAULT_TIME_LIMIT,
-    show_default=True,
+    positive=True,
     help="Seconds per window and objective.",
 )
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    default=DEFAULT_SOLVER_WORKERS,
-    show_default=True,
-    help="Solver threads per solve.",
+@count_option(
+    "--workers", default=DEFAULT_SOLVER_WORKERS, help="Solver threads per solve."
 )
 @click.option(
     "--deterministic",
@@ -380,10 +363,9 @@ _window_options = option_group(
     help="Keep every task row in this SQLite results store (as 'optsched "
     "bench' writes it; a re-run resumes).",
 )
-@click.option(
+@shown_option(
     "--progress/--no-progress",
     default=True,
-    show_default=True,
     help="A progress bar on a terminal, a line per finished window otherwise.",
 )
 @wide_option

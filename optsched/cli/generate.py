@@ -12,13 +12,16 @@ from __future__ import annotations
 import click
 
 from optsched.cli.console import echo
-from optsched.cli.options import native_output, output_option
+from optsched.cli.options import (
+    native_output,
+    output_option,
+    shown_option,
+    shown_options,
+)
 from optsched.cli.types import FiniteFloatRange
 from optsched.generate.perfect import perfect_packing_layout
 
-_seed = click.option(
-    "--seed", default=0, show_default=True, type=int, help="Random seed."
-)
+_seed = shown_option("--seed", default=0, type=int, help="Random seed.")
 """``--seed`` of every generator."""
 
 
@@ -79,20 +82,20 @@ def perfect_packing_command(
 
 
 @command.command("moldable")
-@click.option(
-    "--jobs", default=20, show_default=True, type=click.IntRange(min=1),
+@shown_option(
+    "--jobs", default=20, type=click.IntRange(min=1),
     help="Jobs, all released at 0 (Table 6.5: 20; Fig. 5.10: 12).",
 )  # fmt: skip
-@click.option(
-    "--share", default=1.0, show_default=True, type=FiniteFloatRange(0, 1),
+@shown_option(
+    "--share", default=1.0, type=FiniteFloatRange(0, 1),
     help="Share of moldable (scalable) jobs; the others stay rigid.",
 )  # fmt: skip
-@click.option(
-    "--machine", default=128, show_default=True, type=click.IntRange(min=128),
+@shown_option(
+    "--machine", default=128, type=click.IntRange(min=128),
     help="Processors (requests are drawn from 4..128).",
 )  # fmt: skip
-@click.option(
-    "--speedup", default="linear", show_default=True,
+@shown_option(
+    "--speedup", default="linear",
     help="Speed-up model of the moldable jobs (as --moldable takes it); "
     "'linear:max=128' lets them grow beyond their request.",
 )  # fmt: skip
@@ -124,50 +127,39 @@ def moldable_command(
     echo(f"wrote {output}: {jobs} jobs ({moldable} moldable) on {machine} processors")
 
 
+AFKT_OPTIONS: list[tuple[str, object, str]] = [
+    ("--jobs", 250, "Jobs n (AFKT00 experiments 1-4: 250; 5: 500)."),
+    (
+        "--speeds",
+        "10x100",
+        "Node speeds: QxS (Q nodes of speed S), a node count M (the thesis's "
+        "two classes: 22 -> 16x275 + 6x825, 100 -> 74x275 + 26x825), or a list "
+        "'100,100,275'.",
+    ),
+    ("--seq-ratio", 0.5, "Share of sequential jobs (seqR, AFKT00's P_s)."),
+    (
+        "--large-ratio",
+        0.3,
+        "Share of large jobs among the parallel ones (largeR, P_lp).",
+    ),
+    ("--timespan", 10_000, "T_c,max: releases uniform on 0..T (0: offline)."),
+    ("--seq-work", "1000:50000", "MIN:MAX work of sequential jobs (at speed 1)."),
+    ("--par-work", "10000:400000", "MIN:MAX work of parallel jobs (at speed 1)."),
+    ("--error-rate", 0.0, "Probability that a job's estimate is wrong."),
+    ("--max-error", 0.0, "Largest relative estimate error (maxError / p_err)."),
+    (
+        "--error-model",
+        "under",
+        "'under' (thesis: p/(1+e U), underestimates only) or 'symmetric' "
+        "(AFKT00: p f or p / f, f = 1 + e U).",
+    ),
+]
+"""The knobs of ``generate afkt`` as rows (option, default, help): click
+reads each option's type from its default (integer, float or text)."""
+
+
 @command.command("afkt")
-@click.option(
-    "--jobs", default=250, show_default=True, type=int,
-    help="Jobs n (AFKT00 experiments 1-4: 250; 5: 500).",
-)  # fmt: skip
-@click.option(
-    "--speeds", default="10x100", show_default=True,
-    help="Node speeds: QxS (Q nodes of speed S), a node count M (the thesis's "
-    "two classes: 22 -> 16x275 + 6x825, 100 -> 74x275 + 26x825), or a list "
-    "'100,100,275'.",
-)  # fmt: skip
-@click.option(
-    "--seq-ratio", default=0.5, show_default=True, type=float,
-    help="Share of sequential jobs (seqR, AFKT00's P_s).",
-)  # fmt: skip
-@click.option(
-    "--large-ratio", default=0.3, show_default=True, type=float,
-    help="Share of large jobs among the parallel ones (largeR, P_lp).",
-)  # fmt: skip
-@click.option(
-    "--timespan", default=10_000, show_default=True, type=int,
-    help="T_c,max: releases uniform on 0..T (0: offline).",
-)  # fmt: skip
-@click.option(
-    "--seq-work", default="1000:50000", show_default=True,
-    help="MIN:MAX work of sequential jobs (at speed 1).",
-)  # fmt: skip
-@click.option(
-    "--par-work", default="10000:400000", show_default=True,
-    help="MIN:MAX work of parallel jobs (at speed 1).",
-)  # fmt: skip
-@click.option(
-    "--error-rate", default=0.0, show_default=True, type=float,
-    help="Probability that a job's estimate is wrong.",
-)  # fmt: skip
-@click.option(
-    "--max-error", default=0.0, show_default=True, type=float,
-    help="Largest relative estimate error (maxError / p_err).",
-)  # fmt: skip
-@click.option(
-    "--error-model", default="under", show_default=True,
-    help="'under' (thesis: p/(1+e U), underestimates only) or 'symmetric' "
-    "(AFKT00: p f or p / f, f = 1 + e U).",
-)  # fmt: skip
+@shown_options(AFKT_OPTIONS)
 @_seed
 @native_output
 def afkt_command(

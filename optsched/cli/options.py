@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -142,6 +142,66 @@ def output_option(
     )
 
 
+def shown_option(
+    *names: str, default: Any, help: str | None = None, **attrs: Any
+) -> Decorator:
+    """A :func:`click.option` whose ``--help`` shows its default, if any.
+
+    The base of :func:`choice_option`, :func:`count_option` and
+    :func:`seconds_option`, the shapes most options of the commands take.
+    """
+    shown = default is not None
+    return click.option(*names, default=default, show_default=shown, help=help, **attrs)
+
+
+def shown_options(rows: list[tuple[str, object, str]]) -> Callable[[F], F]:
+    """Options declared as rows ``(name, default, help)``, in ``--help`` order.
+
+    Each is a :func:`shown_option` whose type click reads from its default.
+    """
+    options = [
+        shown_option(name, default=value, help=text) for name, value, text in rows
+    ]
+    return lambda command: _apply(command, options)
+
+
+def choice_option(
+    *names: str,
+    choices: Sequence[str],
+    default: str | None = None,
+    help: str,
+    **attrs: Any,
+) -> Decorator:
+    """An option taking one of ``choices`` (:class:`click.Choice`)."""
+    kind = click.Choice(choices)
+    return shown_option(*names, type=kind, default=default, help=help, **attrs)
+
+
+def count_option(
+    *names: str,
+    low: int = 1,
+    high: int | None = None,
+    default: int | None = None,
+    help: str | None = None,
+    **attrs: Any,
+) -> Decorator:
+    """A whole-number option in ``[low, high]`` (:class:`click.IntRange`)."""
+    kind = click.IntRange(min=low, max=high)
+    return shown_option(*names, type=kind, default=default, help=help, **attrs)
+
+
+def seconds_option(
+    *names: str, default: float | None, help: str, positive: bool = False
+) -> Decorator:
+    """A finite duration in seconds, at least 0 (``positive``: above 0)."""
+    kind = FiniteFloatRange(min=0, min_open=positive)
+    return shown_option(*names, type=kind, default=default, help=help)
+
+
+seed_option = shown_option("--seed", type=int, default=0)
+"""``--seed`` of the random searches of ``gap`` and ``worst-case``."""
+
+
 native_output = output_option(required=True, help="Native JSON instance file to write.")
 """``-o/--output``: the native JSON instance a generator or ``window`` writes."""
 
@@ -201,11 +261,10 @@ RUN_OPTIONS: list[Decorator] = [
         help="Stop jobs that overrun their estimate at their estimate (a "
         "policy that killed jobs did less work: its ratio is not comparable).",
     ),
-    click.option(
+    choice_option(
         "--allocation-rule",
-        type=click.Choice(ALLOCATION_RULES),
+        choices=ALLOCATION_RULES,
         default="first-fit",
-        show_default=True,
         help="Range choice on contiguous machines.",
     ),
     click.option(
@@ -232,24 +291,20 @@ def file_options(command: F) -> F:
 
 def _file_options() -> list[Decorator]:
     return [
-        click.option(
+        choice_option(
             "--format",
             "input_format",
-            type=click.Choice(FORMATS),
-            default=None,
+            choices=FORMATS,
             help="Force the input format (default: recognised from the content).",
         ),
-        click.option(
+        count_option(
             "--processors",
-            type=click.IntRange(min=1),
-            default=None,
             help="Machine size for an SWF trace without MaxProcs/MaxNodes "
             "(overrides the header).",
         ),
-        click.option(
+        choice_option(
             "--allocation",
-            type=click.Choice(["any", "contiguous"]),
-            default=None,
+            choices=["any", "contiguous"],
             help="Override the machine's allocation rule.",
         ),
     ]
@@ -262,38 +317,28 @@ def input_options(command: F) -> F:
     :func:`load_instance` (``**input_kwargs``).
     """
     window_options: list[Decorator] = [
-        click.option(
+        count_option(
             "--first-job",
-            type=click.IntRange(min=0),
-            default=None,
+            low=0,
             help="Window: index (0-based, submit order) of the first job.",
         ),
-        click.option(
-            "--jobs",
-            "n_jobs",
-            type=click.IntRange(min=1),
-            default=None,
-            help="Window: number of consecutive jobs.",
-        ),
-        click.option(
+        count_option("--jobs", "n_jobs", help="Window: number of consecutive jobs."),
+        count_option(
             "--start",
             "window_start",
-            type=click.IntRange(min=0),
-            default=None,
+            low=0,
             help="Window: first submit time (trace seconds, inclusive).",
         ),
-        click.option(
+        count_option(
             "--end",
             "window_end",
-            type=click.IntRange(min=0),
-            default=None,
+            low=0,
             help="Window: last submit time (trace seconds, exclusive).",
         ),
-        click.option(
+        choice_option(
             "--initial-state",
-            type=click.Choice(["none", "recorded"]),
+            choices=["none", "recorded"],
             default="none",
-            show_default=True,
             help="Window: machine state at the window start; 'recorded' turns "
             "jobs still running in the trace's recorded schedule into busy blocks.",
         ),
@@ -389,10 +434,9 @@ def _machine_options() -> list[Decorator]:
             "T + ceil(n / P) nodes; 'adaptive' is Wang's max(0, 6 - level). "
             "Default: no span limit.",
         ),
-        click.option(
+        count_option(
             "--level",
-            type=click.IntRange(min=0),
-            default=None,
+            low=0,
             help="With --nodes: network load; a job's run time grows by the "
             "factor 1 + base x span x level (see --comm-cost). Default 0.",
         ),
@@ -403,10 +447,9 @@ def _machine_options() -> list[Decorator]:
             help="With --nodes: the communication cost of one node at level 1 "
             "(Wang's BASE, default 0.05).",
         ),
-        click.option(
+        choice_option(
             "--comm-cost",
-            type=click.Choice(["ratio", "excess"]),
-            default=None,
+            choices=["ratio", "excess"],
             help="With --nodes: 'ratio' (default) inflates by base x span x "
             "level, 'excess' by base x (span - ceil(n/P)) x level.",
         ),
@@ -451,10 +494,9 @@ def _trace_options() -> list[Decorator]:
             "Only starts are checked. A site of another size is scaled to the "
             "machine.",
         ),
-        click.option(
+        choice_option(
             "--arrivals",
-            type=click.Choice(["recorded", "window-start"]),
-            default=None,
+            choices=["recorded", "window-start"],
             help="'recorded' (default): jobs arrive at their submit times; "
             "'window-start': every job of the window is there at its start "
             "(Mallmann's second mode; chains still hold successors back).",
@@ -479,12 +521,11 @@ def _trace_options() -> list[Decorator]:
             "partial (2), partial-completed (3), partial-failed (4), unknown "
             "(-1), or all. Default: every job, whatever its status.",
         ),
-        click.option(
+        choice_option(
             "--partial-runtime",
-            type=click.Choice(["summary", "sum"]),
-            # None, not "summary": commands tell options the user set from
-            # defaults by None (plot refuses input options without INSTANCE).
-            default=None,
+            choices=["summary", "sum"],
+            # No default, not "summary": commands tell options the user set
+            # from defaults by None (plot refuses input options without INSTANCE).
             help="SWF jobs written as a summary line plus partial-execution "
             "lines (status 2/3/4): the run time of the summary line (the "
             "default), or the sum of the partial executions' run times.",

@@ -6,8 +6,14 @@ import click
 from rich.table import Table
 
 from optsched.cli.console import echo
-from optsched.cli.options import output_option
-from optsched.cli.types import FiniteFloatRange
+from optsched.cli.options import (
+    choice_option,
+    count_option,
+    output_option,
+    seconds_option,
+    seed_option,
+    shown_option,
+)
 from optsched.console import console as make_console
 from optsched.instance import ALLOCATIONS
 from optsched.worstcase.measure import ESTIMATE_MODES, MEASURES, Space
@@ -74,75 +80,60 @@ def _versus_table(rows: list[tuple[str, str, Counterexample | None]]) -> Table:
     required=True,
     help="Policy spec, or several separated by commas (see 'optsched simulate').",
 )
-@click.option(
+@shown_option(
     "--vs",
     "versus",
     default="optimum",
-    show_default=True,
     help="'optimum' (largest ratio to the exact optimum) or a policy spec "
     "(smallest instance where --policy is strictly worse).",
 )
-@click.option(
+@choice_option(
     "--objective",
-    type=click.Choice(MEASURES),
+    choices=MEASURES,
     default="cmax",
-    show_default=True,
     help="cmax (makespan), wct (sum of completion times) or maxwait "
     "(max start - release; policy against policy only).",
 )
-@click.option(
-    "--processors",
-    type=click.IntRange(min=1),
-    default=3,
-    show_default=True,
-    help="Machine size (an upper bound with --vs SPEC).",
+@count_option(
+    "--processors", default=3, help="Machine size (an upper bound with --vs SPEC)."
 )
-@click.option(
+@count_option(
     "--jobs",
-    type=click.IntRange(min=1, max=12),
+    high=12,
     default=4,
-    show_default=True,
     help="Number of jobs (an upper bound with --vs SPEC).",
 )
 @click.option("--online", is_flag=True, help="Jobs have release dates (else all at 0).")
-@click.option(
+@choice_option(
     "--allocation",
-    type=click.Choice(ALLOCATIONS),
+    choices=ALLOCATIONS,
     default="any",
-    show_default=True,
     help="Machine of the instances searched: any processors, or contiguous "
     "(adjacent processors, as in strip packing).",
 )
-@click.option(
-    "--max-runtime",
-    type=click.IntRange(min=1),
-    default=10,
-    show_default=True,
-    help="Runtimes are drawn in [1, max-runtime].",
+@count_option(
+    "--max-runtime", default=10, help="Runtimes are drawn in [1, max-runtime]."
 )
-@click.option(
+@choice_option(
     "--estimates",
-    type=click.Choice(ESTIMATE_MODES),
+    choices=ESTIMATE_MODES,
     default="exact",
-    show_default=True,
     help="exact: estimate = runtime; over: estimates in [runtime, 2 max-runtime].",
 )
-@click.option(
+@seconds_option(
     "--budget",
-    type=FiniteFloatRange(min=0, min_open=True),
     default=None,
+    positive=True,
     help=f"Seconds (default {DEFAULT_BUDGET:g}), turned into a fixed evaluation "
     "count (reproducible); the clock only stops a search that overruns it "
     "three times.",
 )
-@click.option(
+@count_option(
     "--evaluations",
-    type=click.IntRange(min=1),
-    default=None,
     help="Evaluation cap instead of the count derived from --budget (with --vs "
     "SPEC: local-search evaluations, and one Hypothesis example per 20).",
 )
-@click.option("--seed", type=int, default=0, show_default=True)
+@seed_option
 @output_option(
     folder=True,
     help="Folder for the instance JSON, a summary and Gantt PNGs of both schedules.",
