@@ -3,284 +3,57 @@
 from __future__ import annotations
 
 import bisect
-import heapq
-import operator
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from array import array
+from collections.abc import (
+    ItemsView,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+    ValuesView,
+)
 from dataclasses import dataclass, field
-from itertools import chain, pairwise
 from types import MappingProxyType
-from typing import overload
 
 from optsched.instance import MAX_INTEGER
+
+# The processor-set vocabulary lives in optsched.intervals; these names stay
+# importable from here, where schedules have always offered them.
+from optsched.intervals import (
+    HASHED_AS_TUPLE,
+    MAX_PROCESSOR,
+    ProcessorLimitError,
+    ProcessorSet,
+    RunColumns,
+    format_processors,
+    merged_runs,
+    parse_processors,
+)
 
 MAX_TIME = MAX_INTEGER
 """Largest absolute time (and job id) a schedule may hold: the core limit on
 the integers of an instance (times and sizes), so that sums of times stay
 exact in a float and no value is cut to 64 bits by a solver or a database."""
-MAX_PROCESSOR = MAX_INTEGER
-"""Largest processor index a schedule may name: machine sizes have the same
-limit, so an index above it can never be valid and is refused as malformed
-input rather than judged by the checker."""
 
-HASHED_AS_TUPLE = 1 << 20
-"""Processor sets up to this size hash as the tuple they equal."""
-
-
-class ProcessorLimitError(ValueError):
-    """A processor index above :data:`MAX_PROCESSOR`."""
-
-
-def _format_runs(runs: Iterable[tuple[int, int]]) -> str:
-    return " ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
-
-
-def _runs_of(processors: Iterable[int]) -> list[tuple[int, int]]:
-    """Maximal runs ``(first, last)`` of a sorted sequence; repeats stay repeated.
-
-    ``(0, 1, 2, 2, 3)`` -> ``[(0, 2), (2, 3)]``: the runs, concatenated, give
-    the sequence back.
-    """
-    runs: list[tuple[int, int]] = []
-    for p in processors:
-        if runs and p == runs[-1][1] + 1:
-            runs[-1] = (runs[-1][0], p)
-        else:
-            runs.append((p, p))
-    return runs
-
-
-def merged_runs(processors: Sequence[int]) -> list[tuple[int, int]]:
-    """The distinct indices of ``processors`` as disjoint sorted runs.
-
-    Costs the number of runs of a :class:`ProcessorSet`, not the number of
-    processors it names, so checking a range of 10**9 processors is cheap.
-    """
-    if isinstance(processors, ProcessorSet):
-        return processors.merged()
-    runs: list[tuple[int, int]] = []
-    ordered = sorted(processors)  # linear on a Placement's sorted tuple
-    if not ordered:
-        return runs
-    first = last = ordered[0]
-    for p in ordered:
-        if p > last + 1:
-            runs.append((first, last))
-            first = p
-        last = p  # p == last repeats an index: the run does not grow
-    runs.append((first, last))
-    return runs
-
-
-class ProcessorSet(Sequence[int]):
-    """Sorted processor indices stored as inclusive intervals.
-
-    What the schedule readers build from ``"0-3 7"``: the memory is the
-    number of intervals written, never the width of a range, so
-    ``"0-3000000000"`` is two integers. It behaves as the sorted tuple it
-    stands for (length, iteration, indexing, ``in``, equality and hash with
-    that tuple), and :func:`merged_runs` gives the checker its intervals
-    without expanding them. Repeated indices (``"0-3 2"``) are kept, as
-    in the tuple, so that the checker can report them.
-
-    Parameters
-    ----------
-    runs
-        ``(first, last)`` pairs, ``0 <= first <= last``, in any order.
-    """
-
-    __slots__ = ("_disjoint", "_hash", "_offsets", "_runs", "_starts")
-
-    def __init__(self, runs: Iterable[tuple[int, int]]) -> None:
-        ordered: list[tuple[int, int]] = []
-        for first, last in sorted(runs):
-            if first < 0 or last < first:
-                raise ValueError(f"bad processor range {first}-{last}")
-            if ordered and first == ordered[-1][1] + 1:
-                # Adjacent runs merge, so that equal sets have equal runs.
-                ordered[-1] = (ordered[-1][0], last)
-            else:
-                ordered.append((first, last))
-        self._runs = tuple(ordered)
-        self._disjoint = all(a[1] < b[0] for a, b in pairwise(ordered))
-        offsets, total = [], 0
-        for first, last in ordered:
-            offsets.append(total)
-            total += last - first + 1
-        offsets.append(total)
-        self._starts = [first for first, _ in ordered]
-        self._offsets = offsets
-        self._hash: int | None = None
-
-    @classmethod
-    def of(cls, processors: Iterable[int]) -> ProcessorSet:
-        """The set of an explicit collection of indices."""
-        return cls(_runs_of(sorted(processors)))
-
-    @property
-    def runs(self) -> tuple[tuple[int, int], ...]:
-        """The intervals, sorted; they overlap where an index is repeated."""
-        return self._runs
-
-    def merged(self) -> list[tuple[int, int]]:
-        """The distinct indices as disjoint sorted runs."""
-        if self._disjoint:
-            return list(self._runs)
-        out: list[tuple[int, int]] = []
-        for first, last in self._runs:
-            if out and first <= out[-1][1] + 1:
-                out[-1] = (out[-1][0], max(out[-1][1], last))
-            else:
-                out.append((first, last))
-        return out
-
-    def __len__(self) -> int:
-        return self._offsets[-1]
-
-    def __iter__(self) -> Iterator[int]:
-        ranges = (range(first, last + 1) for first, last in self._runs)
-        if self._disjoint:
-            return chain.from_iterable(ranges)
-        return heapq.merge(*ranges)
-
-    @overload
-    def __getitem__(self, index: int) -> int: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> tuple[int, ...]: ...
-
-    def __getitem__(self, index: int | slice) -> int | tuple[int, ...]:
-        if isinstance(index, slice):
-            # Element by element: costs the slice, not the set.
-            return tuple(self[i] for i in range(*index.indices(len(self))))
-        n = len(self)
-        if index < 0:
-            index += n
-        if not 0 <= index < n:
-            raise IndexError("processor index out of range")
-        if not self._disjoint:
-            return self._nth_repeated(index)
-        k = bisect.bisect_right(self._offsets, index) - 1
-        return self._runs[k][0] + index - self._offsets[k]
-
-    def _nth_repeated(self, index: int) -> int:
-        """Element ``index`` when runs overlap: the least ``v`` with more than
-        ``index`` elements ``<= v``, by bisection on values."""
-        low, high = self._runs[0][0], max(last for _, last in self._runs)
-        while low < high:
-            middle = (low + high) // 2
-            at_most = sum(
-                min(last, middle) - first + 1
-                for first, last in self._runs
-                if first <= middle
-            )
-            if at_most > index:
-                high = middle
-            else:
-                low = middle + 1
-        return low
-
-    def _profile(self) -> list[tuple[int, int, int]]:
-        """``(first, last, times)`` pieces: how often each index is listed.
-
-        Canonical (pieces merged where the count is the same), so that two
-        sets are equal exactly when their profiles are.
-        """
-        if self._disjoint:
-            return [(first, last, 1) for first, last in self._runs]
-        changes: dict[int, int] = {}
-        for first, last in self._runs:
-            changes[first] = changes.get(first, 0) + 1
-            changes[last + 1] = changes.get(last + 1, 0) - 1
-        pieces: list[tuple[int, int, int]] = []
-        times = 0
-        points = sorted(changes)
-        for here, after in pairwise(points):
-            times += changes[here]
-            if not times:
-                continue
-            if pieces and pieces[-1][1] == here - 1 and pieces[-1][2] == times:
-                pieces[-1] = (pieces[-1][0], after - 1, times)
-            else:
-                pieces.append((here, after - 1, times))
-        return pieces
-
-    def __contains__(self, value: object) -> bool:
-        if not isinstance(value, int):
-            return False
-        return any(first <= value <= last for first, last in self._near(value))
-
-    def _near(self, value: int) -> tuple[tuple[int, int], ...]:
-        if not self._disjoint:
-            return self._runs
-        k = bisect.bisect_right(self._starts, value) - 1
-        return self._runs[k : k + 1] if k >= 0 else ()
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, ProcessorSet):
-            return len(self) == len(other) and self._profile() == other._profile()
-        if isinstance(other, tuple):
-            # A tuple holds its elements: walking both costs what it holds.
-            return len(self) == len(other) and all(map(operator.eq, self, other))
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        # The hash of the tuple it equals, up to HASHED_AS_TUPLE elements;
-        # beyond, the profile's, so that hashing never expands a huge range
-        # (no tuple that large is built: schedules of such machines come
-        # from files, hence as ProcessorSets).
-        if self._hash is None:
-            if len(self) <= HASHED_AS_TUPLE:
-                self._hash = hash(tuple(self))
-            else:
-                self._hash = hash(tuple(self._profile()))
-        return self._hash
-
-    def __repr__(self) -> str:
-        return f"ProcessorSet({_format_runs(self._runs)!r})"
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (ProcessorSet, (self._runs,))
-
-
-def format_processors(processors: Iterable[int] | None) -> str:
-    """Processor set as Batsim-style intervals: ``(0, 1, 2, 5)`` -> ``"0-2 5"``."""
-    if processors is None:
-        return ""
-    if isinstance(processors, ProcessorSet):
-        return _format_runs(processors.runs)
-    return _format_runs(_runs_of(sorted(processors)))
-
-
-def parse_processors(text: str) -> ProcessorSet | None:
-    """Inverse of :func:`format_processors`; ``""`` gives ``None``.
-
-    The result keeps the intervals (a :class:`ProcessorSet`): its memory is
-    the length of ``text``, whatever the width of the ranges. Raises
-    ``ValueError`` on malformed text and on indices above
-    :data:`MAX_PROCESSOR`.
-    """
-    text = text.strip()
-    if not text:
-        return None
-    runs: list[tuple[int, int]] = []
-    for part in text.split():
-        lo, sep, hi = part.partition("-")
-        first, last = _index(lo, part), _index(hi, part) if sep else _index(lo, part)
-        if last < first:
-            raise ValueError(f"bad processor range {part!r}")
-        runs.append((first, last))
-    return ProcessorSet(runs)
-
-
-def _index(text: str, part: str) -> int:
-    # Digits only: int() would also take "+1", "1_000" and " 1".
-    if not text.isascii() or not text.isdigit() or len(text) > 20:
-        raise ValueError(f"bad processor range {part!r}")
-    value = int(text)
-    if value > MAX_PROCESSOR:
-        raise ProcessorLimitError(f"processor {value} above the limit {MAX_PROCESSOR}")
-    return value
+__all__ = [
+    "HASHED_AS_TUPLE",
+    "MAX_PROCESSOR",
+    "MAX_TIME",
+    "Moves",
+    "Piece",
+    "Placement",
+    "PlacementColumns",
+    "ProcessorLimitError",
+    "ProcessorSet",
+    "Schedule",
+    "format_moves",
+    "format_processors",
+    "merged_runs",
+    "parse_moves",
+    "parse_processors",
+    "parse_time",
+]
 
 
 Moves = tuple[tuple[int, Sequence[int]], ...]
@@ -501,6 +274,161 @@ class Placement:
         return sum(p.switch for p in self.pieces)
 
 
+def _unchecked_placement(start: int, end: int, processors: Sequence[int]) -> Placement:
+    # Placements a producer built from integers and sorted processor sets
+    # (the simulator's columns): validating 450k of them would cost a third
+    # of a KTH run. Only the fields given here differ from the defaults.
+    placement = object.__new__(Placement)
+    object.__setattr__(placement, "start", start)
+    object.__setattr__(placement, "end", end)
+    object.__setattr__(placement, "processors", processors)
+    object.__setattr__(placement, "moves", ())
+    object.__setattr__(placement, "pieces", ())
+    return placement
+
+
+class PlacementColumns(Mapping[int, Placement]):
+    """Placements by job id, stored column-wise.
+
+    What a simulation of hundreds of thousands of jobs returns: job ids,
+    starts and ends in ``array('q')`` columns, processor sets as their runs
+    (:class:`~optsched.intervals.RunColumns`), about 60 bytes per job where
+    a :class:`Placement` with its tuple costs a kilobyte. Each
+    :class:`Placement` is built when asked for, with the values and types a
+    dictionary of placements would hold (processors a tuple, or a
+    :class:`~optsched.schedule.ProcessorSet` beyond
+    :data:`~optsched.intervals.EXPAND_LIMIT` indices); iteration follows the
+    order given. Placements that are more than ``[start, end)`` on one set
+    (migrations) are kept whole in ``special``.
+
+    Parameters
+    ----------
+    ids, starts, ends
+        One entry per job (integers within ``int64``); ids distinct.
+    processors
+        Set ``k`` is job ``k``'s processors (ignored for a special job).
+    special
+        ``{job id: Placement}`` of the jobs whose placement has moves.
+    """
+
+    __slots__ = (
+        "_ends",
+        "_ids",
+        "_order",
+        "_processors",
+        "_sorted",
+        "_special",
+        "_starts",
+    )
+
+    def __init__(
+        self,
+        ids: Iterable[int],
+        starts: Iterable[int],
+        ends: Iterable[int],
+        processors: RunColumns,
+        special: Mapping[int, Placement] | None = None,
+    ) -> None:
+        self._ids, self._starts, self._ends = (
+            column if isinstance(column, array) else array("q", column)
+            for column in (ids, starts, ends)
+        )
+        self._processors = processors
+        self._special = dict(special or {})
+        lengths = {len(self._ids), len(self._starts), len(self._ends), len(processors)}
+        if len(lengths) > 1:
+            raise ValueError("placement columns differ in length")
+        self._sorted, self._order = _lookup(self._ids)
+
+    def _position(self, job_id: object) -> int:
+        """Index of ``job_id`` in the columns, ``-1`` when absent."""
+        if not isinstance(job_id, int):
+            return -1
+        k = bisect.bisect_left(self._sorted, job_id)
+        if k == len(self._sorted) or self._sorted[k] != job_id:
+            return -1
+        return k if self._order is None else self._order[k]
+
+    def _at(self, k: int) -> Placement:
+        if self._special:
+            found = self._special.get(self._ids[k])
+            if found is not None:
+                return found
+        return _unchecked_placement(self._starts[k], self._ends[k], self._processors[k])
+
+    def __getitem__(self, job_id: int) -> Placement:
+        k = self._position(job_id)
+        if k < 0:
+            raise KeyError(job_id)
+        return self._at(k)
+
+    def __contains__(self, job_id: object) -> bool:
+        return self._position(job_id) >= 0
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def values(self) -> ValuesView[Placement]:
+        return _ColumnValues(self)
+
+    def items(self) -> ItemsView[int, Placement]:
+        return _ColumnItems(self)
+
+    def placements(self) -> Iterator[Placement]:
+        """Every placement, in column order."""
+        return map(self._at, range(len(self._ids)))
+
+    @property
+    def columns(self) -> tuple[array, array, array, RunColumns]:
+        """``(ids, starts, ends, processors)``, for vectorised readers."""
+        return self._ids, self._starts, self._ends, self._processors
+
+    @property
+    def special(self) -> Mapping[int, Placement]:
+        """Placements kept whole (with moves), by job id."""
+        return MappingProxyType(self._special)
+
+    def __repr__(self) -> str:
+        return f"PlacementColumns({len(self)} placements)"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (
+            PlacementColumns,
+            (self._ids, self._starts, self._ends, self._processors, self._special),
+        )
+
+
+def _lookup(ids: array) -> tuple[array, array | None]:
+    """The ids sorted, and the column of each (``None``: already sorted)."""
+    import numpy as np
+
+    column = np.frombuffer(ids, dtype=np.int64) if len(ids) else np.zeros(0, np.int64)
+    order = np.argsort(column, kind="stable")
+    ordered = column[order]
+    if len(ordered) > 1 and not bool(np.all(ordered[1:] > ordered[:-1])):
+        raise ValueError("placement columns: a job id is repeated")
+    if bool(np.all(order == np.arange(len(order)))):
+        return ids, None
+    return array("q", ordered.tobytes()), array("q", order.astype(np.int64).tobytes())
+
+
+class _ColumnValues(ValuesView[Placement]):
+    _mapping: PlacementColumns
+
+    def __iter__(self) -> Iterator[Placement]:
+        return self._mapping.placements()
+
+
+class _ColumnItems(ItemsView[int, Placement]):
+    _mapping: PlacementColumns
+
+    def __iter__(self) -> Iterator[tuple[int, Placement]]:
+        return zip(self._mapping, self._mapping.placements(), strict=True)
+
+
 @dataclass(frozen=True, slots=True)
 class Schedule:
     """Placements by job id, plus who made the schedule.
@@ -508,7 +436,8 @@ class Schedule:
     Parameters
     ----------
     placements
-        ``{job id: Placement}``.
+        ``{job id: Placement}``, or a :class:`PlacementColumns` (kept as
+        given: what a simulation of many jobs returns).
     producer
         Free text naming the policy or solver, e.g. ``"easy"`` or
         ``"cpsat"``.
@@ -532,7 +461,10 @@ class Schedule:
     )
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "placements", MappingProxyType(dict(self.placements)))
+        if not isinstance(self.placements, PlacementColumns):  # immutable already
+            object.__setattr__(
+                self, "placements", MappingProxyType(dict(self.placements))
+            )
         object.__setattr__(self, "killed", frozenset(self.killed))
         object.__setattr__(
             self,
@@ -544,10 +476,10 @@ class Schedule:
         # The placements are a read-only mappingproxy, which pickle cannot
         # copy; schedules cross process borders (solver incumbents sent to
         # pool workers), so they pickle as a plain dict.
-        return (
-            Schedule,
-            (dict(self.placements), self.producer, self.killed, dict(self.lost)),
-        )
+        placements = self.placements
+        if not isinstance(placements, PlacementColumns):
+            placements = dict(placements)
+        return (Schedule, (placements, self.producer, self.killed, dict(self.lost)))
 
     def without_lost(self) -> Schedule:
         """The schedule without its lost attempts: what it is on the machine

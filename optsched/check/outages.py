@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 
 from optsched.check.violation import Violation
 from optsched.instance import Instance, Job
+from optsched.intervals import disjoint
 from optsched.schedule import Placement, Schedule
 
 
@@ -199,8 +200,8 @@ def _unneeded_kills(
         if machine.allocation != "contiguous":
             continue
         for jid, run in killed:
-            held = set(_processors_at(run, t))
-            if held and not any(held & set(o.processors or ()) for o in new):
+            held = _processors_at(run, t)
+            if held and all(disjoint(held, o.processors or ()) for o in new):
                 out.append(
                     (
                         jid,

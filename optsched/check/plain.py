@@ -14,7 +14,15 @@ import numpy as np
 
 from optsched.check.violation import Violation
 from optsched.instance import Instance, Job
-from optsched.schedule import Placement, ProcessorSet, Schedule, merged_runs
+from optsched.intervals import (
+    ProcessorSet,
+    count,
+    format_runs,
+    is_consecutive,
+    merge_runs,
+    merged_runs,
+)
+from optsched.schedule import Placement, PlacementColumns, Schedule
 
 
 def violations(instance: Instance, schedule: Schedule) -> list[Violation]:
@@ -67,6 +75,8 @@ def plainly_valid(instance: Instance, schedule: Schedule) -> bool:
         return False
     if instance.malleable:
         return False  # rule 9 is judged job by job
+    if isinstance(placements, PlacementColumns):
+        return _columns_valid(instance, schedule.killed, placements)
     contiguous = instance.machine.allocation == "contiguous"
     try:
         placed = [placements[j.id] for j in jobs]
@@ -94,6 +104,41 @@ def plainly_valid(instance: Instance, schedule: Schedule) -> bool:
         return False
     tuples = [cast(tuple[int, ...], procs[k]) for k in given]
     return _processors_valid(instance, tuples, given, start, end)
+
+
+def _columns_valid(
+    instance: Instance, killed: frozenset[int], placements: PlacementColumns
+) -> bool:
+    """:func:`plainly_valid` on a column-wise schedule: the same rules on
+    its arrays, no :class:`~optsched.schedule.Placement` built."""
+    jobs = instance.jobs
+    if placements.special or not jobs:
+        return False  # moves are judged stretch by stretch
+    ids, starts, ends, sets = placements.columns
+    column_ids = np.frombuffer(ids, dtype=np.int64)
+    job_ids = np.array([j.id for j in jobs], dtype=np.int64)
+    by_column = np.argsort(column_ids, kind="stable")
+    by_job = np.argsort(job_ids, kind="stable")
+    if not np.array_equal(column_ids[by_column], job_ids[by_job]):
+        return False
+    column_of = np.empty(len(jobs), dtype=np.int64)  # job k's column
+    column_of[by_job] = by_column
+    start = np.frombuffer(starts, dtype=np.int64)[column_of]
+    end = np.frombuffer(ends, dtype=np.int64)[column_of]
+    if not _times_valid(jobs, killed, start, end):
+        return False
+    size = np.array([j.size for j in jobs], dtype=np.int64)
+    if not _capacity_valid(instance, size, start, end):
+        return False
+    lengths = sets.sizes()  # column order, as the sets' indices below
+    job_of = np.empty(len(jobs), dtype=np.int64)  # column c's job
+    job_of[by_column] = by_job
+    if not np.array_equal(lengths, size[job_of]):
+        return False
+    if int(lengths.sum()) > EXPANDED_LIMIT:
+        return False
+    flat, _ = sets.flat()
+    return _sets_valid(instance, flat, lengths, start[job_of], end[job_of])
 
 
 def _times_valid(
@@ -159,8 +204,6 @@ def _processors_valid(
     end: np.ndarray,
 ) -> bool:
     """Rules 5 and 6 for tuple processor sets, one row per (job, processor)."""
-    m = instance.processors
-    contiguous = instance.machine.allocation == "contiguous"
     lengths = np.array([len(q) for q in procs], dtype=np.int64)
     jobs = instance.jobs
     sizes = np.array([jobs[k].size for k in given], dtype=np.int64)
@@ -172,20 +215,36 @@ def _processors_valid(
     flat = np.array([p for q in procs for p in q])
     if total == 0:
         flat = np.zeros(0, dtype=np.int64)
+    index = np.array(given, dtype=np.int64)
+    return _sets_valid(instance, flat, lengths, start[index], end[index])
+
+
+def _sets_valid(
+    instance: Instance,
+    flat: np.ndarray,
+    lengths: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+) -> bool:
+    """Rules 5 and 6 on sets given as their indices one after the other
+    (``flat``), the length of each, and the stretch ``[start, end)`` of each
+    (lengths already equal to the jobs' sizes)."""
+    m = instance.processors
+    contiguous = instance.machine.allocation == "contiguous"
+    total = len(flat)
     if flat.dtype != np.int64 or (total and (flat.min() < 0 or flat.max() >= m)):
         return False
-    owner = np.repeat(np.arange(len(procs)), lengths)
+    owner = np.repeat(np.arange(len(lengths)), lengths)
     same_job = owner[1:] == owner[:-1]
     if bool(np.any(same_job & (flat[1:] <= flat[:-1]))):
         return False  # not strictly increasing: repeated processors
-    if contiguous and len(procs):
+    if contiguous and len(lengths):
         firsts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
         filled = lengths > 0
         span = flat[firsts[filled] + lengths[filled] - 1] - flat[firsts[filled]]
         if bool(np.any(span != lengths[filled] - 1)):
             return False
-    index = np.array(given, dtype=np.int64)
-    s, e = start[index][owner], end[index][owner]
+    s, e = start[owner], end[owner]
     keep = e > s
     rows_p, rows_s, rows_e = flat[keep], s[keep], e[keep]
     blocks = [
@@ -447,7 +506,7 @@ def _check_one_processor_set(
         return []
     # Judged on intervals: a range of 10**9 processors costs two integers.
     runs = merged_runs(procs)
-    distinct = _count(runs)
+    distinct = count(runs)
     out: list[Violation] = []
     if job.malleable and (distinct != len(procs) or job.mode(len(procs)) is None):
         counts = ", ".join(str(mode.processors) for mode in job.modes)
@@ -486,7 +545,7 @@ def _check_one_processor_set(
     if (
         instance.machine.allocation == "contiguous"
         and procs  # an empty set is already a processor-count violation
-        and (len(runs) != 1 or distinct != len(procs))
+        and not is_consecutive(procs)
     ):
         out.append(
             Violation(
@@ -507,10 +566,6 @@ _LISTED = 8
 """Processor sets up to this size are listed one by one in messages."""
 
 
-def _count(runs: Runs) -> int:
-    return sum(last - first + 1 for first, last in runs)
-
-
 def _outside(runs: Runs, m: int) -> Runs:
     """The parts of ``runs`` outside ``[0, m)``."""
     below = [(first, min(last, -1)) for first, last in runs if first < 0]
@@ -521,18 +576,18 @@ def _outside(runs: Runs, m: int) -> Runs:
 def _describe(runs: Runs) -> str:
     """``[3, 4]`` for a few processors, ``[0-2999999999] (3000000000 processors)``
     beyond :data:`_LISTED`, so that a message stays one short line."""
-    count = _count(runs)
-    if count <= _LISTED:
+    total = count(runs)
+    if total <= _LISTED:
         return str([p for first, last in runs for p in range(first, last + 1)])
-    parts = [str(a) if a == b else f"{a}-{b}" for a, b in runs[:_LISTED]]
+    parts = format_runs(runs[:_LISTED]).replace(" ", ", ")
     more = ", ..." if len(runs) > _LISTED else ""
-    return f"[{', '.join(parts)}{more}] ({count} processors)"
+    return f"[{parts}{more}] ({total} processors)"
 
 
 def _as_sequence(runs: Runs) -> Sequence[int]:
     """``runs`` as a sorted sequence, expanded only when small (or negative,
     which only an explicit, hence small, tuple can hold)."""
-    if _count(runs) <= 64 or any(first < 0 for first, _ in runs):
+    if count(runs) <= 64 or any(first < 0 for first, _ in runs):
         return tuple(p for first, last in runs for p in range(first, last + 1))
     return ProcessorSet(runs)
 
@@ -622,7 +677,7 @@ def _check_processor_overlaps(
         clashes.items(), key=lambda kv: (clash_time[kv[0]], str(kv[0]))
     ):
         name = lambda o: "a busy block" if o is None else f"job {o}"  # noqa: E731
-        procs = _union(shared)
+        procs = merge_runs(shared)
         out.append(
             Violation(
                 "processor-overlap",
@@ -654,16 +709,6 @@ def _stretches(
             runs = [(block.offset, block.offset + block.size - 1)] if block.size else []
             items.append((block.start, block.end, len(items), None, runs))
     return items
-
-
-def _union(runs: Runs) -> Runs:
-    out: Runs = []
-    for first, last in sorted(runs):
-        if out and first <= out[-1][1] + 1:
-            out[-1] = (out[-1][0], max(out[-1][1], last))
-        else:
-            out.append((first, last))
-    return out
 
 
 class _Occupancy:

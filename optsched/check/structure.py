@@ -8,7 +8,8 @@ from collections import defaultdict
 
 from optsched.check.violation import Violation
 from optsched.instance import Instance
-from optsched.schedule import Schedule, merged_runs
+from optsched.intervals import merged_runs
+from optsched.schedule import Schedule
 
 
 def is_shelf_schedule(instance: Instance, schedule: Schedule) -> str | None:

@@ -3,18 +3,17 @@
 Processor sets
     Batsim and evalys write a set of processors as the intervals of
     `procset <https://pypi.org/project/procset/>`_ (``"0-3 7"``).
-    :func:`format_resources` writes each interval with
-    :class:`procset.ProcInt`, so that a set is exactly ``str(ProcSet(...))``;
-    :func:`parse_resources` reads each interval into a
-    :class:`procset.ProcInt` (which refuses negative and reversed bounds)
-    and keeps them as an :class:`~optsched.schedule.ProcessorSet`: the
-    memory is the number of intervals written, never the width of a range.
-    Not ``ProcSet.from_str``: it merges every interval into the set one at a
-    time (4,000 intervals take seconds, 16,000 minutes), merges repeated
-    indices (``"0-3 2"``, which the checker must see to report a processor
-    used twice) and takes what ``int()`` takes (``"+1"``, ``"1_0"``,
-    non-ASCII digits, thousands of digits). :func:`procset_of` and
-    :func:`processors_of` convert between the two types.
+    :func:`format_resources` and :func:`parse_resources` are
+    :func:`optsched.intervals.format_processors` and
+    :func:`~optsched.intervals.parse_processors`: a set is written exactly
+    as ``str(ProcSet(...))`` and read into a
+    :class:`~optsched.schedule.ProcessorSet` (the memory is the number of
+    intervals written, never the width of a range), with repeated indices
+    kept for the checker and only ASCII digits taken (why not
+    ``ProcSet.from_str``: :mod:`optsched.intervals`). :func:`procset_of` and
+    :func:`processors_of` convert between the two types
+    (:func:`~optsched.intervals.to_procset`,
+    :func:`~optsched.intervals.from_procset`).
 
 Workloads
     ``{"nb_res": m, "jobs": [{"id": "17", "subtime": 0, "walltime": 3600,
@@ -42,109 +41,30 @@ import io
 import json
 import math
 import re
-from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from procset import ProcInt, ProcSet
-
 from optsched.errors import InputError, shown
 from optsched.instance import MAX_INTEGER, Instance, Job, Machine, Source
-from optsched.io.atomic import atomic_write
-from optsched.schedule import (
-    MAX_PROCESSOR,
-    ProcessorLimitError,
-    ProcessorSet,
-    Schedule,
-    merged_runs,
+from optsched.intervals import (
+    format_processors,
+    from_procset,
+    parse_processors,
+    to_procset,
 )
+from optsched.io.atomic import atomic_write
+from optsched.schedule import Schedule
 from optsched.trace import Trace
 
 # --------------------------------------------------------------------------
-# Processor sets
+# Processor sets: the names this module has always offered, from the one
+# processor-interval module.
 # --------------------------------------------------------------------------
 
-
-def format_resources(processors: Iterable[int] | None) -> str:
-    """Processors as Batsim intervals: ``(0, 1, 2, 5)`` -> ``"0-2 5"``.
-
-    ``None`` (processors unknown) gives ``""``. A set without repeated
-    indices is written as ``str(ProcSet(...))``; a repeated index stays
-    repeated (``"0-3 2"``) so that the checker can report it.
-    """
-    if processors is None:
-        return ""
-    if not isinstance(processors, ProcessorSet):
-        processors = ProcessorSet.of(processors)
-    return " ".join(
-        format(ProcInt(first, last), "-") for first, last in processors.runs
-    )
-
-
-def _index(text: str, token: str) -> int:
-    # ASCII digits only: int() would also take "+1", "1_0", " 1" and "٣";
-    # more than 20 digits is no index (and int() of thousands is slow).
-    if not text.isascii() or not text.isdigit() or len(text) > 20:
-        raise ValueError(f"bad processor range {token!r}")
-    if int(text) > MAX_PROCESSOR:
-        raise ProcessorLimitError(f"processor {text} above the limit {MAX_PROCESSOR}")
-    return int(text)
-
-
-def _interval(token: str) -> tuple[int, int]:
-    first, dash, last = token.partition("-")
-    low = _index(first, token)
-    high = _index(last, token) if dash else low
-    try:
-        interval = ProcInt(low, high)
-    except ValueError:  # reversed bounds, "5-3"
-        raise ValueError(f"bad processor range {token!r}") from None
-    return interval.inf, interval.sup
-
-
-def parse_resources(text: str) -> ProcessorSet | None:
-    """Batsim intervals (``"0-3 7"``) as a :class:`ProcessorSet`; ``""`` -> None.
-
-    Linear in the length of ``text``, whatever the width of the ranges.
-
-    Raises
-    ------
-    ProcessorLimitError
-        An index above :data:`~optsched.schedule.MAX_PROCESSOR` (``2**53``).
-    ValueError
-        Anything else that is not an interval list.
-    """
-    text = text.strip()
-    if not text:
-        return None
-    return ProcessorSet([_interval(token) for token in text.split()])
-
-
-def procset_of(processors: Sequence[int]) -> ProcSet:
-    """The distinct processors as a :class:`procset.ProcSet` (for evalys).
-
-    Built by balanced unions of its intervals: ``ProcSet(*intervals)``
-    merges them one at a time, which is quadratic.
-    """
-    sets = [ProcSet(ProcInt(first, last)) for first, last in merged_runs(processors)]
-    while len(sets) > 1:
-        pairs = zip(sets[::2], sets[1::2], strict=False)
-        merged = [left | right for left, right in pairs]
-        sets = merged + ([sets[-1]] if len(sets) % 2 else [])
-    return sets[0] if sets else ProcSet()
-
-
-def processors_of(procset: ProcSet) -> ProcessorSet:
-    """A :class:`procset.ProcSet` as a :class:`ProcessorSet`, interval by interval.
-
-    Raises ``ProcessorLimitError`` past :data:`~optsched.schedule.MAX_PROCESSOR`.
-    """
-    runs = [(interval.inf, interval.sup) for interval in procset.intervals()]
-    if runs and runs[-1][1] > MAX_PROCESSOR:
-        raise ProcessorLimitError(
-            f"processor {runs[-1][1]} above the limit {MAX_PROCESSOR}"
-        )
-    return ProcessorSet(runs)
+format_resources = format_processors
+parse_resources = parse_processors
+procset_of = to_procset
+processors_of = from_procset
 
 
 # --------------------------------------------------------------------------

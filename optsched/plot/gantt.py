@@ -56,8 +56,9 @@ from matplotlib.ticker import MaxNLocator
 
 from optsched.errors import one_line
 from optsched.instance import BusyBlock, Instance
+from optsched.intervals import distinct, highest, merged_runs
 from optsched.plot.text import literal_texts
-from optsched.schedule import Placement, ProcessorSet, Schedule
+from optsched.schedule import Placement, Schedule
 
 BUSY_FACE = "#d9d9d9"
 BUSY_EDGE = "#6e6e6e"
@@ -151,30 +152,16 @@ def job_colour(job_id: int) -> tuple[float, float, float, float]:
     return (float(red), float(green), float(blue), float(alpha))
 
 
-def _highest(processors: Sequence[int]) -> int:
-    """The highest processor index, from the runs of a ``ProcessorSet``: a
-    range like ``0-1000000000000`` is never walked index by index."""
-    if isinstance(processors, ProcessorSet):
-        return max(last for _, last in processors.runs)
-    return max(processors)
-
-
 def processor_runs(processors: Iterable[int]) -> list[tuple[int, int]]:
     """Maximal runs of consecutive indices as ``(first, count)`` pairs.
 
     ``(0, 1, 2, 5, 7, 8)`` -> ``[(0, 3), (5, 1), (7, 2)]``. A
     :class:`~optsched.schedule.ProcessorSet` gives its intervals, never
-    expanded.
+    expanded (:func:`optsched.intervals.merged_runs`).
     """
-    if isinstance(processors, ProcessorSet):
-        return [(first, last - first + 1) for first, last in processors.merged()]
-    runs: list[tuple[int, int]] = []
-    for p in sorted(set(processors)):
-        if runs and p == runs[-1][0] + runs[-1][1]:
-            runs[-1] = (runs[-1][0], runs[-1][1] + 1)
-        else:
-            runs.append((p, 1))
-    return runs
+    if not isinstance(processors, Sequence):
+        processors = tuple(processors)
+    return [(first, last - first + 1) for first, last in merged_runs(processors)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -525,9 +512,9 @@ def _refuse_beyond_machine(instance: Instance, schedule: Schedule) -> None:
     m = instance.processors
     for job_id, placement in sorted(schedule.placements.items()):
         for piece in _segments(placement):
-            if piece.processors and _highest(piece.processors) >= m:
+            if piece.processors and highest(piece.processors) >= m:
                 raise ValueError(
-                    f"job {job_id}: processor {_highest(piece.processors)} is beyond "
+                    f"job {job_id}: processor {highest(piece.processors)} is beyond "
                     f"the machine's {m} processors (0 to {m - 1}); cannot draw it"
                 )
 
@@ -718,12 +705,7 @@ def schedule_notes(schedule: Schedule) -> list[str]:
                 )
             if piece.start < 0:
                 negative.append(job_id)
-            processors = piece.processors
-            if isinstance(processors, ProcessorSet):
-                distinct = sum(last - first + 1 for first, last in processors.merged())
-            else:
-                distinct = len(set(processors))
-            if len(processors) > distinct:
+            if len(piece.processors) > distinct(piece.processors):
                 repeated.append(job_id)
     notes = []
     if negative:
@@ -773,9 +755,9 @@ def instance_from_schedule(
             )
         release = min(releases.get(job_id, placement.start), placement.start)
         jobs.append(Job(job_id, max(0, release), size, max(0, placement.duration)))
-    highest = max(
+    top = max(
         (
-            _highest(piece.processors)
+            highest(piece.processors)
             for p in schedule.placements.values()
             for piece in _segments(p)
         ),
@@ -787,7 +769,7 @@ def instance_from_schedule(
             for p, j in zip((schedule[j.id] for j in jobs), jobs, strict=True)
         ]
     )
-    needed = max(highest + 1, peak, max((j.size for j in jobs), default=1), 1)
+    needed = max(top + 1, peak, max((j.size for j in jobs), default=1), 1)
     if processors is not None and processors < needed:
         raise ValueError(
             f"machine of {processors} processors is too small for the schedule "

@@ -491,43 +491,41 @@ GOLDEN = {
 }
 
 
-def test_pooled_processor_ids_equal_the_plain_ones() -> None:
-    # The schedule's processor tuples are slices of one shared tuple: same
-    # values and types as the tuples built one id at a time.
-    from optsched.heuristics.engine.core import _flat, _pooled_flat
+def test_column_processor_sets_equal_the_plain_ones() -> None:
+    # The simulator stores each finished job's ranges as runs; the
+    # placements built from them hold the same values and types as the
+    # tuples built one id at a time (a ProcessorSet beyond 4,096 ids).
+    from optsched.heuristics.engine.core import _flat
+    from optsched.intervals import RunStore
 
-    flat = _pooled_flat(300)
-    for ids in (
+    cases = (
         [range(3, 9)],
         range(0, 300),
         [range(0, 2), range(250, 290)],
         [range(7, 8)],
-    ):
-        assert flat(ids) == _flat(ids)
-        assert type(flat(ids)) is type(_flat(ids))
-    wide = _pooled_flat(10_000)
-    assert wide([range(0, 5000)]) == _flat([range(0, 5000)])
-    assert type(wide([range(0, 5000)])) is type(_flat([range(0, 5000)]))
+        [range(0, 5000)],
+        [range(0, 3), range(70_000, 70_002)],  # beyond the shared ints
+    )
+    store = RunStore(len(cases))
+    for k, ids in enumerate(cases):
+        store.put(k, [ids] if isinstance(ids, range) else ids)
+    columns = store.columns()
+    for k, ids in enumerate(cases):
+        assert columns[k] == _flat(ids)
+        assert type(columns[k]) is type(_flat(ids))
 
 
-def test_equal_processor_sets_share_one_tuple() -> None:
-    # Equal sets of at least SHARED_MIN_IDS ids are one tuple object (the
-    # memory of a saturated 450k-job run); smaller ones are fresh tuples;
-    # the values are those of the plain construction either way.
-    from optsched.heuristics.engine.core import SHARED_MIN_IDS, _flat, _pooled_flat
+def test_a_simulated_schedule_is_stored_column_wise() -> None:
+    # The schedule of a run keeps starts, ends and processor runs in
+    # columns; each placement is built when read, its ids shared with every
+    # other set (the memory of a saturated 450k-job run).
+    from optsched.schedule import PlacementColumns
 
-    flat = _pooled_flat(300)
-    wide = [range(0, 10), range(20, 20 + SHARED_MIN_IDS)]
-    first, again = flat(wide), flat([range(0, 10), range(20, 20 + SHARED_MIN_IDS)])
-    assert first is again and first == _flat(wide)
-    assert flat([range(0, 10), range(20, 21 + SHARED_MIN_IDS)]) != first
-    narrow = [range(5, 5 + SHARED_MIN_IDS - 1)]
-    assert flat(narrow) == _flat(narrow) and flat(narrow) is not flat(narrow)
-    # In a run: the same 20-processor set comes back for every job of a
-    # chain of equal jobs (each ends before the next starts).
     instance = Instance(Machine(64), tuple(Job(k, 0, 20, 5) for k in range(1, 5)))
     schedule = simulate(instance, "fcfs").schedule
-    check_schedule(instance, schedule)
+    assert check_schedule(instance, schedule) == []
+    assert isinstance(schedule.placements, PlacementColumns)
     sets = [schedule.placements[k].processors for k in range(1, 5)]
     assert sets[:3] == [tuple(range(0, 20)), tuple(range(20, 40)), tuple(range(40, 60))]
-    assert schedule.placements[4].start == 5 and sets[3] is sets[0]
+    assert schedule.placements[4].start == 5 and sets[3] == sets[0]
+    assert sets[3][19] is sets[0][19]  # one int object for processor 19
