@@ -47,6 +47,7 @@ weekend at about 800,000 s).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -267,6 +268,21 @@ def _parse(data: dict[str, Any], path: Path) -> Scenario:
     return _scenario(values, path)
 
 
+def _one_of(
+    values: dict[str, Any], table: str, key: str, default: str, choices: Sequence[str]
+) -> str:
+    """``values[key]`` (``default`` when absent), which must be one of
+    ``choices``; :class:`_Bad` naming them otherwise."""
+    value = values.get(key, default)
+    if value not in choices:
+        raise _Bad(
+            f"[{table}] {key} {shown(value)}: expected one of {', '.join(choices)}",
+            table,
+            key,
+        )
+    return str(value)
+
+
 def _scenario(v: dict[str, dict[str, Any]], path: Path) -> Scenario:
     work, req, svc = v["workload"], v["requests"], v["service"]
     if work["trace"].startswith(archive.PREFIX):
@@ -295,30 +311,10 @@ def _scenario(v: dict[str, dict[str, Any]], path: Path) -> Scenario:
                 "workload",
                 key,
             )
-    variant = req.get("variant", "none")
-    if variant not in VARIANTS:
-        raise _Bad(
-            f"[requests] variant {shown(variant)}: expected one of "
-            f"{', '.join(VARIANTS)}",
-            "requests",
-            "variant",
-        )
-    prices = v["prices"].get("scenario", "homogeneous")
-    if prices not in SCENARIOS:
-        raise _Bad(
-            f"[prices] scenario {shown(prices)}: expected one of "
-            f"{', '.join(SCENARIOS)}",
-            "prices",
-            "scenario",
-        )
-    algorithm = svc.get("algorithm", "a4")
-    if algorithm not in ALGORITHMS:
-        raise _Bad(
-            f"[service] algorithm {shown(algorithm)}: expected one of "
-            f"{', '.join(ALGORITHMS)}",
-            "service",
-            "algorithm",
-        )
+    variant = _one_of(req, "requests", "variant", "none", VARIANTS)
+    prices = _one_of(v["prices"], "prices", "scenario", "homogeneous", SCENARIOS)
+    # Checked here so the error names the key's line; ServiceConfig reads it.
+    _one_of(svc, "service", "algorithm", "a4", ALGORITHMS)
     service_keys = {k: svc[k] for k in svc if k != "seed"}
     try:
         config = ServiceConfig(**service_keys)
