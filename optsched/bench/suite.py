@@ -105,7 +105,7 @@ from typing import Any
 from optsched.errors import InputError, shown
 from optsched.instance import MAX_INTEGER
 from optsched.io import archive
-from optsched.io.text import load_toml
+from optsched.io.text import decode_utf8, load_toml
 from optsched.models import BACKENDS
 from optsched.objective import Objective
 from optsched.simulation import RUN_KEYS, RunOptions
@@ -318,11 +318,7 @@ def _suite_text(path: Path) -> str:
         raise InputError(
             f"cannot read suite: {error.strerror or error}", path
         ) from None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = raw[: error.start].count(b"\n") + 1
-        raise InputError("cannot read suite: not UTF-8 text", path, line) from None
+    return decode_utf8(path, raw, "a suite (TOML)")
 
 
 def _parse(data: dict[str, Any], where: _Located) -> Suite:
@@ -585,6 +581,31 @@ def _integer_in(value: object, low: int, high: int) -> bool:
     )
 
 
+def _whole_number(
+    table: Mapping[str, Any],
+    key: str,
+    most: tuple[int, str],
+    where: _Located,
+    name: str,
+    index: int,
+    default: int | None = None,
+) -> int:
+    """``table[key]`` (``default`` when absent) of the ``index``-th
+    ``[[name]]``: an integer from 1 to ``most`` (its value and how the
+    message writes it); the error names the key's line otherwise."""
+    value = table.get(key, default)
+    high, written = most
+    if not _integer_in(value, 1, high):
+        raise where.error(
+            f"[[{name}]] {key} must be an integer in [1, {written}], "
+            f"got {shown(value)}",
+            key,
+            name,
+            index,
+        )
+    return int(value)
+
+
 def _array_of_tables(
     data: Mapping[str, Any], key: str, where: _Located
 ) -> list[dict[str, Any]]:
@@ -751,16 +772,9 @@ def _read_options(table: dict[str, Any], index: int, where: _Located) -> dict[st
                 )
             options[key] = value
     if "processors" in table:
-        value = table["processors"]
-        if not _integer_in(value, 1, MAX_INTEGER):
-            raise where.error(
-                f"[[traces]] processors must be an integer in [1, 2**53], "
-                f"got {shown(value)}",
-                "processors",
-                "traces",
-                index,
-            )
-        options["processors"] = value
+        options["processors"] = _whole_number(
+            table, "processors", (MAX_INTEGER, "2**53"), where, "traces", index
+        )
     return options
 
 
@@ -865,15 +879,15 @@ def _solvers(data: Mapping[str, Any], where: _Located) -> tuple[SolverSpec, ...]
                 "solvers",
                 index,
             )
-        workers = table.get("workers", DEFAULT_SOLVER_WORKERS)
-        if not _integer_in(workers, 1, MAX_WORKERS):
-            raise where.error(
-                f"[[solvers]] workers must be an integer in [1, {MAX_WORKERS}], "
-                f"got {shown(workers)}",
-                "workers",
-                "solvers",
-                index,
-            )
+        workers = _whole_number(
+            table,
+            "workers",
+            (MAX_WORKERS, str(MAX_WORKERS)),
+            where,
+            "solvers",
+            index,
+            default=DEFAULT_SOLVER_WORKERS,
+        )
         if backend not in BACKENDS:
             raise where.error(
                 f"[[solvers]] unknown back-end {shown(backend)}; valid back-ends: "
