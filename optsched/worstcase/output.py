@@ -71,24 +71,21 @@ def write_gantt(instance: Instance, schedule: Schedule, path: Path, title: str) 
         plt.close(figure)
 
 
-def _write_instance(
-    instance: Instance, directory: str | Path
-) -> tuple[Path, str, Path]:
-    """Create ``directory`` and write ``instance`` there; return the folder,
-    the file stem and the instance's path."""
+def _write_instance(instance: Instance, directory: str | Path) -> Path:
+    """Create ``directory`` and write ``instance`` there; return its path
+    (``NAME.json``, the stem of the files beside it)."""
     from optsched.io.native import write_native
 
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
-    stem = safe_name(instance.name)
-    path = folder / f"{stem}.json"
+    path = folder / f"{safe_name(instance.name)}.json"
     write_native(instance, path)
-    return folder, stem, path
+    return path
 
 
 def write_worst_case(result: WorstCase, directory: str | Path) -> list[Path]:
     """Write a worst case's instance, summary and two Gantt charts."""
-    folder, stem, instance_path = _write_instance(result.instance, directory)
+    instance_path = _write_instance(result.instance, directory)
     summary = {
         "kind": "ratio-to-optimum",
         "policy": result.policy,
@@ -118,20 +115,21 @@ def write_worst_case(result: WorstCase, directory: str | Path) -> list[Path]:
         ),
         "replay": replay_command(instance_path.name, result.policy, result.objective),
     }
-    paths = [instance_path, folder / f"{stem}.summary.json"]
-    _write_json(paths[1], summary)
-    for side, schedule, title in (
-        ("policy", result.policy_schedule, f"{result.policy}: {result.policy_value:g}"),
-        ("optimum", result.optimum_schedule, f"optimum: {result.optimum_value:g}"),
-    ):
-        paths.append(folder / f"{stem}.{side}.png")
-        write_gantt(result.instance, schedule, paths[-1], f"{result.objective} {title}")
-    return paths
+    return _write_summary_and_charts(
+        result.instance,
+        instance_path,
+        summary,
+        result.objective,
+        [
+            ("policy", result.policy, result.policy_schedule, result.policy_value),
+            ("optimum", "optimum", result.optimum_schedule, result.optimum_value),
+        ],
+    )
 
 
 def write_counterexample(result: Counterexample, directory: str | Path) -> list[Path]:
     """Write a counterexample's instance, summary and both policies' charts."""
-    folder, stem, instance_path = _write_instance(result.instance, directory)
+    instance_path = _write_instance(result.instance, directory)
     summary = {
         "kind": "policy-versus-policy",
         "policy": result.policy,
@@ -149,17 +147,35 @@ def write_counterexample(result: Counterexample, directory: str | Path) -> list[
             f"{result.policy},{result.other}"
         ),
     }
-    paths = [instance_path, folder / f"{stem}.summary.json"]
+    return _write_summary_and_charts(
+        result.instance,
+        instance_path,
+        summary,
+        result.objective,
+        [
+            (safe_name(spec), spec, schedule, value)
+            for spec, schedule, value in (
+                (result.policy, result.policy_schedule, result.policy_value),
+                (result.other, result.other_schedule, result.other_value),
+            )
+        ],
+    )
+
+
+def _write_summary_and_charts(
+    instance: Instance,
+    instance_path: Path,
+    summary: dict[str, Any],
+    objective: str,
+    charts: list[tuple[str, str, Schedule, float]],
+) -> list[Path]:
+    """Write ``summary`` beside the instance file, then a Gantt chart per
+    ``(file part, label, schedule, value)``, titled ``objective label:
+    value``; return the instance, summary and chart paths."""
+    stem = instance_path.stem
+    paths = [instance_path, instance_path.with_name(f"{stem}.summary.json")]
     _write_json(paths[1], summary)
-    for spec, schedule, value in (
-        (result.policy, result.policy_schedule, result.policy_value),
-        (result.other, result.other_schedule, result.other_value),
-    ):
-        paths.append(folder / f"{stem}.{safe_name(spec)}.png")
-        write_gantt(
-            result.instance,
-            schedule,
-            paths[-1],
-            f"{result.objective} {spec}: {value:g}",
-        )
+    for part, label, schedule, value in charts:
+        paths.append(instance_path.with_name(f"{stem}.{part}.png"))
+        write_gantt(instance, schedule, paths[-1], f"{objective} {label}: {value:g}")
     return paths
