@@ -38,6 +38,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
+from markdown_table import markdown_table
 
 from optsched.analysis.gap import (
     Candidate,
@@ -144,38 +145,40 @@ def _interval(low: float, high: float) -> str:
     return f"[{low:.4f}, {high:.4f}]"
 
 
+RATIO_COLUMNS = ("algorithm", "objective", "instances", "mean ratio to OPT",
+                 "max ratio to OPT", "mean ratio to shelf OPT",
+                 "max ratio to shelf OPT")  # fmt: skip
+PRICE_COLUMNS = ("objective", "OPT proven", "shelf OPT proven",
+                 "mean price of shelves", "max price of shelves",
+                 "mean solve time (s)")  # fmt: skip
+
+
 def summary(rows: pd.DataFrame) -> str:
     """Markdown: per algorithm and objective, mean and max of each interval end."""
-    lines = [
-        "| algorithm | objective | instances | mean ratio to OPT | max ratio to OPT "
-        "| mean ratio to shelf OPT | max ratio to shelf OPT |",
-        "|---|---|---:|---|---|---|---|",
-    ]
-    for (algorithm, objective), g in rows.groupby(
-        ["algorithm", "objective"], sort=False
-    ):
-        lines.append(
-            f"| {algorithm} | {objective} | {len(g)} "
-            f"| {_interval(g.ratio_low.mean(), g.ratio_high.mean())} "
-            f"| {_interval(g.ratio_low.max(), g.ratio_high.max())} "
-            f"| {_interval(g.shelf_ratio_low.mean(), g.shelf_ratio_high.mean())} "
-            f"| {_interval(g.shelf_ratio_low.max(), g.shelf_ratio_high.max())} |"
+    ratios = [
+        (algorithm, objective, len(g),
+         _interval(g.ratio_low.mean(), g.ratio_high.mean()),
+         _interval(g.ratio_low.max(), g.ratio_high.max()),
+         _interval(g.shelf_ratio_low.mean(), g.shelf_ratio_high.mean()),
+         _interval(g.shelf_ratio_low.max(), g.shelf_ratio_high.max()))
+        for (algorithm, objective), g in rows.groupby(
+            ["algorithm", "objective"], sort=False
         )
-    lines += [
-        "",
-        "| objective | OPT proven | shelf OPT proven | mean price of shelves "
-        "| max price of shelves | mean solve time (s) |",
-        "|---|---:|---:|---|---|---:|",
-    ]
+    ]  # fmt: skip
     first = rows.drop_duplicates(["instance", "objective"])
-    for objective, g in first.groupby("objective", sort=False):
-        lines.append(
-            f"| {objective} | {int(g.proven.sum())}/{len(g)} "
-            f"| {int(g.shelf_proven.sum())}/{len(g)} "
-            f"| {_interval(g.price_low.mean(), g.price_high.mean())} "
-            f"| {_interval(g.price_low.max(), g.price_high.max())} "
-            f"| {g.solve_time.mean():.2f} |"
-        )
+    prices = [
+        (objective, f"{int(g.proven.sum())}/{len(g)}",
+         f"{int(g.shelf_proven.sum())}/{len(g)}",
+         _interval(g.price_low.mean(), g.price_high.mean()),
+         _interval(g.price_low.max(), g.price_high.max()),
+         f"{g.solve_time.mean():.2f}")
+        for objective, g in first.groupby("objective", sort=False)
+    ]  # fmt: skip
+    lines = [
+        *markdown_table(RATIO_COLUMNS, "llrllll", ratios),
+        "",
+        *markdown_table(PRICE_COLUMNS, "lrrllr", prices),
+    ]
     return "\n".join(lines)
 
 
@@ -203,19 +206,17 @@ def kth(store_path: str) -> str:
                     )
                     out.append((policy, objective, low, high, outcome.killed > 0))
     frame = pd.DataFrame(out, columns=["policy", "objective", "low", "high", "killed"])
-    lines = [
-        "| policy | objective | windows | killed | mean | median | max |",
-        "|---|---|---:|---:|---|---|---|",
-    ]
+    cells = []
     for (policy, objective), g in frame.groupby(["policy", "objective"], sort=False):
         ok = g[~g.killed]
-        lines.append(
-            f"| {policy} | {objective} | {len(g)} | {int(g.killed.sum())} "
-            f"| {_interval(ok.low.mean(), ok.high.mean())} "
-            f"| {_interval(ok.low.median(), ok.high.median())} "
-            f"| {_interval(ok.low.max(), ok.high.max())} |"
-        )
-    return "\n".join(lines)
+        cells.append(
+            (policy, objective, len(g), int(g.killed.sum()),
+             _interval(ok.low.mean(), ok.high.mean()),
+             _interval(ok.low.median(), ok.high.median()),
+             _interval(ok.low.max(), ok.high.max()))
+        )  # fmt: skip
+    header = ("policy", "objective", "windows", "killed", "mean", "median", "max")
+    return "\n".join(markdown_table(header, "llrrlll", cells))
 
 
 def main() -> None:

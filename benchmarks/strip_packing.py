@@ -31,6 +31,8 @@ import sys
 import time
 from pathlib import Path
 
+from markdown_table import markdown_table
+
 from optsched import models
 from optsched.check import check_schedule
 from optsched.generate.perfect import perfect_packing, reduced_packing
@@ -114,23 +116,21 @@ def _row(
 
 def summary(rows: list[dict[str, object]]) -> str:
     """The markdown table: proven share, mean gap and time per family/size."""
-    lines = [
-        "| family | items | runs | proven optimal | mean gap | max gap "
-        "| mean time (s) |",
-        "|---|---:|---:|---:|---:|---:|---:|",
-    ]
+    header = ("family", "items", "runs", "proven optimal", "mean gap", "max gap",
+              "mean time (s)")  # fmt: skip
+    cells = []
     keys = sorted({(str(r["family"]), int(r["items"])) for r in rows})  # type: ignore[call-overload]
     for family, n in keys:
         group = [r for r in rows if r["family"] == family and r["items"] == n]
         proven = sum(r["status"] == "OPTIMAL" for r in group)
         gaps = [float(r["gap"] or 0.0) for r in group]  # type: ignore[arg-type]
         times = [float(r["seconds"]) for r in group]  # type: ignore[arg-type]
-        lines.append(
-            f"| {family} | {n} | {len(group)} | {proven}/{len(group)} | "
-            f"{100 * statistics.mean(gaps):.2f}% | {100 * max(gaps):.2f}% | "
-            f"{statistics.mean(times):.1f} |"
-        )
-    return "\n".join(lines)
+        cells.append(
+            (family, n, len(group), f"{proven}/{len(group)}",
+             f"{100 * statistics.mean(gaps):.2f}%", f"{100 * max(gaps):.2f}%",
+             f"{statistics.mean(times):.1f}")
+        )  # fmt: skip
+    return "\n".join(markdown_table(header, "lrrrrrr", cells))
 
 
 def main() -> None:

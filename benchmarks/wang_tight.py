@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from markdown_table import markdown_table
 
 TRACE = Path(__file__).resolve().parents[2] / "shared/traces/KTH-SP2-1996-2.1-cln.swf"
 POLICIES = {
@@ -232,23 +233,23 @@ def _fcfs_table(rows: list[dict[str, Any]], estimates: str, cost: str) -> str:
     easy = _grid(rows, "easy", "sd_orig")
     if not grid:
         return ""
-    lines = [
-        f"\n#### Fig. 4, estimates {estimates}, cost {cost}, sd_orig: Wang's "
-        "FCFS beside our strict FCFS and FirstFit\n",
-        "| Tight | Level | Wang FCFS | our FCFS | our FirstFit | Wang EASY "
-        "| our EASY |",
-        "|---|---|---|---|---|---|---|",
-    ]
+    header = ("Tight", "Level", "Wang FCFS", "our FCFS", "our FirstFit",
+              "Wang EASY", "our EASY")  # fmt: skip
+    cells = []
     for (tight, level), value in sorted(WANG_FCFS.items(), key=lambda kv: kv[0][::-1]):
         if (tight, level) not in grid or (tight, level) not in easy:
             continue
         fit = first.get((tight, level))
-        lines.append(
-            f"| {tight} | {level} | {value} | {grid[(tight, level)]:.0f} | "
-            f"{'–' if fit is None else f'{fit:.1f}'} | "
-            f"{WANG_TABLE3[tight][level]:g} | {easy[(tight, level)]:.1f} |"
-        )
-    return "\n".join(lines)
+        cells.append(
+            (tight, level, value, f"{grid[(tight, level)]:.0f}",
+             "–" if fit is None else f"{fit:.1f}",
+             f"{WANG_TABLE3[tight][level]:g}", f"{easy[(tight, level)]:.1f}")
+        )  # fmt: skip
+    title = (
+        f"\n#### Fig. 4, estimates {estimates}, cost {cost}, sd_orig: Wang's "
+        "FCFS beside our strict FCFS and FirstFit\n"
+    )
+    return "\n".join([title, *markdown_table(header, "lllllll", cells)])
 
 
 def main() -> None:
