@@ -40,6 +40,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -139,7 +140,8 @@ def solve(
     backend
         A key of :data:`BACKENDS`.
     time_limit
-        Seconds for the whole call.
+        Seconds for the whole call, counted from its start (loading the
+        back-end's module included).
     workers
         Solver threads.
     incumbents
@@ -159,6 +161,7 @@ def solve(
         back-end does not take, a negative time limit or fewer than one
         worker (:class:`~optsched.models.common.settings.SolverSettings`).
     """
+    began = time.monotonic()
     run = BACKENDS[_checked_name(backend)]
     refused = refusal(instance, backend)
     if refused is not None:
@@ -170,6 +173,11 @@ def solve(
             f"{', '.join(backend_options(backend)) or 'none'}"
         )
     SolverSettings(time_limit=time_limit, workers=workers)  # refuses bad values
+    if time_limit is not None:
+        # The limit counts from here: importing the back-end (OR-Tools,
+        # pandas: seconds on a loaded machine) and the offline view are
+        # part of the call.
+        time_limit = max(0.0, time_limit - (time.monotonic() - began))
     offline = offline_view(instance)
     given = (*incumbents, *([Incumbent("hint", hint)] if hint else []))
     if offline is not instance:

@@ -49,6 +49,15 @@ WCT_RELATIVE_TOLERANCE = 1e-9
 """Relative tolerance under which a non-integral wct objective equals its
 lower bound (integral objectives compare exactly)."""
 
+LIST_WINDOW = 256
+"""Breakpoints of the capacity profile the back-ends' own list schedule
+keeps open behind its latest ones (:func:`optsched.packing.list_schedule`'s
+``window``): the serial SGS scans the whole past for each job, quadratic on
+a long strip (a 50,000-item strip took minutes); with a bounded lookback it
+is ``O(n * window)``. Smaller packings (profiles of up to ``2 * 256``
+breakpoints) get the unbounded schedule; on larger ones the makespan grew by
+at most 0.5 % in benchmarks/README.md (issue 30, bounds-only at scale)."""
+
 FLOAT_NOISE_ULPS = 16
 """Units in the last place taken off a float bound before rounding it up.
 
@@ -197,8 +206,9 @@ def upper_bound_candidates(
     Back-ends do not simulate policies: the caller (the analysis pipeline,
     :mod:`optsched.analysis.gap`) passes the policies' and offline heuristics'
     schedules as ``incumbents``. A list schedule in submit order
-    (:func:`optsched.packing.list_schedule`) is always added, so that a
-    back-end called alone still has a feasible schedule for its horizon.
+    (:func:`optsched.packing.list_schedule`, lookback bounded by
+    :data:`LIST_WINDOW`) is always added, so that a back-end called alone
+    still has a feasible schedule for its horizon.
     The first incumbent (the caller's best) is always checked; the others
     only while ``deadline`` (``time.monotonic``) has not passed, and are
     listed as not checked otherwise.
@@ -219,7 +229,7 @@ def upper_bound_candidates(
         return load(row.candidates)(instance, objective, incumbents, deadline)
     submit_order = [j.id for j in instance.jobs]
     fallback = (
-        list_schedule(instance, submit_order)
+        list_schedule(instance, submit_order, window=LIST_WINDOW)
         if instance.machine.flat
         else append_schedule(instance, submit_order)
     )

@@ -93,6 +93,7 @@ from optsched.models.common.template import (
     ModelInputs,
     Solving,
     conclude,
+    on_time,
     prepare,
 )
 from optsched.models.rigid import wct_decompose
@@ -219,10 +220,12 @@ def solve(
     if tiled.notes:
         solving.params["tiling"] = tiled.notes
     refusal = search_refusal(solving)
+    model = None
     if refusal is not None:
         solving.skip(refusal)
     else:
-        model = _Model(solving.model_inputs(), cliques=cliques)
+        model = solving.build(lambda: _Model(solving.model_inputs(), cliques=cliques))
+    if model is not None:
         search_collect(
             solving, model.model,
             lambda value: read_starts(model.starts, model.offsets, value),
@@ -327,6 +330,11 @@ class CpsatModel:
         self.scale, self.exact = 1.0, True
         self.makespan: cp_model.IntVar | None = None
 
+    def on_time(self) -> None:
+        """:func:`~optsched.models.common.template.on_time` with the call's
+        deadline: builders call it in their loops over jobs."""
+        on_time(self.inputs.deadline)
+
     def solver_bound(self, raw: float) -> float:
         """CP-SAT's bound in the objective's units (:func:`objective_bound`)."""
         return objective_bound(
@@ -350,19 +358,25 @@ class _Model(CpsatModel):
         self.deadlines = completion_deadlines(
             instance, objective, inputs.incumbent.schedule
         )
+        # Each stage looks at the call's deadline (on_time raises OutOfTime,
+        # Solving.build notes it): a large model takes seconds to build.
         self._add_jobs()
         self._add_resources(cliques)
+        on_time(inputs.deadline)
         groups = _identical_groups(instance, objective) if inputs.symmetry else []
         self.symmetry_groups = len(groups)
         for group in groups:
+            on_time(inputs.deadline)
             for first, second in itertools.pairwise(group):
                 order_interchangeable(self, first, second)
         self._add_objective(inputs.bounds)
+        on_time(inputs.deadline)
         self._add_hint(_relabel(inputs.incumbent.schedule, groups))
 
     def _add_jobs(self) -> None:
         m = self.instance.processors
         for job in self.instance.jobs:
+            self.on_time()
             latest = self.deadlines[job.id] - job.runtime
             self.starts[job.id] = self.model.new_int_var(
                 job.release, latest, f"S{job.id}"

@@ -71,7 +71,7 @@ from optsched.models.common.solution import (
     checked_candidate,
     completion_deadlines,
 )
-from optsched.models.common.template import conclude, prepare
+from optsched.models.common.template import OutOfTime, conclude, on_time, prepare
 from optsched.models.common.timegrid import (
     TimeGrid,
     choose_step,
@@ -157,6 +157,7 @@ def solve(
     objective = solving.objective
     run = _Run(instance, objective, solving.started, time_limit, workers, solver, log)
     run.bounds, run.params = solving.bounds, solving.params
+    run.deadline = solving.deadline
     heuristics = solving.candidates
     deadlines = completion_deadlines(instance, objective, solving.hint.schedule)
     horizon = max(deadlines.values())
@@ -175,6 +176,10 @@ def solve(
         except (KeyboardInterrupt, _Interrupted):
             # Ctrl-C: keep the heuristics and the bounds found so far.
             run.params["interrupted"] = True
+        except OutOfTime:
+            # A model's construction reached the deadline: the bounds of the
+            # models solved before it stay.
+            solving.skip(f"{BACKEND}: model building stopped (time limit)")
     return conclude(solving, schedules=not lp_only)
 
 
@@ -215,6 +220,7 @@ class _Run:
     log: bool
     bounds: list[Bound] = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)
+    deadline: float | None = None  # time.monotonic, for the model builders
 
     def remaining(self, share: float = 1.0) -> float:
         """Seconds left times ``share`` (at least a token 0.05 s)."""
@@ -278,7 +284,7 @@ def _solve_step(
     bound: bool = True,
 ) -> dict[int, int] | None:
     """Build and solve the step model; record its bound; return start cells."""
-    prob, y, _ = _step_model(grid, run.objective, relax)
+    prob, y, _ = _step_model(grid, run.objective, relax, run.deadline)
     run.params[f"{role}_model"] = {
         "variables": prob.numVariables(),
         "constraints": prob.numConstraints(),
@@ -312,7 +318,7 @@ def _solve_step(
 
 
 def _step_model(
-    grid: TimeGrid, objective: Objective, relax: bool
+    grid: TimeGrid, objective: Objective, relax: bool, deadline: float | None = None
 ) -> tuple[pulp.LpProblem, dict[int, list[pulp.LpVariable]], dict[int, Any]]:
     prob = pulp.LpProblem("optsched_step", pulp.LpMinimize)
     cat = pulp.LpContinuous if relax else pulp.LpBinary
@@ -320,6 +326,7 @@ def _step_model(
     y: dict[int, list[pulp.LpVariable]] = {}
     starts: dict[int, pulp.LpAffineExpression] = {}
     for job in grid.jobs:
+        on_time(deadline)  # OutOfTime: the builder stops at the deadline
         # y[t - first] for t in [first, last - 1]; y at `last` is the constant 1.
         y[job.id] = [
             prob.add_variable(f"y_{job.id}_{t}", 0, 1, cat)
@@ -409,7 +416,9 @@ def _solve_pulse(
     run: _Run, deadlines: Mapping[int, int], lp_only: bool
 ) -> list[Candidate]:
     instance = run.instance
-    prob, x = _pulse_model(instance, run.objective, deadlines, relax=lp_only)
+    prob, x = _pulse_model(
+        instance, run.objective, deadlines, relax=lp_only, deadline=run.deadline
+    )
     run.params["exact_model"] = {
         "variables": prob.numVariables(),
         "constraints": prob.numConstraints(),
@@ -449,6 +458,7 @@ def _pulse_model(
     deadlines: Mapping[int, int],
     *,
     relax: bool,
+    deadline: float | None = None,
 ) -> tuple[pulp.LpProblem, dict[tuple[int, int, int], pulp.LpVariable]]:
     m = instance.processors
     prob = pulp.LpProblem("optsched_pulse", pulp.LpMinimize)
@@ -459,6 +469,7 @@ def _pulse_model(
     for j in instance.jobs:
         own: list[tuple[pulp.LpVariable, float]] = []
         for t in range(j.release, deadlines[j.id] - j.runtime + 1):
+            on_time(deadline)  # OutOfTime: the builder stops at the deadline
             for o in range(m - j.size + 1):
                 var = prob.add_variable(f"x_{j.id}_{t}_{o}", 0, 1, cat)
                 x[j.id, t, o] = var

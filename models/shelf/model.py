@@ -153,6 +153,7 @@ from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
 from ortools.sat.python import cp_model
 
 from optsched.check import is_shelf_schedule
@@ -286,7 +287,9 @@ def solve(
         return conclude(solving)
     representatives = formulation == "representatives"
     build = _RepresentativeModel if representatives else _ChainModel
-    model = build(solving.model_inputs())
+    model = solving.build(lambda: build(solving.model_inputs()))
+    if model is None:
+        return conclude(solving)
     search_collect(
         solving, model.model,
         lambda value: read_starts(model.starts, model.offsets, value),
@@ -407,24 +410,25 @@ def resequenced(
     moved = no_releases
     while moved:
         moved = False
+        # Heights and loads kept per shelf as jobs move (recomputing them
+        # for every candidate shelf made this cubic: 90 s on 3,152 items).
+        heights = np.array([height(s) for s in shelves], dtype=np.int64)
+        loads = np.array([load(s) for s in shelves], dtype=np.int64)
         for b, shelf in enumerate(shelves):
             for jid in list(shelf):
                 job = jobs[jid]
                 if job.runtime == 0:
                     continue
-                target = next(
-                    (
-                        a
-                        for a in range(b)
-                        if height(shelves[a]) >= job.runtime
-                        and load(shelves[a]) + job.size <= m
-                    ),
-                    None,
-                )
-                if target is not None:
-                    shelf.remove(jid)
-                    shelves[target].append(jid)
-                    moved = True
+                room = (heights[:b] >= job.runtime) & (loads[:b] + job.size <= m)
+                if not room.any():
+                    continue
+                target = int(room.argmax())  # the first shelf with room
+                shelf.remove(jid)
+                shelves[target].append(jid)
+                loads[target] += job.size
+                loads[b] -= job.size
+                heights[b] = height(shelf)
+                moved = True
         if moved:
             shelves = ordered([s for s in shelves if s])
     starts: dict[int, int] = {}
@@ -884,6 +888,7 @@ class _ChainModel(_ShelfModel):
         model = self.model
         self._add_starts()
         for job in self.instance.jobs:
+            self.on_time()
             for k in range(self.shelves):
                 self.assign[job.id, k] = model.new_bool_var(f"x{job.id}_{k}")
         for k in range(self.shelves):
@@ -897,6 +902,7 @@ class _ChainModel(_ShelfModel):
         for job in jobs:
             model.add_exactly_one(self.assign[job.id, k] for k in range(self.shelves))
         for k in range(self.shelves):
+            self.on_time()
             model.add(ends[k] >= starts[k])
             if k:
                 model.add(starts[k] >= ends[k - 1])
@@ -920,6 +926,7 @@ class _ChainModel(_ShelfModel):
         m, model = self.instance.processors, self.model
         running = [j for j in self.instance.jobs if j.runtime > 0]
         for k in range(self.shelves):
+            self.on_time()
             model.add(sum(j.size * self.assign[j.id, k] for j in running) <= m)
         self._add_machine(running)
 
@@ -969,6 +976,7 @@ class _ChainModel(_ShelfModel):
                 model.add_hint(self.shelf_end[k], end)
                 model.add_hint(self.used[k], 0)
         for job in self.instance.jobs:
+            self.on_time()
             placement = schedule[job.id]
             model.add_hint(self.starts[job.id], placement.start)
             for k in range(self.shelves):
@@ -1014,6 +1022,7 @@ class _RepresentativeModel(_ShelfModel):
         model = self.model
         self._add_starts()
         for k, rep in enumerate(self.order):
+            self.on_time()
             self.rep[rep.id] = model.new_bool_var(f"y{rep.id}")
             for other in self.order[k + 1 :]:
                 self.member[rep.id, other.id] = model.new_bool_var(
@@ -1023,6 +1032,7 @@ class _RepresentativeModel(_ShelfModel):
     def _add_shelves(self) -> None:
         model = self.model
         for k, job in enumerate(self.order):
+            self.on_time()
             owners = [self.member[i.id, job.id] for i in self.order[:k]]
             model.add_exactly_one([self.rep[job.id], *owners])
             for i, x in zip(self.order[:k], owners, strict=True):
@@ -1043,6 +1053,7 @@ class _RepresentativeModel(_ShelfModel):
     def _add_capacity(self) -> None:
         m, model = self.instance.processors, self.model
         for k, rep in enumerate(self.order):
+            self.on_time()
             members = self.order[k + 1 :]
             model.add(
                 sum(j.size * self.member[rep.id, j.id] for j in members)
@@ -1081,6 +1092,7 @@ class _RepresentativeModel(_ShelfModel):
         model = self.model
         targets = list(self.zero) + (list(self.order) if wct else [])
         for j in targets:
+            self.on_time()
             terms = []
             for i in self.order:
                 if i.id == j.id:
@@ -1110,6 +1122,7 @@ class _RepresentativeModel(_ShelfModel):
                 model.add(self.starts[j.id] >= sum(terms))
         if wct:
             for a, b in itertools.combinations(self.order, 2):
+                self.on_time()
                 # Two used shelves: one of them comes first.
                 model.add(
                     self.before[a.id, b.id] + self.before[b.id, a.id]
@@ -1118,6 +1131,7 @@ class _RepresentativeModel(_ShelfModel):
         if wct and self.compact:
             m = self.instance.processors
             for i in self.order:
+                self.on_time()
                 load = i.size * self.rep[i.id] + sum(
                     other.size * self.member[i.id, other.id]
                     for other in self.order
@@ -1172,8 +1186,10 @@ class _RepresentativeModel(_ShelfModel):
                 model.add_hint(self.offsets[job.id], int(placement.offset or 0))
         for i in self.order:
             model.add_hint(self.rep[i.id], int(owner[i.id] == i.id))
+        self.on_time()
         for (rid, jid), x in self.member.items():
             model.add_hint(x, int(owner[jid] == rid))
+        self.on_time()
         for (rid, jid), v in self.before.items():
             used = owner[rid] == rid
             model.add_hint(
