@@ -23,6 +23,11 @@ feature means:
 - ``bounds``: ``handler(instance, objective, deadline, rest)`` giving the
   feature's bounds (``rest``, the bound walk, bounds the reduced instance);
   ``None``: the bounds of the relaxation hold.
+  ``bounds_unless``: the features in whose presence those bounds do not
+  hold (they read what such a feature lets the scheduler change: the site
+  bounds read each job's request, a moldable job may run on another
+  size); the walk then passes over the row, dropping the feature being a
+  relaxation.
 - ``candidates``: ``handler(instance, objective, incumbents, deadline)``
   giving the checked starting schedules the plain list schedule cannot
   give (it ignores the feature); ``None``: the plain list schedule serves.
@@ -107,6 +112,8 @@ class Feature:
     check, bounds, candidates, exact
         ``"module:function"`` handlers of the checker, the bounds, the
         starting schedules and the exact model (``None``: the plain ones).
+    bounds_unless
+        The features in whose presence its bounds do not hold.
     exact_with
         The other features the exact model handles.
     backends, unmodelled
@@ -127,6 +134,7 @@ class Feature:
     relax: Callable[[Instance], Instance] | None = None
     check: str | None = None
     bounds: str | None = None
+    bounds_unless: frozenset[str] = frozenset()
     candidates: str | None = None
     exact: str | None = None
     exact_with: frozenset[str] = frozenset()
@@ -341,6 +349,10 @@ def _unfollowed_contiguity(spec: str, simulator: str) -> str:
 
 
 _SITE_BOUNDS = "optsched.models.site.bounds:bounds_within"
+_CHOSEN_SIZES = frozenset({"modes", "malleable"})
+"""Features whose jobs run on sizes the scheduler chooses (the site bounds
+read each job's request: a moldable job may start earlier on fewer
+processors)."""
 _SITE_CANDIDATES = "optsched.models.site.model:site_candidates"
 _SITE_MODEL = "optsched.models.site.model:solve"
 
@@ -375,6 +387,7 @@ FEATURES: tuple[Feature, ...] = (
         relax=_without_chains,
         check="optsched.check.site:chains_rule",
         bounds=_SITE_BOUNDS,
+        bounds_unless=_CHOSEN_SIZES,
         candidates=_SITE_CANDIDATES,
         exact=_SITE_MODEL,
         exact_with=frozenset({"calendar", "contiguous", "busy-blocks"}),
@@ -391,6 +404,7 @@ FEATURES: tuple[Feature, ...] = (
         relax=_without_calendar,
         check="optsched.check.site:calendar_rule",
         bounds=_SITE_BOUNDS,
+        bounds_unless=_CHOSEN_SIZES,
         candidates=_SITE_CANDIDATES,
         exact=_SITE_MODEL,
         exact_with=frozenset({"chains", "contiguous", "busy-blocks"}),
@@ -499,9 +513,15 @@ def load(target: str) -> Callable[..., Any]:
 
 
 def first_with(column: str, instance: Instance, schedule: Any = None) -> Feature | None:
-    """The first feature present (in table order) with an entry in ``column``."""
+    """The first feature present (in table order) with an entry in ``column``
+    (for ``bounds``, one whose bounds hold with the features present:
+    ``Feature.bounds_unless``)."""
     for row in FEATURES:
         if getattr(row, column) is not None and row.applies(instance, schedule):
+            if column == "bounds" and any(
+                _BY_NAME[name].present(instance) for name in row.bounds_unless
+            ):
+                continue  # relaxed: a later row's bounds hold without it
             return row
     return None
 

@@ -18,6 +18,7 @@ from optsched.check import check_schedule
 from optsched.heuristics import simulate
 from optsched.heuristics.engine.core import Simulator
 from optsched.instance import BusyBlock, Instance, Job, Machine, Mode
+from optsched.models.rigid.bounds import lower_bounds_within
 from optsched.moldable.speedup import parse_model
 from optsched.schedule import Placement, Schedule
 
@@ -176,3 +177,24 @@ def test_every_schedule_passes_the_checker(
         assert "can never start" in str(error)  # a calendar too tight
         return
     assert check_schedule(instance, schedule) == []
+
+
+def test_site_bounds_give_way_to_chosen_sizes() -> None:
+    # Bug fixed on purpose: jobs wider than 2 start only from 10 h (36,000
+    # s); a job requesting 4 processors (work 8: T = 8, 4, 3, 2) may run on
+    # 2 at once, [0, 4). The site bounds read the request and claimed
+    # C_max >= 36,002; with moldable jobs the walk now passes over them
+    # (dropping the calendar is a relaxation) to the moldable bounds.
+    days = tuple(range(8))
+    calendar = Calendar(
+        (Period(days, 0, 36_000, max_size=2), Period(days, 36_000, 86_400))
+    )
+    instance = Instance(Machine(4, calendar=calendar), (linear(1, 0, 4, 8, 4),))
+    narrow = Schedule({1: Placement(0, 4, (0, 1))}, "hand")
+    assert check_schedule(instance, narrow) == []
+    bounds, _ = lower_bounds_within(instance, "cmax", None)
+    assert max(bound.value for bound in bounds) == 2  # area 8 / 4, T(4)
+    # EASY with scaling's shadow times count processors, as EASY's: the
+    # request's shadow is 0 (ends 2), so the guard admits mode 4 only, which
+    # the calendar holds back until 36,000 (the engine's rule at the start).
+    assert checked(instance, "easy-scaling")[1].end == 36_002
