@@ -65,6 +65,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from markdown_table import markdown_table
 
 from optsched.generate.moldable import figure_5_10, moldable_batch, table_6_5
 from optsched.heuristics.moldable.rescaling import rescale
@@ -307,19 +308,18 @@ def figure_markdown(data: dict[str, Any]) -> str:
         f"{_settings_text(data, 'hill climbing')}. Mean sum_j C_j and gain "
         "1 - mean(best)/mean(initial).",
         "",
-        "| Scalable share | no opt. | "
-        + " | ".join(f"{b} it. (gain)" for b in budgets)
-        + " |",
-        "|---|---|" + "---|" * len(budgets),
     ]
-    for share, values in data["shares"].items():
-        cells = [f"{values['best'][b]:,.1f} ({values['gain'][b]:.1%})" for b in budgets]
-        lines.append(
-            f"| {float(share):.0%} | {values['initial']:,.1f} | "
-            + " | ".join(cells)
-            + " |"
+    header = ("Scalable share", "no opt.", *(f"{b} it. (gain)" for b in budgets))
+    rows = [
+        (
+            f"{float(share):.0%}",
+            f"{values['initial']:,.1f}",
+            *(f"{values['best'][b]:,.1f} ({values['gain'][b]:.1%})" for b in budgets),
         )
-    return "\n".join(lines) + "\n"
+        for share, values in data["shares"].items()
+    ]
+    align = "l" * len(header)
+    return "\n".join(lines + markdown_table(header, align, rows)) + "\n"
 
 
 # --------------------------------------------------------------------------
@@ -384,15 +384,15 @@ def units_markdown(data: dict[str, Any]) -> str:
         f"Unoptimised mean cost over {data['sets']} sets of {data['jobs']} jobs "
         "drawn as in Table 6.5 (thesis: 7,790.7).",
         "",
-        "| m | inner | sum C_j | mean C_j | sum q_j C_j / m | makespan |",
-        "|---|---|---|---|---|---|",
     ]
-    for r in data["rows"]:
-        lines.append(
-            f"| {r['machine']} | `{r['inner']}` | {r['sum_C']:,.1f} | "
-            f"{r['mean_C']:,.1f} | {r['sum_qC_over_m']:,.1f} | {r['makespan']:,.1f} |"
-        )
-    return "\n".join(lines) + "\n"
+    header = ("m", "inner", "sum C_j", "mean C_j", "sum q_j C_j / m", "makespan")
+    cells = [
+        (r["machine"], f"`{r['inner']}`",
+         *(f"{r[key]:,.1f}" for key in ("sum_C", "mean_C", "sum_qC_over_m",
+                                         "makespan")))
+        for r in data["rows"]
+    ]  # fmt: skip
+    return "\n".join(lines + markdown_table(header, "llllll", cells)) + "\n"
 
 
 def _bounds_task(task: tuple[int, int, int, int]) -> dict:
@@ -414,6 +414,10 @@ def _bounds_task(task: tuple[int, int, int, int]) -> dict:
     }
 
 
+BOUND_COLUMNS = ("sum_h", "sequential_mean_C", "sum_C_lower")
+"""The numbers of the bounds experiment, per machine size."""
+
+
 def run_bounds(args: argparse.Namespace) -> dict[str, Any]:
     """Schedule-independent numbers of the Table 6.5 sets: what 7,790.7
     can and cannot be (benchmarks/README.md)."""
@@ -426,7 +430,7 @@ def run_bounds(args: argparse.Namespace) -> dict[str, Any]:
             "machine": m,
             **{
                 key: float(np.mean([r[key] for r in rows if r["machine"] == m]))
-                for key in ("sum_h", "sequential_mean_C", "sum_C_lower")
+                for key in BOUND_COLUMNS
             },
         }
         for m in machines
@@ -439,18 +443,19 @@ def bounds_markdown(data: dict[str, Any]) -> str:
         f"Means over {data['sets']} sets of {data['jobs']} jobs drawn as in "
         "Table 6.5 (thesis: 7,790.7 before optimisation).",
         "",
-        "| m | sum h_j (makespan of any schedule that never idles the whole "
-        "machine while jobs wait; bounds its mean C_j) | mean C_j, one job at "
-        "a time, shortest first | lower bound on sum C_j (`lower_bounds`, "
-        "wct) |",
-        "|---|---|---|---|",
     ]
-    for r in data["rows"]:
-        lines.append(
-            f"| {r['machine']} | {r['sum_h']:,.1f} | {r['sequential_mean_C']:,.1f} "
-            f"| {r['sum_C_lower']:,.1f} |"
-        )
-    return "\n".join(lines) + "\n"
+    header = (
+        "m",
+        "sum h_j (makespan of any schedule that never idles the whole machine "
+        "while jobs wait; bounds its mean C_j)",
+        "mean C_j, one job at a time, shortest first",
+        "lower bound on sum C_j (`lower_bounds`, wct)",
+    )
+    cells = [
+        (r["machine"], *(f"{r[key]:,.1f}" for key in BOUND_COLUMNS))
+        for r in data["rows"]
+    ]
+    return "\n".join(lines + markdown_table(header, "llll", cells)) + "\n"
 
 
 def run_timing(args: argparse.Namespace) -> dict[str, Any]:
@@ -552,16 +557,15 @@ def optimum_markdown(data: dict[str, Any]) -> str:
         "the optimum lies between them; a preemptive inner scheduler may beat "
         "the non-preemptive optimum, so its best/UB can be below 1).",
         "",
-        "| Inner | Budget | Method | mean best | best / UB | best / LB |",
-        "|---|---|---|---|---|---|",
     ]
-    for run in data["runs"]:
-        lines.append(
-            f"| `{run['inner']}` | {run['budget']} | {LABELS[run['method']]} | "
-            f"{run['mean_best']:,.1f} | {run['best_over_upper']:.3f} | "
-            f"{run['best_over_lower']:.3f} |"
-        )
-    return "\n".join(lines) + "\n"
+    header = ("Inner", "Budget", "Method", "mean best", "best / UB", "best / LB")
+    cells = [
+        (f"`{run['inner']}`", run["budget"], LABELS[run["method"]],
+         f"{run['mean_best']:,.1f}", f"{run['best_over_upper']:.3f}",
+         f"{run['best_over_lower']:.3f}")
+        for run in data["runs"]
+    ]  # fmt: skip
+    return "\n".join(lines + markdown_table(header, "llllll", cells)) + "\n"
 
 
 # --------------------------------------------------------------------------
