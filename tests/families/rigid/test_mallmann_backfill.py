@@ -499,14 +499,18 @@ _NO_OVERTAKING_DRAWS = {
 
 
 def _no_overtaking(
-    jobs: list[Job], together: bool, order: str
-) -> tuple[list[Job], str]:
-    """``jobs`` and ``order`` such that no job can jump ahead of an earlier
-    one: every job released at 0 (``together``, any order) or FCFS with
-    arrivals."""
+    seed: int, together: bool, order: str, *, queues: bool
+) -> tuple[Instance, str]:
+    """16 random jobs on 12 processors and an order such that no job can
+    jump ahead of an earlier one: every job released at 0 (``together``,
+    any order) or FCFS with arrivals. Without ``queues`` (or when
+    ``together``) the jobs have no queue."""
+    jobs = _random_jobs(random.Random(seed), 12, 16, 1_000)
+    if together or not queues:
+        jobs = [dataclasses.replace(j, queue=None) for j in jobs]
     if together:
-        return [dataclasses.replace(j, release=0) for j in jobs], order
-    return jobs, "fcfs"
+        return _instance(12, *(dataclasses.replace(j, release=0) for j in jobs)), order
+    return _instance(12, *jobs), "fcfs"
 
 
 @slow_settings(80)
@@ -520,13 +524,7 @@ def test_fair_profile_backfilling_never_delays_the_head(
     # at its preview start computed when it was first blocked (recorded as
     # its reservation), however many jobs were backfilled meanwhile. (The
     # estimates are loose: fairness 1 does not read them.)
-    rng = random.Random(seed)
-    m = 12
-    jobs = _random_jobs(rng, m, 16, 1_000)
-    if together:
-        jobs = [dataclasses.replace(j, queue=None) for j in jobs]
-    jobs, order = _no_overtaking(jobs, together, order)
-    instance = _instance(m, *jobs)
+    instance, order = _no_overtaking(seed, together, order, queues=True)
     result = simulate(instance, f"mallmann:variant={variant},fairness=1,order={order}")
     assert check_schedule(instance, result.schedule) == []
     placements = result.schedule.placements
@@ -547,11 +545,7 @@ def test_fairness_one_is_conservative_backfilling_with_exact_estimates(
     # (FCFS, or every job released at 0). Conservative's reservation of a
     # job is its earliest slot given the jobs ahead; with exact run times
     # it never moves, and the preview recomputes the same slots.
-    rng = random.Random(seed)
-    m = 12
-    jobs = [dataclasses.replace(j, queue=None) for j in _random_jobs(rng, m, 16, 1_000)]
-    jobs, order = _no_overtaking(jobs, together, order)
-    instance = _instance(m, *jobs)
+    instance, order = _no_overtaking(seed, together, order, queues=False)
     # (oracle: both sort the queue by actual run times.)
     ours = f"mallmann:variant={variant},fairness=1,order={order},oracle"
     assert _starts(instance, ours) == _starts(
