@@ -114,21 +114,19 @@ class Space:
     allocation: str = "any"
 
     def __post_init__(self) -> None:
-        if self.processors < 1:
-            raise ValueError(f"processors must be >= 1, got {self.processors}")
-        if self.jobs < 1:
-            raise ValueError(f"jobs must be >= 1, got {self.jobs}")
-        if self.max_runtime < 1:
-            raise ValueError(f"max runtime must be >= 1, got {self.max_runtime}")
-        if self.estimates not in ESTIMATE_MODES:
-            raise ValueError(
-                f"estimates {self.estimates!r} is not one of "
-                f"{', '.join(ESTIMATE_MODES)}"
-            )
-        if self.allocation not in ALLOCATIONS:
-            raise ValueError(
-                f"allocation {self.allocation!r} is not one of {', '.join(ALLOCATIONS)}"
-            )
+        for name, count in (
+            ("processors", self.processors),
+            ("jobs", self.jobs),
+            ("max runtime", self.max_runtime),
+        ):
+            if count < 1:
+                raise ValueError(f"{name} must be >= 1, got {count}")
+        for name, value, choices in (
+            ("estimates", self.estimates, ESTIMATE_MODES),
+            ("allocation", self.allocation, ALLOCATIONS),
+        ):
+            if value not in choices:
+                raise ValueError(f"{name} {value!r} is not one of {', '.join(choices)}")
         if self.max_release is not None and self.max_release < 0:
             raise ValueError(f"max release must be >= 0, got {self.max_release}")
         if self.max_estimate is not None and self.max_estimate < self.max_runtime:
