@@ -27,6 +27,17 @@ checked once by the back-end). The simulated policies are not timed here
 Runs on any tree: ``PYTHONPATH=/work/snap16 .venv/bin/python
 benchmarks/bounds_scale.py`` measures a snapshot of another commit. Nothing
 is asserted.
+
+``--archive`` (issue 30) measures the two archive-scale files of issue 32
+instead, written to ``--files`` (default ``/tmp/bounds_scale``): an SWF of
+``--swf-jobs`` job lines (200,000: the KTH log repeated, each copy shifted
+by a year, :func:`read_trace.synthetic_swf`) and a strip file of
+``--strip-items`` random items (50,000: widths 1–500 on a strip of 1,000,
+heights 1–1,000, seed 1). For each it times the back-end call as above
+(``time_limit=None``: every bound, the list schedule and its check) and the
+whole command ``optsched bound FILE --backend bounds-only --time-limit 60``
+(wall time of the child process: start-up, reading, the time-boxed offline
+heuristics and oracle policies, the back-end, printing).
 """
 
 from __future__ import annotations
@@ -74,11 +85,45 @@ def window(n: int, first: int) -> Instance:
     return cut_window(instance, first_job=first, jobs=n)
 
 
-def measure(n: int, objective: str, first: int, pipeline: bool) -> dict[str, object]:
-    """One window, one objective: the numbers of one table row."""
+def archive_files(folder: Path, swf_jobs: int, strip_items: int) -> list[Path]:
+    """Write (once) the archive-scale SWF and strip files of ``--archive``."""
+    import random
+
+    from read_trace import synthetic_swf
+
+    folder.mkdir(parents=True, exist_ok=True)
+    swf = folder / f"kth_{swf_jobs}.swf"
+    if not swf.exists():
+        synthetic_swf(TRACE, swf_jobs, swf)
+    strip = folder / f"strip_{strip_items}.txt"
+    if not strip.exists():
+        rng = random.Random(1)
+        items = [
+            f"{rng.randint(1, 500)} {rng.randint(1, 1000)}" for _ in range(strip_items)
+        ]
+        strip.write_text("\n".join(["1000", str(strip_items), *items]) + "\n")
+    return [swf, strip]
+
+
+def command_wall(path: Path, objective: str) -> float:
+    """Wall seconds of ``optsched bound PATH --backend bounds-only`` (60 s limit)."""
+    began = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "optsched", "bound", str(path), "--objective",
+         objective, "--backend", "bounds-only", "--time-limit", "60"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return time.perf_counter() - began
+
+
+def measure(
+    n: int, objective: str, first: int, pipeline: bool, path: Path | None = None
+) -> dict[str, object]:
+    """One window, one objective: the numbers of one table row (``path``: a
+    whole file instead of a KTH window)."""
     import optsched
 
-    instance = window(n, first)
+    instance = window(n, first) if path is None else optsched.read_trace(path).instance
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     cpu, wall = time.process_time(), time.perf_counter()
     result = optsched.solve(instance, objective, backend="bounds-only", time_limit=None)
@@ -122,10 +167,20 @@ def main() -> None:
     parser.add_argument("--pipeline", action="store_true")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--one", nargs=2, metavar=("JOBS", "OBJECTIVE"))
+    parser.add_argument("--file", type=Path, help="with --one: a whole file")
+    parser.add_argument("--archive", action="store_true")
+    parser.add_argument("--files", type=Path, default=Path("/tmp/bounds_scale"))
+    parser.add_argument("--swf-jobs", type=int, default=200_000)
+    parser.add_argument("--strip-items", type=int, default=50_000)
     args = parser.parse_args()
     if args.one:
-        row = measure(int(args.one[0]), args.one[1], args.first, args.pipeline)
+        row = measure(
+            int(args.one[0]), args.one[1], args.first, args.pipeline, args.file
+        )
         print(json.dumps(row))
+        return
+    if args.archive:
+        archive(args)
         return
     rows = []
     for n in [int(s) for s in args.sizes.split(",")]:
@@ -153,6 +208,27 @@ def main() -> None:
         )
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
+
+
+def archive(args: argparse.Namespace) -> None:
+    """``--archive``: the back-end call and the whole command on both files."""
+    swf, strip = archive_files(args.files, args.swf_jobs, args.strip_items)
+    print(
+        "| file | jobs | objective | call cpu s | call wall s | peak RSS MB | lower "
+        "| upper | status | command wall s |"
+    )
+    print("|---|---:|---|---:|---:|---:|---:|---:|---|---:|")
+    for path, objective in ((swf, "cmax"), (swf, "wct"), (strip, "cmax")):
+        command = [sys.executable, __file__, "--one", "0", objective]
+        command += ["--file", str(path)]
+        out = subprocess.run(command, check=True, capture_output=True, text=True)
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        print(json.dumps(r), file=sys.stderr)
+        print(
+            f"| {path.name} | {r['jobs']:,} | {objective} | {r['cpu_s']:.2f} | "
+            f"{r['wall_s']:.2f} | {r['peak_rss_mb']:.0f} | {r['lower']} | "
+            f"{r['upper']} | {r['status']} | {command_wall(path, objective):.1f} |"
+        )
 
 
 if __name__ == "__main__":
