@@ -346,6 +346,10 @@ def _units_task(task: tuple[int, int, int, str, int]) -> dict:
     }
 
 
+UNIT_COLUMNS = ("sum_C", "mean_C", "sum_qC_over_m", "makespan")
+"""The numbers of the units experiment, per machine size and inner scheduler."""
+
+
 def run_units(args: argparse.Namespace) -> dict[str, Any]:
     machines = [int(x) for x in args.machines.split(",")]
     inners = args.inners.split(",") if args.inners else [args.inner]
@@ -367,16 +371,14 @@ def run_units(args: argparse.Namespace) -> dict[str, Any]:
         for inner in inners:
             mine = [r for r in rows if r["machine"] == m and r["inner"] == inner]
             out["rows"].append(
-                {
-                    "machine": m,
-                    "inner": inner,
-                    **{
-                        key: float(np.mean([r[key] for r in mine]))
-                        for key in ("sum_C", "mean_C", "sum_qC_over_m", "makespan")
-                    },
-                }
+                {"machine": m, "inner": inner, **_means(mine, UNIT_COLUMNS)}
             )
     return out
+
+
+def _means(rows: list[dict], keys: tuple[str, ...]) -> dict[str, float]:
+    """The mean of each of ``keys`` over ``rows``."""
+    return {key: float(np.mean([r[key] for r in rows])) for key in keys}
 
 
 def units_markdown(data: dict[str, Any]) -> str:
@@ -387,11 +389,9 @@ def units_markdown(data: dict[str, Any]) -> str:
     ]
     header = ("m", "inner", "sum C_j", "mean C_j", "sum q_j C_j / m", "makespan")
     cells = [
-        (r["machine"], f"`{r['inner']}`",
-         *(f"{r[key]:,.1f}" for key in ("sum_C", "mean_C", "sum_qC_over_m",
-                                         "makespan")))
+        (r["machine"], f"`{r['inner']}`", *(f"{r[key]:,.1f}" for key in UNIT_COLUMNS))
         for r in data["rows"]
-    ]  # fmt: skip
+    ]
     return "\n".join(lines + markdown_table(header, "llllll", cells)) + "\n"
 
 
@@ -428,10 +428,7 @@ def run_bounds(args: argparse.Namespace) -> dict[str, Any]:
     out["rows"] = [
         {
             "machine": m,
-            **{
-                key: float(np.mean([r[key] for r in rows if r["machine"] == m]))
-                for key in BOUND_COLUMNS
-            },
+            **_means([r for r in rows if r["machine"] == m], BOUND_COLUMNS),
         }
         for m in machines
     ]
