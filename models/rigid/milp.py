@@ -335,7 +335,7 @@ def _step_model(
         for earlier, later in zip(y[job.id], y[job.id][1:], strict=False):
             prob += earlier <= later
         starts[job.id] = job.last - pulp.lpSum(y[job.id])
-    _add_step_capacity(prob, grid, y)
+    _add_step_capacity(prob, grid, y, deadline)
     completion = {j.id: g * starts[j.id] + j.runtime for j in grid.jobs}
     _minimise(prob, objective, completion, {j.id: j.weight for j in grid.jobs})
     return prob, y, starts
@@ -359,12 +359,16 @@ def _minimise(
 
 
 def _add_step_capacity(
-    prob: pulp.LpProblem, grid: TimeGrid, y: Mapping[int, list[pulp.LpVariable]]
+    prob: pulp.LpProblem,
+    grid: TimeGrid,
+    y: Mapping[int, list[pulp.LpVariable]],
+    deadline: float | None = None,
 ) -> None:
     """``sum_j q_j (y_{j,k} - y_{j,k-d_j}) <= cap_k`` for every cell ``k``."""
     terms: list[dict[pulp.LpVariable, float]] = [{} for _ in range(grid.cells)]
     constants = [0.0] * grid.cells
     for job in grid.jobs:
+        on_time(deadline)
         if job.duration == 0:
             continue
         for k in range(job.first, min(grid.cells, job.last + job.duration)):
@@ -589,6 +593,9 @@ def _run_solver(
     share: float,
     presolve: bool = True,
 ) -> _Outcome:
+    # A model finished after the deadline is not handed to the solver (its
+    # transfer alone takes seconds on large grids).
+    on_time(run.deadline)
     limit = run.remaining(share)
     began = time.perf_counter()
     if run.solver == "highs":
