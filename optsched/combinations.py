@@ -23,7 +23,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["INPUT_REFUSALS", "InputRefusal", "refusal_for", "refusals_markdown"]
+from optsched.families import FEATURES, SIMULATORS
+
+__all__ = [
+    "INPUT_REFUSALS",
+    "InputRefusal",
+    "refusal_for",
+    "refusals_markdown",
+    "simulators_markdown",
+]
 
 TOPOLOGY = ("speeds", "nodes")
 """The machine shapes whose run times depend on the processors."""
@@ -97,4 +105,24 @@ def refusals_markdown() -> str:
     for entry in INPUT_REFUSALS:
         why = "the model" if entry.kind == "model" else "not built yet"
         rows.append(f"| {entry.shape} + {entry.other} | {entry.message} | {why} |")
+    return "\n".join(rows) + "\n"
+
+
+def simulators_markdown() -> str:
+    """Which simulators follow each feature that some simulator refuses
+    (the family table's ``simulators`` column), as the user guide's table:
+    a policy whose simulator does not follow a feature the instance
+    carries is refused in one line, while the other policies run."""
+    names = [name for name, _ in SIMULATORS]
+    rows = [
+        "| feature | " + " | ".join(names) + " |",
+        "|---|" + "---|" * len(names),
+    ]
+    for row in FEATURES:
+        if row.simulators is None:
+            continue
+        cells = ("runs" if name in row.simulators else "refused" for name in names)
+        rows.append(f"| {row.name} | " + " | ".join(cells) + " |")
+    rows.append("")
+    rows += [f"- `{name}`: {what}" for name, what in SIMULATORS]
     return "\n".join(rows) + "\n"

@@ -78,6 +78,7 @@ from optsched.instance import Instance
 
 __all__ = [
     "FEATURES",
+    "SIMULATORS",
     "ExactPlan",
     "Feature",
     "exact_plan",
@@ -293,6 +294,18 @@ def _rigid_only(instance: Instance) -> str:
         f"job{'s' if count != 1 else ''}: use cpsat or bounds-only"
     )
 
+
+SIMULATORS: tuple[tuple[str, str], ...] = (
+    ("engine", "the event engine's policies (fcfs, easy, conservative, ...)"),
+    (
+        "engine-modes",
+        "the engine's policies that choose a moldable job's mode at its start "
+        "(adaptive, easy-scaling), on moldable or malleable jobs",
+    ),
+    ("standalone", "policies that build their own schedule (shelves, pbi, deq, ...)"),
+    ("nodes", "the node simulator of the combinators (speeds, SMP nodes)"),
+)
+"""The simulators of the ``simulators`` column, each with what runs on it."""
 
 _ENGINE_ONLY = ("engine", "engine-modes")
 _NOT_NODES = ("engine", "engine-modes", "standalone")

@@ -26,7 +26,12 @@ from support.composition import (
 )
 from support.paths import REPO
 
-from optsched.combinations import INPUT_REFUSALS, refusal_for, refusals_markdown
+from optsched.combinations import (
+    INPUT_REFUSALS,
+    refusal_for,
+    refusals_markdown,
+    simulators_markdown,
+)
 from optsched.families import FEATURES as TABLE
 
 TIME_LIMIT = 1.0
@@ -103,3 +108,4 @@ def test_the_user_guide_shows_the_refusals() -> None:
 
     guide = REPO / "docs" / "guide" / "composition.md"
     assert refusals_markdown() in guide.read_text()
+    assert simulators_markdown() in guide.read_text()
