@@ -8,6 +8,7 @@ import click
 
 from optsched.bench import Store, run_suite
 from optsched.cli.console import echo
+from optsched.cli.display import failed_task
 from optsched.cli.options import count_option, output_option, shown_option
 from optsched.extras import require
 
@@ -127,12 +128,6 @@ def command(
             "(rerun with --retry-failed); first ones:",
             err=True,
         )
-        for f in failures:
-            first_line = (f["error"] or "").splitlines()[0] if f["error"] else ""
-            echo(
-                f"  {f['window']} {f['kind']} "
-                f"{' '.join(filter(None, [f['name'], f['objective']]))}: "
-                f"{first_line}",
-                err=True,
-            )
+        for failure in failures:
+            echo(f"  {failed_task(failure)}", err=True)
         sys.exit(1)

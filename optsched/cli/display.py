@@ -28,6 +28,15 @@ json_option = click.option(
 """``--json``: see :func:`echo_json`."""
 
 
+def failed_task(failure: dict[str, Any]) -> str:
+    """A failed task of a results store (:meth:`optsched.bench.store.Store.failures`)
+    in one line: ``WINDOW KIND [NAME] [OBJECTIVE]: first line of its error``."""
+    error = failure["error"] or ""
+    first = error.splitlines()[0] if error else ""
+    named = " ".join(filter(None, [failure["name"], failure["objective"]]))
+    return f"{failure['window']} {failure['kind']} {named}: {first}"
+
+
 def echo_json(data: Any) -> None:
     """Print ``data`` as indented JSON; NaN and infinities become ``null``
     (JSON has neither, and a consumer's parser would refuse them)."""

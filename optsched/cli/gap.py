@@ -32,7 +32,7 @@ from optsched.bench.suite import (
     SolverSpec,
 )
 from optsched.bundled import bundled_path
-from optsched.cli.display import wide_option
+from optsched.cli.display import failed_task, wide_option
 from optsched.cli.options import (
     choice_option,
     count_option,
@@ -524,12 +524,7 @@ def _finish(found: object) -> None:
         )
     _policy_errors(found, err)
     for failure in found.failures:
-        first = (failure["error"] or "").splitlines()[0] if failure["error"] else ""
-        err.print(
-            f"optsched: failed: window {failure['window']} {failure['kind']} "
-            f"{' '.join(filter(None, [failure['name'], failure['objective']]))}: "
-            f"{first}"
-        )
+        err.print(f"optsched: failed: window {failed_task(failure)}")
     if found.interrupted:
         err.print(
             f"optsched: interrupted: {found.finished} of {found.windows} window(s) "
