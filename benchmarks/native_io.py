@@ -1,17 +1,25 @@
 """Time native JSON instances, schedule files and the checker on whole traces.
 
-Usage: ``.venv/bin/python benchmarks/native_io.py [--traces DIR] [--repeat R]``
+Usage: ``.venv/bin/python benchmarks/native_io.py [--traces DIR] [--repeat R]
+[--reader]``
 
 For each trace with recorded wait times, the whole trace is written and read
 back as a native JSON instance, its recorded schedule (start = submit + wait)
 is written and read in each schedule format, and ``check_schedule`` judges
 it. Best of ``R`` runs; wall and process CPU time.
+
+``--reader`` times the native reader's steps instead, on the largest trace
+whole and on a 100,000-job document (that trace's jobs repeated, ids
+renumbered): the JSON parse alone, the whole read (schema step included),
+and what jsonschema would cost on every job item.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import itertools
+import json
 import tempfile
 import time
 from collections.abc import Callable
@@ -20,7 +28,7 @@ from pathlib import Path
 from optsched.check import check_schedule
 from optsched.instance import Instance
 from optsched.io import read_trace
-from optsched.io.native import read_native, write_native
+from optsched.io.native import _schema_validators, read_native, write_native
 from optsched.io.schedules import read_schedule, write_schedule
 from optsched.schedule import Placement, Schedule
 
@@ -73,11 +81,55 @@ def steps(
     return out_steps
 
 
+def tiled(instance: Instance, jobs: int) -> Instance:
+    """``instance``'s jobs repeated (ids renumbered) up to ``jobs`` jobs."""
+    out = [
+        job.replace(id=k + 1)
+        for k, job in zip(range(jobs), itertools.cycle(instance.jobs), strict=False)
+    ]
+    return instance.replace(jobs=tuple(out), name=f"tiled-{jobs}")
+
+
+def reader_steps(path: Path) -> list[tuple[str, Callable[[], object]]]:
+    """The native reader's parts on the file at ``path``."""
+    text = path.read_text(encoding="utf-8")
+    _, job_validator = _schema_validators()
+    items = json.loads(text)["jobs"]
+    return [
+        ("json.loads", lambda: json.loads(text)),
+        ("read_native", lambda: read_native(path)),
+        (
+            "jsonschema on every job",
+            lambda: all(job_validator.is_valid(item) for item in items),
+        ),
+    ]
+
+
+def reader_table(traces: Path, repeat: int) -> None:
+    """The ``--reader`` table (module docstring)."""
+    print("| document | jobs | step | wall s | cpu s |")
+    print("|---|---:|---|---:|---:|")
+    largest = max(traces.glob("*.swf*"), key=lambda p: p.stat().st_size)
+    whole = read_trace(largest).instance
+    with tempfile.TemporaryDirectory() as folder:
+        for name, instance in ((largest.name, whole), ("tiled", tiled(whole, 10**5))):
+            path = Path(folder) / "i.json"
+            write_native(instance, path)
+            for step, action in reader_steps(path):
+                wall, cpu = best(action, repeat)
+                jobs = f"{len(instance.jobs):,}"
+                print(f"| {name} | {jobs} | {step} | {wall:.3f} | {cpu:.3f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--traces", type=Path, default=TRACES)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--reader", action="store_true")
     args = parser.parse_args()
+    if args.reader:
+        reader_table(args.traces, args.repeat)
+        return
     print("| trace | jobs | operation | wall s | cpu s |")
     print("|---|---:|---|---:|---:|")
     with tempfile.TemporaryDirectory() as folder:

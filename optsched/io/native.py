@@ -4,8 +4,11 @@ The format is the :class:`~optsched.instance.Instance` written out field by
 field, so an instance read back from a file it was written to is equal to the
 original (``read_native(write_native(i)) == i``). The JSON Schema (draft
 2020-12) is shipped as ``optsched/schemas/instance.schema.json``
-(:func:`schema_path`); the reader validates by hand and names the file, the
-line and the JSON path of every problem.
+(:func:`schema_path`). The reader validates a file against it with
+jsonschema (:mod:`optsched.io.schema_messages`), then makes the checks a
+schema cannot express (unique ids, sizes within the machine, busy blocks that
+fit, a moldable job's modes); either way the message names the file, the line
+and the JSON path of the problem.
 
 Example::
 
@@ -94,10 +97,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from jsonschema.exceptions import ValidationError
+from jsonschema.protocols import Validator
+
 from optsched.calendar import Calendar, Period
 from optsched.errors import InputError, shown
 from optsched.instance import (
-    ALLOCATIONS,
     BusyBlock,
     Instance,
     Job,
@@ -109,6 +114,15 @@ from optsched.instance import (
     job_name,
 )
 from optsched.io.atomic import atomic_write
+from optsched.io.json_lines import JsonLocator, JsonPath, line_of
+from optsched.io.json_lines import json_line as json_line
+from optsched.io.json_lines import json_lines as json_lines
+from optsched.io.schema_messages import (
+    describe_value,
+    explain,
+    first_error,
+    validator_for,
+)
 from optsched.io.text import decode_utf8, read_data, refuse_utf16, strip_bom
 from optsched.nodes import DEFAULT_BASE, Nodes
 from optsched.trace import Trace
@@ -117,40 +131,10 @@ FORMAT_NAME = "optsched-instance"
 FORMAT_VERSION = 1
 
 JOB_KEYS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Job))
-JOB_REQUIRED = ("id", "release", "size", "runtime")
-MOLDABLE_REQUIRED = ("id", "release", "modes")
-MODE_KEYS = ("processors", "runtime", "estimate")
-BLOCK_KEYS = ("start", "end", "size", "offset", "label")
-MACHINE_KEYS = (
-    "processors",
-    "allocation",
-    "unavailable",
-    "outages",
-    "switch_cost",
-    "switch_cost_per_processor",
-    "speeds",
-    "nodes",
-    "calendar",
-)
-CALENDAR_KEYS = (
-    "periods",
-    "holidays",
-    "monday_offset",
-    "sequential_queues",
-    "anytime_queues",
-    "user_limit",
-)
-PERIOD_KEYS = ("days", "start", "end", "capacity", "max_size")
-NODES_KEYS = ("count", "cpus", "tight", "level", "base", "cost")
 SWITCH_KEYS = ("switch_cost", "switch_cost_per_processor")
-WINDOW_KEYS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Window))
-SOURCE_KEYS = ("file", "sha256", "format", "window")
-TOP_KEYS = ("format", "version", "name", "machine", "jobs", "source")
 MAX_DEPTH = 64
 """Nesting depth named in the message on JSON too deep to parse (the format
 itself needs 4 levels; the parser gives up near the recursion limit)."""
-
-JsonPath = tuple[str | int, ...]
 
 
 # --------------------------------------------------------------------------
@@ -232,46 +216,6 @@ def _calendar_to_dict(calendar: Calendar) -> dict[str, Any]:
     if calendar.user_limit is not None:
         out["user_limit"] = calendar.user_limit
     return out
-
-
-def _parse_period(item: object, k: int) -> Period:
-    entry = _Object(item, ("machine", "calendar", "periods", k), PERIOD_KEYS)
-    days = entry.array("days")
-    if not all(isinstance(d, int) and not isinstance(d, bool) for d in days):
-        raise _Problem(
-            (*entry.path, "days"), "days: expected day numbers 0-7", entry.label
-        )
-    start, end = entry.integer("start"), entry.integer("end")
-    capacity = entry.integer("capacity", required=False, nullable=True)
-    largest = entry.integer("max_size", required=False, nullable=True)
-    period: Period = entry.validated(
-        lambda: Period(tuple(days), start, end, capacity, largest)  # type: ignore[arg-type]
-    )
-    return period
-
-
-def _parse_calendar(value: object) -> Calendar:
-    obj = _Object(value, ("machine", "calendar"), CALENDAR_KEYS)
-    periods = [_parse_period(item, k) for k, item in enumerate(obj.array("periods"))]
-    lists = {}
-    for key in ("holidays", "sequential_queues", "anytime_queues"):
-        items = obj.array(key, required=False)
-        if not all(isinstance(x, int) and not isinstance(x, bool) for x in items):
-            raise _Problem((*obj.path, key), f"{key}: expected integers", obj.label)
-        lists[key] = frozenset(items)
-    offset = obj.integer("monday_offset", required=False) or 0
-    limit = obj.integer("user_limit", required=False, nullable=True)
-    calendar: Calendar = obj.validated(
-        lambda: Calendar(
-            tuple(periods),
-            lists["holidays"],
-            offset,
-            lists["sequential_queues"],
-            lists["anytime_queues"],
-            limit,
-        )
-    )
-    return calendar
 
 
 def instance_to_dict(instance: Instance) -> dict[str, Any]:
@@ -389,20 +333,7 @@ def format_json_path(path: JsonPath) -> str:
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
-
-
-def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return shown(value)
-    if isinstance(value, str):
-        return f"the string {shown(value)}"
-    if isinstance(value, list):
-        return "a list"
-    return "an object"
+_kind = describe_value
 
 
 @functools.cache
@@ -410,8 +341,34 @@ def _key_set(keys: tuple[str, ...]) -> frozenset[str]:
     return frozenset(keys)
 
 
+def _validated(
+    build: Callable[[], Any],
+    path: JsonPath,
+    data: Mapping[str, Any],
+    label: str,
+    owner: str = "",
+) -> Any:
+    """Call a validating constructor; map its ``ValueError`` to a key.
+
+    Core types say ``"job 17: size 0 must be at least 1"``; the ``owner``
+    prefix (``"job 17: "``) is replaced by ``label`` and the path points at
+    the key of ``data`` the reason starts with, if any.
+    """
+    try:
+        return build()
+    except ValueError as error:
+        reason = str(error).removeprefix(owner)
+        first_word = reason.split(" ", 1)[0]
+        where = (*path, first_word) if first_word in data else path
+        raise _Problem(where, reason, label) from None
+
+
 class _Object:
-    """Typed access to one JSON object, raising :class:`_Problem` on misuse."""
+    """Typed access to one JSON object, raising :class:`_Problem` on misuse.
+
+    For readers of formats with no shipped schema (co-reservation problems);
+    native instances are validated against their schema instead.
+    """
 
     def __init__(
         self,
@@ -487,118 +444,167 @@ class _Object:
         return value
 
     def validated(self, build: Callable[[], Any], owner: str = "") -> Any:
-        """Call a validating constructor; map its ``ValueError`` to a key.
+        """:func:`_validated` on this object."""
+        return _validated(build, self.path, self.data, self.label, owner)
 
-        Core types say ``"job 17: size 0 must be at least 1"``; the
-        ``owner`` prefix (``"job 17: "``) is replaced by this object's label
-        and the path points at the key the reason starts with, if any.
-        """
-        try:
-            return build()
-        except ValueError as error:
-            reason = str(error).removeprefix(owner)
-            first_word = reason.split(" ", 1)[0]
-            path = (*self.path, first_word) if first_word in self.data else self.path
-            raise _Problem(path, reason, self.label) from None
+
+# --------------------------------------------------------------------------
+# The schema step: everything JSON Schema can say, checked by jsonschema
+# --------------------------------------------------------------------------
+
+
+@functools.cache
+def _schema_validators() -> tuple[Validator, Validator]:
+    """Validators of the shipped schema and of one job item alone.
+
+    The job items are validated one by one, and only when the core type
+    refuses a job or the job is not a plain rigid one (:func:`_parse_job`):
+    jsonschema takes about 100 µs per job, 50 times the JSON parse
+    (benchmarks/README.md, "native reader").
+    """
+    schema = json.loads(schema_path().read_text(encoding="utf-8"))
+    job = {"$schema": schema["$schema"], "$defs": schema["$defs"]}
+    return validator_for(schema), validator_for({**job, "$ref": "#/$defs/job"})
+
+
+def _schema_problem(
+    error: ValidationError, prefix: JsonPath = (), job: object = None
+) -> _Problem:
+    problem = explain(error, prefix)
+    if prefix and problem.owner == prefix:
+        label = _job_label(job, int(prefix[1]))
+    else:
+        label = format_json_path(problem.owner)
+    return _Problem(problem.path, problem.reason, label)
+
+
+def _check_head(data: object) -> None:
+    """Validate everything but the job items against the shipped schema."""
+    document, _ = _schema_validators()
+    head = data
+    if isinstance(data, dict) and isinstance(data.get("jobs"), list):
+        head = {**data, "jobs": []}
+    error = first_error(document, head, ahead=("format", "version"))
+    if error is not None:
+        raise _schema_problem(error)
+
+
+def _check_job(value: object, index: int) -> None:
+    """Validate ``jobs[index]`` against the schema's job definition."""
+    _, job = _schema_validators()
+    error = first_error(job, value)
+    if error is not None:
+        raise _schema_problem(error, ("jobs", index), value)
+
+
+# --------------------------------------------------------------------------
+# Building the instance: schema-valid values, checks across fields
+# --------------------------------------------------------------------------
 
 
 def _parse_block(
-    value: object, path: JsonPath, processors: int, allocation: str
+    data: dict[str, Any], path: JsonPath, processors: int, allocation: str
 ) -> BusyBlock:
-    obj = _Object(value, path, BLOCK_KEYS)
-    start, end, size = (obj.integer(k) for k in ("start", "end", "size"))
-    offset = obj.integer("offset", required=False, nullable=True)
-    label = obj.string("label") or ""
-    owner = f"{block_name(label, start, end)}: "
-    block: BusyBlock = obj.validated(
-        lambda: BusyBlock(start, end, size, offset, label),  # type: ignore[arg-type]
+    label = data.get("label", "")
+    start, end = data["start"], data["end"]
+    where, owner = format_json_path(path), f"{block_name(label, start, end)}: "
+    block: BusyBlock = _validated(
+        lambda: BusyBlock(start, end, data["size"], data.get("offset"), label),
+        path,
+        data,
+        where,
         owner,
     )
     # A machine holding only this block: checks it fits, with the block's path.
-    obj.validated(lambda: Machine(processors, allocation, (block,)), owner)
+    _validated(
+        lambda: Machine(processors, allocation, (block,)), path, data, where, owner
+    )
     return block
 
 
-def _parse_machine(value: object) -> Machine:
-    obj = _Object(value, ("machine",), MACHINE_KEYS)
-    processors = obj.integer("processors")
-    allocation = obj.string("allocation")
-    if allocation is None:
-        allocation = "any"
-    elif allocation not in ALLOCATIONS:
-        raise obj._problem(
-            "allocation",
-            f"allocation: expected one of {', '.join(ALLOCATIONS)}, "
-            f"got {shown(allocation)}",
+def _parse_machine(data: dict[str, Any]) -> Machine:
+    path: JsonPath = ("machine",)
+
+    def validated(build: Callable[[], Machine]) -> Machine:
+        machine: Machine = _validated(build, path, data, "machine", "machine: ")
+        return machine
+
+    allocation = data.get("allocation", "any")
+    costs = {key: data.get(key, 0) for key in SWITCH_KEYS}
+    machine = validated(lambda: Machine(data["processors"], allocation, **costs))
+    if "speeds" in data or "nodes" in data:
+        speeds = tuple(data["speeds"]) if "speeds" in data else None
+        nodes = _parse_nodes(data["nodes"]) if "nodes" in data else None
+        machine = validated(lambda: machine.replace(speeds=speeds, nodes=nodes))
+    if "calendar" in data:
+        calendar = _parse_calendar(data["calendar"])
+        machine = validated(lambda: machine.replace(calendar=calendar))
+    blocks, outages = (
+        tuple(
+            _parse_block(item, (*path, key, i), machine.processors, allocation)
+            for i, item in enumerate(data.get(key, ()))
         )
-    costs = {key: obj.integer(key, required=False) or 0 for key in SWITCH_KEYS}
-    machine: Machine = obj.validated(
-        lambda: Machine(processors, allocation, **costs),  # type: ignore[arg-type]
-        "machine: ",
-    )
-    if obj.has("speeds") or obj.has("nodes"):
-        speeds = _parse_speeds(obj) if obj.has("speeds") else None
-        nodes = _parse_nodes(obj.data["nodes"]) if obj.has("nodes") else None
-        machine = obj.validated(
-            lambda: machine.replace(speeds=speeds, nodes=nodes), "machine: "
-        )
-    if obj.has("calendar"):
-        calendar = _parse_calendar(obj.data["calendar"])
-        machine = obj.validated(lambda: machine.replace(calendar=calendar), "machine: ")
-    blocks = tuple(
-        _parse_block(
-            item, ("machine", "unavailable", i), machine.processors, allocation
-        )
-        for i, item in enumerate(obj.array("unavailable", required=False))
-    )
-    outages = tuple(
-        _parse_block(item, ("machine", "outages", i), machine.processors, allocation)
-        for i, item in enumerate(obj.array("outages", required=False))
+        for key in ("unavailable", "outages")
     )
     # What is left are conflicts between blocks (capacity, shared processors);
     # a message naming two blocks keeps both names.
-    return obj.validated(
-        lambda: machine.replace(unavailable=blocks, outages=outages), "machine: "
-    )
+    return validated(lambda: machine.replace(unavailable=blocks, outages=outages))
 
 
-def _parse_speeds(obj: _Object) -> tuple[float, ...]:
-    values = obj.array("speeds")
-    for k, value in enumerate(values):
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-            or value <= 0
-        ):
-            raise _Problem(
-                ("machine", "speeds", k),
-                f"speed of processor {k}: expected a finite number > 0, "
-                f"got {shown(value)}",
-                "machine",
-            )
-    return tuple(values)
-
-
-def _parse_nodes(value: object) -> Nodes:
-    obj = _Object(value, ("machine", "nodes"), NODES_KEYS)
-    count, cpus = obj.integer("count"), obj.integer("cpus")
-    tight = obj.integer("tight", required=False, nullable=True)
-    level = obj.integer("level", required=False) or 0
-    base = obj.number("base")
-    cost = obj.string("cost") or "ratio"
-    nodes: Nodes = obj.validated(
+def _parse_nodes(data: dict[str, Any]) -> Nodes:
+    nodes: Nodes = _validated(
         lambda: Nodes(
-            count,  # type: ignore[arg-type]
-            cpus,  # type: ignore[arg-type]
-            tight,
-            level,
-            DEFAULT_BASE if base is None else base,
-            cost,
+            data["count"],
+            data["cpus"],
+            data.get("tight"),
+            data.get("level", 0),
+            data.get("base", DEFAULT_BASE),
+            data.get("cost", "ratio"),
         ),
+        ("machine", "nodes"),
+        data,
+        "machine.nodes",
         "machine nodes: ",
     )
     return nodes
+
+
+def _parse_period(data: dict[str, Any], path: JsonPath) -> Period:
+    period: Period = _validated(
+        lambda: Period(
+            tuple(data["days"]),
+            data["start"],
+            data["end"],
+            data.get("capacity"),
+            data.get("max_size"),
+        ),
+        path,
+        data,
+        format_json_path(path),
+    )
+    return period
+
+
+def _parse_calendar(data: dict[str, Any]) -> Calendar:
+    path: JsonPath = ("machine", "calendar")
+    periods = [
+        _parse_period(item, (*path, "periods", k))
+        for k, item in enumerate(data["periods"])
+    ]
+    calendar: Calendar = _validated(
+        lambda: Calendar(
+            tuple(periods),
+            frozenset(data.get("holidays", ())),
+            data.get("monday_offset", 0),
+            frozenset(data.get("sequential_queues", ())),
+            frozenset(data.get("anytime_queues", ())),
+            data.get("user_limit"),
+        ),
+        path,
+        data,
+        format_json_path(path),
+    )
+    return calendar
 
 
 def _job_label(value: object, index: int) -> str:
@@ -607,99 +613,101 @@ def _job_label(value: object, index: int) -> str:
     return f"jobs[{index}]"
 
 
-def _parse_job(value: object, index: int, machine: Machine) -> Job:
-    path: JsonPath = ("jobs", index)
-    obj = _Object(value, path, JOB_KEYS, _job_label(value, index))
-    if obj.has("modes") or obj.has("malleable"):
-        return _parse_moldable_job(obj, machine)
-    for name in JOB_REQUIRED:
-        obj.require(name)
-    # Fast path over the keys present (tens of thousands of jobs per file);
-    # the typed accessors produce the messages when something is off.
-    fields: dict[str, Any] = {}
-    for name, item in obj.data.items():
-        if name == "weight":
-            fields[name] = obj.number(name)
-        elif type(item) is int:
-            fields[name] = item
-        elif item is not None or name in JOB_REQUIRED:
-            obj.integer(name)  # raises: not an integer
-    job: Job = obj.validated(lambda: Job(**fields), f"{job_name(fields.get('id'))}: ")
-    if job.size > machine.processors:
-        raise obj._problem(
-            "size",
-            f"size {job.size} exceeds machine processors {machine.processors}",
+def _plain_rigid(value: object) -> bool:
+    """A rigid job whose fields are all integers or null (or a weight): the
+    ones the :class:`Job` constructor alone can judge."""
+    return (
+        type(value) is dict
+        and "modes" not in value
+        and "malleable" not in value
+        and all(
+            type(item) is int or item is None
+            for key, item in value.items()
+            if key != "weight"
         )
+    )
+
+
+def _parse_job(value: Any, index: int) -> Job:
+    """``jobs[index]``; the schema judges it when the core type refuses it.
+
+    A plain rigid job goes straight to :class:`Job`, whose constructor
+    enforces every range the schema states (the property tests check that a
+    job it accepts is schema-valid); anything else, and any job it refuses,
+    is validated by jsonschema, which names the field.
+    """
+    if _plain_rigid(value):
+        try:
+            return Job(**value)
+        except (TypeError, ValueError):
+            pass  # jsonschema names the field, or the message below does
+    _check_job(value, index)
+    path: JsonPath = ("jobs", index)
+    label, owner = _job_label(value, index), f"{job_name(value['id'])}: "
+    fields = value
+    if "modes" in value:
+        fields = _moldable_fields(value, path, label)
+    job: Job = _validated(lambda: Job(**fields), path, value, label, owner)
     return job
 
 
-def _parse_moldable_job(obj: _Object, machine: Machine) -> Job:
+def _parse_mode(data: dict[str, Any], path: JsonPath) -> Mode:
+    mode: Mode = _validated(
+        lambda: Mode(data["processors"], data["runtime"], data.get("estimate")),
+        path,
+        data,
+        format_json_path(path),
+    )
+    return mode
+
+
+def _moldable_fields(
+    data: dict[str, Any], path: JsonPath, label: str
+) -> dict[str, Any]:
     """A job with ``modes`` (module docstring): the request is ``size``'s
     mode, or the one with the most processors."""
-    for name in MOLDABLE_REQUIRED:
-        obj.require(name)
-    for name in ("runtime", "estimate"):
-        if obj.has(name):
-            raise obj._problem(
-                name, f"{name}: a job with modes gives it in each mode, not here"
-            )
     modes = tuple(
-        _parse_mode(item, (*obj.path, "modes", k))
-        for k, item in enumerate(obj.array("modes"))
+        _parse_mode(item, (*path, "modes", k)) for k, item in enumerate(data["modes"])
     )
-    if not modes:
-        raise obj._problem("modes", "modes: a moldable job needs at least one mode")
-    malleable = obj.data.get("malleable", False)
-    if not isinstance(malleable, bool):
-        raise obj._problem(
-            "malleable", f"malleable: expected true or false, got {_kind(malleable)}"
-        )
-    size = obj.integer("size", required=False)
-    fields: dict[str, Any] = {"malleable": malleable}
-    for name in obj.data:
-        if name == "weight":
-            fields[name] = obj.number(name)
-        elif name not in ("modes", "malleable", "size"):
-            fields[name] = obj.integer(name, nullable=name not in JOB_REQUIRED)
     by_count = {mode.processors: mode for mode in modes}
+    size = data.get("size")
     if size is None:
         request = max(modes, key=lambda mode: mode.processors)
     elif size in by_count:
         request = by_count[size]
     else:
-        raise obj._problem(
-            "size", f"size {size} is not the processor count of one of its modes"
+        raise _Problem(
+            (*path, "size"),
+            f"size {size} is not the processor count of one of its modes",
+            label,
         )
-    fields.update(
-        size=request.processors,
-        runtime=request.runtime,
-        estimate=request.estimate,
-        modes=modes,
-    )
-    job: Job = obj.validated(lambda: Job(**fields), f"{job_name(fields.get('id'))}: ")
-    if job.modes[-1].processors > machine.processors:
-        raise obj._problem(
-            "modes",
-            f"modes: a mode on {job.modes[-1].processors} processors exceeds "
-            f"machine processors {machine.processors}",
-        )
-    return job
-
-
-def _parse_mode(value: object, path: JsonPath) -> Mode:
-    obj = _Object(value, path, MODE_KEYS)
-    processors, runtime = obj.integer("processors"), obj.integer("runtime")
-    estimate = obj.integer("estimate", required=False)
-    assert processors is not None and runtime is not None
-    mode: Mode = obj.validated(lambda: Mode(processors, runtime, estimate), "")
-    return mode
+    return {
+        **data,
+        "size": request.processors,
+        "runtime": request.runtime,
+        "estimate": request.estimate,
+        "modes": modes,
+    }
 
 
 def _parse_jobs(values: list[Any], machine: Machine) -> tuple[Job, ...]:
     jobs: list[Job] = []
     first_index: dict[int, int] = {}
     for index, value in enumerate(values):
-        job = _parse_job(value, index, machine)
+        job = _parse_job(value, index)
+        largest = job.modes[-1].processors if job.modes else job.size
+        if largest > machine.processors:
+            key = "modes" if job.modes else "size"
+            reason = (
+                f"modes: a mode on {largest} processors exceeds"
+                if job.modes
+                else f"size {largest} exceeds"
+            )
+            raise _Problem(
+                ("jobs", index, key),
+                f"{reason} machine processors {machine.processors}",
+                _job_label(value, index),
+            )
         if job.id in first_index:
             raise _Problem(
                 ("jobs", index, "id"),
@@ -711,63 +719,30 @@ def _parse_jobs(values: list[Any], machine: Machine) -> tuple[Job, ...]:
     return tuple(jobs)
 
 
-def _known_state(state: str) -> bool:
-    kind, _, policy = state.partition(":")
-    return state in ("none", "recorded") or (kind == "simulated" and bool(policy))
-
-
-def _parse_window(value: object) -> Window | None:
-    if value is None:
-        return None
-    obj = _Object(value, ("source", "window"), WINDOW_KEYS)
-    numbers = {
-        key: obj.integer(key, required=False, nullable=True)
-        for key in ("first_job", "jobs", "start", "end")
-    }
-    shift = obj.integer("shift", required=False)
-    state = obj.string("initial_state")
-    if state is not None and not _known_state(state):
-        raise obj._problem(
-            "initial_state",
-            "initial_state: expected 'none', 'recorded' or 'simulated:POLICY', "
-            f"got {shown(state)}",
-        )
-    return Window(
-        **numbers,
-        shift=0 if shift is None else shift,
-        initial_state=state or "none",
-    )
-
-
-def _parse_source(value: object) -> Source:
-    obj = _Object(value, ("source",), SOURCE_KEYS)
+def _parse_source(data: dict[str, Any]) -> Source:
+    window = data.get("window")
     return Source(
-        file=obj.string("file", nullable=True),
-        sha256=obj.string("sha256", nullable=True),
-        format=obj.string("format", nullable=True),
-        window=_parse_window(obj.data.get("window")),
+        file=data.get("file"),
+        sha256=data.get("sha256"),
+        format=data.get("format"),
+        window=None
+        if window is None
+        else Window(**{"shift": 0, "initial_state": "none", **window}),
     )
 
 
-def _parse_instance(data: object, default_source: Source) -> Instance:
-    top = _Object(data, (), TOP_KEYS)
-    fmt = top.string("format")
-    if fmt is not None and fmt != FORMAT_NAME:
-        raise top._problem(
-            "format", f"format: expected {FORMAT_NAME!r}, got {shown(fmt)}"
-        )
-    version = top.integer("version")
-    if version != FORMAT_VERSION:
-        raise top._problem(
-            "version",
-            f"version: this optsched reads version {FORMAT_VERSION}, "
-            f"got {shown(version)}",
-        )
-    machine = _parse_machine(top.require("machine"))
-    jobs = _parse_jobs(top.array("jobs"), machine)
-    source = _parse_source(top.data["source"]) if top.has("source") else default_source
-    name = top.string("name") or ""
-    return top.validated(lambda: Instance(machine, jobs, name, source))
+def _parse_instance(data: Any, default_source: Source) -> Instance:
+    _check_head(data)
+    machine = _parse_machine(data["machine"])
+    jobs = _parse_jobs(data["jobs"], machine)
+    source = _parse_source(data["source"]) if "source" in data else default_source
+    instance: Instance = _validated(
+        lambda: Instance(machine, jobs, data.get("name", ""), source),
+        (),
+        data,
+        "top level",
+    )
+    return instance
 
 
 def instance_from_dict(
@@ -843,7 +818,7 @@ def _parse_json(text: str, path: Path, hook: _DuplicateKeys) -> Any:
         # int() refuses more than 4300 digits (CVE-2020-10735); the message
         # names no position, so point at the first long run of digits.
         match = _LONG_NUMBER.search(text)
-        line = _line_of(text, match.start()) if match else None
+        line = line_of(text, match.start()) if match else None
         raise InputError(
             "invalid JSON: a number has more than 4300 digits", path, line
         ) from None
@@ -878,7 +853,7 @@ def _refuse_lone_surrogates(text: str, data: Any, path: Path) -> None:
                 f"invalid JSON: a lone UTF-16 surrogate escape in a string "
                 f"({shown(value)}): not a character",
                 path,
-                _line_of(text, _lone_escape(text, first.start())),
+                line_of(text, _lone_escape(text, first.start())),
             )
 
 
@@ -917,7 +892,7 @@ def _deep_line(text: str) -> int | None:
         if token in "[{":
             depth += 1
             if depth > MAX_DEPTH:
-                return _line_of(text, match.start())
+                return line_of(text, match.start())
         elif token in "]}":
             depth -= 1
     return None
@@ -971,114 +946,12 @@ def read_native(path: str | Path) -> Trace:
     return Trace(instance, header=header, records=len(instance.jobs))
 
 
-# --------------------------------------------------------------------------
-# Line numbers for JSON paths
-# --------------------------------------------------------------------------
-
-_WHITESPACE = re.compile(r"[ \t\n\r]*")
-
-
 def _duplicate_location(text: str) -> tuple[JsonPath, int | None]:
     """JSON path and line of the first repeated key of a parsed ``text``."""
     try:
-        found = _JsonLocator(text).duplicate
+        found = JsonLocator(text).duplicate
     except (ValueError, IndexError, RecursionError):
         found = None
     if found is None:
         return (), None
-    return found[0], _line_of(text, found[1])
-
-
-def _line_of(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
-
-
-def json_lines(text: str) -> Callable[[JsonPath], int | None]:
-    """Walk a valid JSON ``text`` once; return ``path -> line`` (see
-    :func:`json_line`). For several look-ups in the same text."""
-    try:
-        return _JsonLocator(text).line
-    except (ValueError, IndexError, RecursionError):
-        return lambda path: None
-
-
-def json_line(text: str, path: JsonPath) -> int | None:
-    """1-based line of the value at ``path`` in a valid JSON ``text``.
-
-    Falls back to the nearest enclosing value that exists; ``None`` only if
-    the text cannot be walked.
-    """
-    try:
-        return _JsonLocator(text).line(path)
-    except (ValueError, IndexError, RecursionError):
-        return None
-
-
-class _JsonLocator:
-    """Start offset of every value of a (valid) JSON text, by JSON path.
-
-    ``json`` reports positions only for syntax errors, so on a validation
-    error the text is walked once more: containers by hand, scalars with
-    :meth:`json.JSONDecoder.raw_decode`. Only used on the error path.
-    """
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.offsets: dict[JsonPath, int] = {}
-        self.duplicate: tuple[JsonPath, int] | None = None
-        self._decoder = json.JSONDecoder()
-        self._value(0, ())
-
-    def line(self, path: JsonPath) -> int | None:
-        """Line of the value at ``path``, or of its nearest located ancestor."""
-        for depth in range(len(path), -1, -1):
-            offset = self.offsets.get(path[:depth])
-            if offset is not None:
-                return _line_of(self.text, offset)
-        return None
-
-    def _skip(self, index: int) -> int:
-        match = _WHITESPACE.match(self.text, index)
-        assert match is not None
-        return match.end()
-
-    def _value(self, index: int, path: JsonPath) -> int:
-        index = self._skip(index)
-        self.offsets[path] = index
-        char = self.text[index]
-        if char == "{":
-            return self._object(index + 1, path)
-        if char == "[":
-            return self._array(index + 1, path)
-        _, end = self._decoder.raw_decode(self.text, index)
-        return end
-
-    def _object(self, index: int, path: JsonPath) -> int:
-        seen: set[str] = set()
-        index = self._skip(index)
-        if self.text[index] == "}":
-            return index + 1
-        while True:
-            index = self._skip(index)
-            key_offset = index
-            key, index = json.decoder.scanstring(self.text, index + 1)  # type: ignore[attr-defined]
-            if key in seen and self.duplicate is None:
-                self.duplicate = ((*path, key), key_offset)
-            seen.add(key)
-            index = self._skip(index) + 1  # the colon
-            index = self._skip(self._value(index, (*path, key)))
-            if self.text[index] == "}":
-                return index + 1
-            index += 1  # the comma
-
-    def _array(self, index: int, path: JsonPath) -> int:
-        index = self._skip(index)
-        if self.text[index] == "]":
-            return index + 1
-        position = 0
-        while True:
-            index = self._skip(self._value(index, (*path, position)))
-            position += 1
-            if self.text[index] == "]":
-                return index + 1
-            index += 1  # the comma
+    return found[0], line_of(text, found[1])

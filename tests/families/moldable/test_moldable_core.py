@@ -272,7 +272,7 @@ def test_json_modes_round_trip(tmp_path: Path) -> None:
          "runtime: a job with modes gives it in each mode"),
         ('"modes": [{"processors": 16, "runtime": 40}]',
          "exceeds machine processors 8"),
-        ('"modes": []', "needs at least one mode"),
+        ('"modes": []', "modes: expected at least 1 entry, got 0"),
         ('"modes": [{"processors": 1, "runtime": 4, "x": 1}]', "unknown key 'x'"),
         ('"modes": [{"processors": 1, "runtime": 4}], "malleable": 1',
          "expected true or false"),

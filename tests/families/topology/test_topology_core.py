@@ -144,7 +144,7 @@ def test_native_round_trip_keeps_speeds_and_nodes(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("machine", "message"),
     [
-        ({"processors": 2, "speeds": [1, -1]}, "speed of processor 1"),
+        ({"processors": 2, "speeds": [1, -1]}, r"speeds\[1\] -1 must be > 0"),
         ({"processors": 2, "speeds": "fast"}, "expected a list"),
         ({"processors": 4, "nodes": {"count": 2}}, "missing key 'cpus'"),
         ({"processors": 4, "nodes": {"count": 2, "cpus": 2, "x": 1}}, "unknown key"),
