@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -329,29 +330,22 @@ def test_valid_schedules_pass(pair: tuple[Instance, Schedule]) -> None:
     assert check_schedule(instance, schedule) == []
 
 
+@pytest.mark.parametrize("moved", ["start", "end"])
 @settings(max_examples=150, deadline=None)
 @given(valid_pairs(), st.data())
-def test_shifted_start_is_flagged(
-    pair: tuple[Instance, Schedule], data: st.DataObject
+def test_a_moved_start_or_end_is_flagged(
+    moved: str, pair: tuple[Instance, Schedule], data: st.DataObject
 ) -> None:
-    instance, schedule = pair
-    job_id = data.draw(st.sampled_from(sorted(schedule.placements)))
-    p = schedule[job_id]
-    shift = data.draw(st.integers(-5, 5).filter(bool))
-    bad = _with(schedule, job_id, Placement(p.start + shift, p.end, p.processors))
-    assert _flagged(check_schedule(instance, bad), "duration", job_id)
-
-
-@settings(max_examples=150, deadline=None)
-@given(valid_pairs(), st.data())
-def test_wrong_end_is_flagged(
-    pair: tuple[Instance, Schedule], data: st.DataObject
-) -> None:
+    # The job's start (or its end) moves by a non-zero delta, the other end
+    # stays: its duration is wrong.
     instance, schedule = pair
     job_id = data.draw(st.sampled_from(sorted(schedule.placements)))
     p = schedule[job_id]
     delta = data.draw(st.integers(-5, 5).filter(bool))
-    bad = _with(schedule, job_id, Placement(p.start, p.end + delta, p.processors))
+    start, end = (
+        (p.start + delta, p.end) if moved == "start" else (p.start, p.end + delta)
+    )
+    bad = _with(schedule, job_id, Placement(start, end, p.processors))
     assert _flagged(check_schedule(instance, bad), "duration", job_id)
 
 
@@ -387,11 +381,15 @@ def _overlapping_pairs(schedule: Schedule) -> list[tuple[int, int, int]]:
 
 # Most drawn schedules have no pair to corrupt (assume): by design, not
 # a slow strategy, so Hypothesis's filtering health check does not apply.
-@settings(
+CORRUPTING = settings(
     max_examples=150,
     deadline=None,
     suppress_health_check=[HealthCheck.filter_too_much],
 )
+"""Settings of the properties that look for a pair of jobs to corrupt."""
+
+
+@CORRUPTING
 @given(valid_pairs(), st.data())
 def test_overlapping_processors_are_flagged(
     pair: tuple[Instance, Schedule], data: st.DataObject
@@ -422,13 +420,7 @@ def _usage(
     )
 
 
-# Most drawn schedules have no pair to corrupt (assume): by design, not
-# a slow strategy, so Hypothesis's filtering health check does not apply.
-@settings(
-    max_examples=150,
-    deadline=None,
-    suppress_health_check=[HealthCheck.filter_too_much],
-)
+@CORRUPTING
 @given(valid_pairs(), st.data())
 def test_capacity_overrun_is_flagged(
     pair: tuple[Instance, Schedule], data: st.DataObject
