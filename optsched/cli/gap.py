@@ -133,6 +133,11 @@ def _ratio(low: float, high: float) -> str:
     return f"[{_ratio_end(low)}, {_ratio_end(high)}]"
 
 
+def _interval(low: float, high: float) -> str:
+    """An optimum: its value when proven (``low == high``), else ``[LB, UB]``."""
+    return _fmt(high) if low == high else f"[{_fmt(low)}, {_fmt(high)}]"
+
+
 def _unit(objective: str) -> str:
     return "s" if objective == "cmax" else "job-s"
 
@@ -180,16 +185,14 @@ def _window_table(rows: pd.DataFrame) -> Table:
             ratio,
         ]
         for name in restrictions:
-            low, high = r[f"{name}_lower"], r[f"{name}_upper"]
             cells += [
-                _fmt(high) if low == high else f"[{_fmt(low)}, {_fmt(high)}]",
+                _interval(r[f"{name}_lower"], r[f"{name}_upper"]),
                 _ratio(r[f"{name}_ratio_low"], r[f"{name}_ratio_high"]),
                 _ratio(r[f"{name}_price_low"], r[f"{name}_price_high"]),
             ]
         if relaxed:
-            low, high = r[f"{RELAXATION}_lower"], r[f"{RELAXATION}_upper"]
             cells += [
-                _fmt(high) if low == high else f"[{_fmt(low)}, {_fmt(high)}]",
+                _interval(r[f"{RELAXATION}_lower"], r[f"{RELAXATION}_upper"]),
                 _ratio(r[f"{RELAXATION}_price_low"], r[f"{RELAXATION}_price_high"]),
             ]
         table.add_row(*cells)
