@@ -636,14 +636,13 @@ def _traces(data: Mapping[str, Any], where: _Located) -> tuple[TraceRef, ...]:
 
 def _trace(table: dict[str, Any], index: int, where: _Located) -> TraceRef:
     _no_unknown(table, TRACE_KEYS, where, "traces", index)
+
+    def refuse(reason: str, key: str = "path") -> InputError:
+        return where.error(reason, key, "traces", index)
+
     given = _string(table, "path", where, "traces", index, required=True)
     if not given or "\x00" in given:
-        raise where.error(
-            f"[[traces]] path {shown(given)} is not a file name",
-            "path",
-            "traces",
-            index,
-        )
+        raise refuse(f"[[traces]] path {shown(given)} is not a file name")
     # Relative to the suite's folder, not the current one: a suite runs
     # alike from anywhere. An absolute path stays as it is; a pwa: name is
     # the cached copy of a known trace, fetched on first use.
@@ -654,29 +653,17 @@ def _trace(table: dict[str, Any], index: int, where: _Located) -> TraceRef:
             file = (where.path.parent / given).resolve()
         is_file = file.is_file()
     except InputError as error:  # an unknown name, a failed fetch
-        raise where.error(
-            f"[[traces]] path {shown(given)}: {error.reason}", "path", "traces", index
-        ) from None
+        raise refuse(f"[[traces]] path {shown(given)}: {error.reason}") from None
     except (OSError, RuntimeError) as error:  # a name too long, a symlink loop
         reason = getattr(error, "strerror", None) or str(error)
-        raise where.error(
-            f"[[traces]] path {shown(given)}: {reason}", "path", "traces", index
-        ) from None
+        raise refuse(f"[[traces]] path {shown(given)}: {reason}") from None
     if not is_file:
-        raise where.error(
-            f"trace not found: {shown(given)} ({shown(str(file), 120)})",
-            "path",
-            "traces",
-            index,
-        )
+        raise refuse(f"trace not found: {shown(given)} ({shown(str(file), 120)})")
     try:
         actual = sha256_of(file)
     except OSError as error:
-        raise where.error(
-            f"trace {shown(given)}: cannot read file: {error.strerror or error}",
-            "path",
-            "traces",
-            index,
+        raise refuse(
+            f"trace {shown(given)}: cannot read file: {error.strerror or error}"
         ) from None
     options = _read_options(table, index, where)
     _check_trace(given, file, options, index, where)
@@ -685,19 +672,15 @@ def _trace(table: dict[str, Any], index: int, where: _Located) -> TraceRef:
         return TraceRef(given, file, actual, False, **options)
     pinned = _string(table, "sha256", where, "traces", index).strip().lower()
     if not _SHA256.fullmatch(pinned):
-        raise where.error(
+        raise refuse(
             f"trace {shown(given)}: sha256 must be 64 hex digits, got {shown(pinned)}",
             "sha256",
-            "traces",
-            index,
         )
     if pinned != actual:
-        raise where.error(
+        raise refuse(
             f"trace {given}: sha256 mismatch: the suite says {pinned}, the file "
             f"{file} has {actual}",
             "sha256",
-            "traces",
-            index,
         )
     return TraceRef(given, file, actual, True, **options)
 
