@@ -744,21 +744,31 @@ def _read_options(table: dict[str, Any], index: int, where: _Located) -> dict[st
     options: dict[str, Any] = {}
     for key, choices in (("format", INSTANCE_FORMATS), ("allocation", ALLOCATIONS)):
         if key in table:
-            value = _string(table, key, where, "traces", index)
-            if value not in choices:
-                raise where.error(
-                    f"[[traces]] {key} {shown(value)} is not one of "
-                    f"{', '.join(choices)}",
-                    key,
-                    "traces",
-                    index,
-                )
-            options[key] = value
+            options[key] = _trace_choice(table, key, choices, where, index)
     if "processors" in table:
         options["processors"] = _whole_number(
             table, "processors", (MAX_INTEGER, "2**53"), where, "traces", index
         )
     return options
+
+
+def _trace_choice(
+    table: dict[str, Any],
+    key: str,
+    choices: Sequence[str],
+    where: _Located,
+    index: int,
+) -> str:
+    """``table[key]`` of the ``index``-th ``[[traces]]``: one of ``choices``."""
+    value = _string(table, key, where, "traces", index)
+    if value not in choices:
+        raise where.error(
+            f"[[traces]] {key} {shown(value)} is not one of {', '.join(choices)}",
+            key,
+            "traces",
+            index,
+        )
+    return value
 
 
 def _site_options(table: dict[str, Any], index: int, where: _Located) -> dict[str, Any]:
@@ -770,15 +780,7 @@ def _site_options(table: dict[str, Any], index: int, where: _Located) -> dict[st
     if "chains" in table and not _boolean(table, "chains", index, where):
         options["chains"] = False
     if "arrivals" in table:
-        value = _string(table, "arrivals", where, "traces", index)
-        if value not in ARRIVALS:
-            raise where.error(
-                f"[[traces]] arrivals {shown(value)} is not one of "
-                f"{', '.join(ARRIVALS)}",
-                "arrivals",
-                "traces",
-                index,
-            )
+        value = _trace_choice(table, "arrivals", ARRIVALS, where, index)
         if value != "recorded":
             options["arrivals"] = value
     if "site" in table:
