@@ -50,6 +50,8 @@ with ``params['interrupted']``.
 
 from __future__ import annotations
 
+import dataclasses
+import threading
 import time
 import warnings
 from collections.abc import Mapping, Sequence
@@ -182,6 +184,10 @@ def solve(
             solving.skip(f"{BACKEND}: model building stopped (time limit)")
     return conclude(solving, schedules=not lp_only)
 
+
+FEASIBILITY_JUMP_SECONDS = 30.0
+"""Shortest HiGHS time limit with its feasibility jump heuristic on (it runs
+without looking at the clock; see :func:`_run_solver`)."""
 
 FLOAT_EXACT = 2**53
 """Largest objective value a MILP may reach: beyond, doubles no longer hold
@@ -513,8 +519,13 @@ class _HiGHS(pulp.HiGHS):
     integrality calls); here columns, integrality and rows go in three bulk
     calls. The solve runs through highspy's ``solve()`` with
     ``HandleKeyboardInterrupt``: Ctrl-C cancels HiGHS, which returns its
-    incumbent and bound with model status "Interrupted by user".
+    incumbent and bound with model status "Interrupted by user". A model
+    transferred after ``deadline`` (``time.monotonic``) is not solved
+    (:class:`~optsched.models.common.template.OutOfTime`).
     """
+
+    deadline: float | None = None
+    timed_out = False
 
     def buildSolverModel(self, lp: pulp.LpProblem) -> None:
         import highspy
@@ -538,6 +549,7 @@ class _HiGHS(pulp.HiGHS):
                 len(integer), np.array(integer, dtype=np.int32), kinds.astype(np.uint8)
             )
         self._add_rows(lp, highs, inf)
+        on_time(self.deadline)
 
     @staticmethod
     def _add_rows(lp: pulp.LpProblem, highs: Any, inf: float) -> None:
@@ -567,8 +579,27 @@ class _HiGHS(pulp.HiGHS):
         )
 
     def callSolver(self, lp: pulp.LpProblem) -> None:
-        lp.solverModel.HandleKeyboardInterrupt = True
-        lp.solverModel.solve()
+        highs = lp.solverModel
+        highs.HandleKeyboardInterrupt = True
+        # HiGHS's own limit counts from its start and some of its steps
+        # (the root LP of a large model) overrun it; at the call's deadline
+        # it is cancelled like Ctrl-C, and `timed_out` tells the two apart.
+        self.timed_out = False
+        alarm = None
+        if self.deadline is not None:
+
+            def cancel() -> None:
+                self.timed_out = True
+                highs.cancelSolve()
+
+            alarm = threading.Timer(max(0.0, self.deadline - time.monotonic()), cancel)
+            alarm.daemon = True
+            alarm.start()
+        try:
+            highs.solve()
+        finally:
+            if alarm is not None:
+                alarm.cancel()
 
 
 class _Interrupted(Exception):
@@ -599,6 +630,11 @@ def _run_solver(
     limit = run.remaining(share)
     began = time.perf_counter()
     if run.solver == "highs":
+        # HiGHS's feasibility jump heuristic does not look at the clock: on
+        # the 35,000-column step model of a 200-item strip it ran 6 s
+        # before the first node against a 1 s limit. Short solves go
+        # without it (the heuristics' schedules are the incumbents).
+        jump = limit >= FEASIBILITY_JUMP_SECONDS
         backend = _HiGHS(
             mip=not relax,
             msg=run.log,
@@ -607,7 +643,9 @@ def _run_solver(
             gapRel=0.0,
             gapAbs=0.0,
             presolve="on" if presolve else "off",
+            mip_heuristic_run_feasibility_jump=jump,
         )
+        backend.deadline = run.deadline
         try:
             prob.solve(backend)
         except (IndexError, pulp.PulpSolverError) as error:
@@ -618,6 +656,8 @@ def _run_solver(
                 time.perf_counter() - began,
             )  # fmt: skip
         outcome = _highs_outcome(prob, relax)
+        if backend.timed_out:  # cancelled at the deadline, not by Ctrl-C
+            outcome = dataclasses.replace(outcome, status="Time limit reached")
     else:
         with warnings.catch_warnings():
             # PuLP 3.3 announces that PULP_CBC_CMD (its bundled CBC binary)
