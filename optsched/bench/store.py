@@ -434,15 +434,21 @@ class Store:
     def done_ids(self, suite: str | None = None) -> set[str]:
         """Ids of the tasks stored for good (failed ones included, provisional
         ones not), of one suite or all."""
-        query, args = _where("SELECT task_id FROM tasks", suite)
-        query += (" AND " if args else " WHERE ") + '"incomplete" IS NULL'
-        return {task_id for (task_id,) in self._db.execute(query, args)}
+        return self._task_ids(suite, also='"incomplete" IS NULL')
 
     @reported
     def provisional_ids(self, suite: str | None = None) -> set[str]:
         """Ids of the stored provisional tasks (``incomplete`` is not NULL)."""
-        query, args = _where("SELECT task_id FROM tasks", suite)
-        query += (" AND " if args else " WHERE ") + '"incomplete" IS NOT NULL'
+        return self._task_ids(suite, also='"incomplete" IS NOT NULL')
+
+    def _task_ids(
+        self, suite: str | None, status: str | None = None, also: str = ""
+    ) -> set[str]:
+        """Ids of the stored tasks of ``suite`` (or all) with ``status`` (or
+        any) that meet the SQL condition ``also`` (if any)."""
+        query, args = _where("SELECT task_id FROM tasks", suite, status)
+        if also:
+            query += (" AND " if args else " WHERE ") + also
         return {task_id for (task_id,) in self._db.execute(query, args)}
 
     @property
@@ -499,8 +505,7 @@ class Store:
     @reported
     def failed_ids(self, suite: str | None = None) -> set[str]:
         """Ids of the stored tasks with status ``ERROR``."""
-        query, args = _where("SELECT task_id FROM tasks", suite, ERROR)
-        return {task_id for (task_id,) in self._db.execute(query, args)}
+        return self._task_ids(suite, ERROR)
 
     @reported
     def delete_failed(self, task_ids: Iterable[str]) -> int:
