@@ -166,7 +166,28 @@ def is_the_command() -> bool:
     program = sys.argv[0] if sys.argv and sys.argv[0] else ""
     name = os.path.basename(program)
     parent = os.path.basename(os.path.dirname(program))
-    return name == "optsched" or (name == "__main__.py" and parent == "optsched")
+    if name == "optsched" or (name == "__main__.py" and parent == "optsched"):
+        return True
+    # ``python -m optsched`` while runpy imports the package: sys.argv[0] is
+    # still "-m" then, and only the interpreter's own arguments say which
+    # module runs (a signal there printed a traceback).
+    return program == "-m" and _runs_module_optsched(getattr(sys, "orig_argv", []))
+
+
+def _runs_module_optsched(arguments: list[str]) -> bool:
+    """Whether the interpreter's ``arguments`` (``sys.orig_argv``) run
+    ``-m optsched``: the first of them that is not an interpreter option."""
+    remaining = iter(arguments[1:])
+    for argument in remaining:
+        if argument in ("-X", "-W"):  # an option with a separate value
+            next(remaining, None)
+        elif argument == "-m":
+            return next(remaining, None) == "optsched"
+        elif argument.startswith("-m"):
+            return argument == "-moptsched"
+        elif argument.startswith("-c") or not argument.startswith("-"):
+            return False  # a command or a script runs
+    return False
 
 
 def _excepthook(

@@ -1,0 +1,59 @@
+"""Which process is the optsched command (:mod:`optsched.startup`).
+
+The start-up handlers (one line on Ctrl-C, SIGTERM raising) are installed
+only in the command's own process; ``python -m optsched`` must be
+recognised while runpy still imports the package, when ``sys.argv[0]`` is
+``"-m"`` and only ``sys.orig_argv`` names the module (a SIGINT in that
+tenth of a second printed a ``KeyboardInterrupt`` traceback).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from optsched.startup import _runs_module_optsched
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        (["python", "-m", "optsched", "gap", "f.json"], True),
+        (["python", "-moptsched"], True),
+        (["python", "-X", "importtime", "-m", "optsched"], True),
+        (["python", "-W", "ignore", "-I", "-m", "optsched", "-m", "x"], True),
+        (["python", "-m", "optsched_other"], False),
+        (["python", "-m", "pytest", "-m", "optsched"], False),
+        (["python", "-c", "import optsched", "-m", "optsched"], False),
+        (["python", "script.py", "-m", "optsched"], False),
+        (["python"], False),
+    ],
+)
+def test_the_module_run_is_read_from_the_interpreter_arguments(
+    arguments: list[str], expected: bool
+) -> None:
+    assert _runs_module_optsched(arguments) is expected
+
+
+def _hooks_after_import(*interpreter_arguments: str) -> str:
+    # The package's import alone, in a fresh interpreter told it runs
+    # ``-m optsched`` (argv[0] as runpy leaves it during that import).
+    code = (
+        "import sys; sys.argv[0] = '-m'; import optsched, signal; "
+        "print(sys.excepthook is sys.__excepthook__, "
+        "signal.getsignal(signal.SIGTERM) == signal.SIG_DFL)"
+    )
+    done = subprocess.run(
+        [sys.executable, *interpreter_arguments, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def test_a_program_importing_the_package_keeps_its_handlers() -> None:
+    # "-c": not the command, whatever argv[0] says.
+    assert _hooks_after_import() == "True True"
