@@ -35,6 +35,7 @@ from optsched.io.native import (
     json_line,
     parse_json_document,
 )
+from optsched.io.text import decode_utf8, read_bytes
 
 TOP_KEYS = ("clusters", "request")
 CLUSTER_KEYS = ("name", "processors", "busy", "prices")
@@ -50,10 +51,7 @@ def read_coreserve(path: str | Path) -> tuple[Request, list[ClusterState]]:
         One line ``file:line: where: reason``.
     """
     path = Path(path)
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 text ({error.reason})", path) from None
+    text = decode_utf8(path, read_bytes(path), "a JSON co-reservation problem")
     if not text.strip():
         raise InputError("empty file: expected a JSON co-reservation problem", path)
     data = parse_json_document(text, path)
@@ -130,7 +128,10 @@ def _cluster(value: object, path: JsonPath) -> ClusterState:
         )
     except ValueError as error:
         reason = str(error)
-        where = (*path, "busy") if reason.startswith("busy") else path
+        # The line of the key the reason starts with ("processors -8 must
+        # be ...", "busy ..."), else of the cluster.
+        key = reason.split(" ", 1)[0].split("[", 1)[0].rstrip(":")
+        where = (*path, key) if key in ("processors", "busy") else path
         raise _Problem(where, reason, obj.label) from None
 
 

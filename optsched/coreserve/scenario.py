@@ -54,7 +54,11 @@ from typing import Any
 
 from optsched.coreserve.cluster import LocalCluster
 from optsched.coreserve.request import Request
-from optsched.coreserve.requests_gen import generate_requests, section68_requests
+from optsched.coreserve.requests_gen import (
+    KINDS,
+    generate_requests,
+    section68_requests,
+)
 from optsched.coreserve.service import ALGORITHMS, ServiceConfig
 from optsched.coreserve.workload import (
     SCENARIOS,
@@ -283,6 +287,26 @@ def _one_of(
     return str(value)
 
 
+def _requests_in_range(req: dict[str, Any]) -> None:
+    """The ``[requests]`` values :func:`generate_requests` would refuse when
+    the study runs, refused here at their line."""
+    _one_of(req, "requests", "kind", "R1", KINDS)
+    probability = req.get("probability", 0.1)
+    if not 0 <= probability <= 1:  # NaN too
+        raise _Bad(
+            f"[requests] probability {shown(probability)}: expected a number "
+            "from 0 to 1",
+            "requests",
+            "probability",
+        )
+    if req.get("draws", 1) not in (1, 2):
+        raise _Bad(
+            f"[requests] draws {shown(req['draws'])}: expected 1 or 2",
+            "requests",
+            "draws",
+        )
+
+
 def _scenario(v: dict[str, dict[str, Any]], path: Path) -> Scenario:
     work, req, svc = v["workload"], v["requests"], v["service"]
     if work["trace"].startswith(archive.PREFIX):
@@ -312,6 +336,7 @@ def _scenario(v: dict[str, dict[str, Any]], path: Path) -> Scenario:
                 key,
             )
     variant = _one_of(req, "requests", "variant", "none", VARIANTS)
+    _requests_in_range(req)
     prices = _one_of(v["prices"], "prices", "scenario", "homogeneous", SCENARIOS)
     # Checked here so the error names the key's line; ServiceConfig reads it.
     _one_of(svc, "service", "algorithm", "a4", ALGORITHMS)

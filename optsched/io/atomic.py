@@ -83,7 +83,7 @@ def atomic_write(path: str | Path, mode: str = "w", **kwargs: object) -> Iterato
     except BaseException as error:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        if isinstance(error, OSError) and error.filename in (tmp, str(target)):
+        if isinstance(error, OSError) and _of_the_output(error, tmp, target):
             raise _about(error, path) from None
         raise
 
@@ -112,9 +112,18 @@ def _write_through(path: Path, mode: str, **kwargs: object) -> Iterator[IO]:
             yield handle
             handle.flush()
     except OSError as error:
-        if error.filename is None:
+        if _of_the_output(error, str(path), path):
             raise _about(error, path) from None
         raise
+
+
+def _of_the_output(error: OSError, tmp: str, target: Path) -> bool:
+    """Whether ``error`` is about writing the output: it names the temporary
+    file or the target, or nothing (a write, flush or ``fsync`` on the open
+    file: a full disk, ``EFBIG``, an I/O error), but carries an ``errno``."""
+    if error.filename is None:
+        return error.errno is not None
+    return error.filename in (tmp, str(target))
 
 
 def _about(error: OSError, path: Path) -> OSError:

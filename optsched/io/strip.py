@@ -33,7 +33,7 @@ from pathlib import Path
 
 from optsched.errors import InputError, shown
 from optsched.instance import MAX_INTEGER, Instance, Job, Machine, Source
-from optsched.io.text import read_data, refuse_utf16, strip_bom
+from optsched.io.text import decode_utf8, read_data, refuse_utf16, strip_bom
 from optsched.trace import Trace
 
 _DIGITS = re.compile(r"[0-9]+")
@@ -54,11 +54,7 @@ def _load_lines(path: Path) -> tuple[list[_Line], bytes]:
     refuse_utf16(path, text_bytes, "a strip-packing text file")
     if b"\x00" in text_bytes:
         raise InputError("binary file: expected a strip-packing text file", path)
-    try:
-        text = text_bytes.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = text_bytes[: error.start].count(b"\n") + 1
-        raise InputError("not UTF-8 text: expected numbers", path, line) from None
+    text = decode_utf8(path, text_bytes, "numbers")
     lines = [
         _Line(number, line.split())
         for number, line in enumerate(text.splitlines(), start=1)

@@ -213,8 +213,5 @@ def load_toml(text: str, path: str | Path) -> dict[str, Any]:
 def read_toml_file(path: Path) -> tuple[str, dict[str, Any]]:
     """The text of a TOML file and its data (:func:`load_toml`); a file that
     is not UTF-8 is one located :class:`InputError`."""
-    try:
-        text = read_bytes(path).decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 text ({error.reason})", path) from None
+    text = decode_utf8(path, read_bytes(path), "a TOML file")
     return text, load_toml(text, path)

@@ -253,7 +253,9 @@ def _outage(
             raise bad("duration: expected seconds >= 0, without end or to", "duration")
         end = begin + duration
     if end is None or end < begin:
-        raise bad("needs an end (end, to or duration) not before its start")
+        # The line of the end given, or of the table when none is.
+        given = next((key for key in ("end", "to", "duration") if key in entry), None)
+        raise bad("needs an end (end, to or duration) not before its start", given)
     size = entry.get("processors")
     offset = entry.get("offset")
     if size is not None and (not _natural(size) or size < 1):
@@ -395,11 +397,13 @@ def _period(entry: object, k: int) -> Period:
                 k,
             )
         numbers.append(DAY_NAMES.index(day))
-    try:
-        start = parse_clock(str(entry["from"]))
-        end = parse_clock(str(entry["to"]))
-    except ValueError as error:
-        raise _Bad(f"batch[{k}]: {error}", "from", k) from None
+    clock = {}
+    for key in ("from", "to"):
+        try:
+            clock[key] = parse_clock(str(entry[key]))
+        except ValueError as error:
+            raise _Bad(f"batch[{k}]: {key}: {error}", key, k) from None
+    start, end = clock["from"], clock["to"]
     values = {}
     for key in ("processors", "max_size"):
         value = entry.get(key)

@@ -417,7 +417,9 @@ def test_suite_from_a_device_is_refused() -> None:
 def test_suite_not_utf8_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "suite.toml"
     path.write_bytes(SUITE.encode() + b"x = '\xff'\n")
-    assert _suite_error(path) == f"{path}:5: cannot read suite: not UTF-8 text"
+    assert _suite_error(path) == (
+        f"{path}:5: not UTF-8 text (byte 0xff): expected a suite (TOML)"
+    )
 
 
 # --------------------------------------------------------------------------

@@ -373,7 +373,10 @@ def test_malformed_csv_rows(tmp_path: Path, body: str, expected: str) -> None:
          "(expected e.g. '0-3 7')"),
         ("", ": empty file: expected a schedule"),
         (b"\x00\x01", ": binary file: expected a schedule (CSV or JSON)"),
-        (b"job_id,start,end\n1,0,\xff\n", ":2: not UTF-8 text: expected a schedule"),
+        (
+            b"job_id,start,end\n1,0,\xff\n",
+            ":2: not UTF-8 text (byte 0xff): expected a schedule",
+        ),
     ],
 )  # fmt: skip
 def test_malformed_csv_files(tmp_path: Path, text: str | bytes, expected: str) -> None:

@@ -220,7 +220,7 @@ def test_item_wider_than_the_strip(tmp_path: Path) -> None:
          ":4: item 2: id 7 appears twice (first at line 3)"),
         ("", ": empty file: expected a strip-packing instance"),
         (b"10\n1\n\x00\x01", ": binary file: expected a strip-packing text file"),
-        (b"10\n1\n\xff 3\n", ":3: not UTF-8 text: expected numbers"),
+        (b"10\n1\n\xff 3\n", ":3: not UTF-8 text (byte 0xff): expected numbers"),
     ],
 )  # fmt: skip
 def test_malformed_files(tmp_path: Path, text: str | bytes, expected: str) -> None:

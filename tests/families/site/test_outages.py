@@ -428,7 +428,7 @@ def test_site_outages_in_seconds_and_dates(tmp_path: Path) -> None:
             2,
             "needs [site] start_date",
         ),
-        ("[[outage]]\nstart = 5\nend = 3\n", 1, "not before its start"),
+        ("[[outage]]\nstart = 5\nend = 3\n", 3, "not before its start"),
         ("[[outage]]\nstart = 5\nend = 9\nprocessors = 0\n", 4, "processors"),
         ("[[outage]]\nend = 9\n", 1, "needs start"),
     ],
