@@ -19,11 +19,17 @@ from typing import Any
 
 import click
 
+from optsched.cli.ending import LateSignals, interrupted, settled_status
 from optsched.cli.version import version_option
 from optsched.console import literal
 from optsched.errors import InputError
 from optsched.extras import MissingExtra
-from optsched.startup import Terminated, command_signals, ignore_stop_signals
+from optsched.startup import (
+    Terminated,
+    command_signals,
+    ignore_stop_signals,
+    is_the_command,
+)
 from optsched.startup import exit_status as _exit_status
 
 __all__ = ["Terminated", "main"]
@@ -56,6 +62,25 @@ class _Group(click.Group):
             super().format_commands(ctx, formatter)
         finally:
             self._listing = False
+
+    _late: LateSignals | None = None
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        # The command's process: its exit status is settled after its last
+        # byte of output, a late signal included (optsched.cli.ending). A
+        # program or a test calling main keeps click's behaviour.
+        if not is_the_command():
+            return super().main(*args, **kwargs)
+        self._late = LateSignals()
+        self._late.install()
+        try:
+            return super().main(*args, **kwargs)
+        except SystemExit as done:
+            code = done.code
+        except KeyboardInterrupt as error:  # in click's unwinding
+            ignore_stop_signals()
+            code = interrupted(_exit_status(error) - 128)
+        sys.exit(settled_status(code, self._late))
 
     def invoke(self, ctx: click.Context) -> Any:
         # Ctrl-C and SIGTERM raise, and stop a CP-SAT search at once, for
@@ -120,6 +145,15 @@ class _Group(click.Group):
 @version_option
 def main(debug: bool) -> None:
     """optsched: optimal schedules, lower bounds and competitive gaps."""
+
+
+@main.result_callback()
+def _command_returned(result: Any, **params: Any) -> Any:
+    # Still under the command's own handlers: a signal from now on is
+    # recorded, not raised in click's teardown (optsched.cli.ending).
+    if isinstance(main, _Group) and main._late is not None:
+        main._late.command_ended()
+    return result
 
 
 COMMANDS: dict[str, tuple[str, str]] = {

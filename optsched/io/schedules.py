@@ -94,6 +94,7 @@ import functools
 import hashlib
 import io
 import json
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -110,7 +111,7 @@ from optsched.io.batsim import (
 )
 from optsched.io.native import JsonPath, json_line, json_lines
 from optsched.io.spreadsheet import safe_cell
-from optsched.io.text import MAX_CONTENT_BYTES, read_bytes
+from optsched.io.text import MAX_CONTENT_BYTES, decode_utf8, read_bytes
 from optsched.moldable.modes import resolved
 from optsched.schedule import (
     MAX_PROCESSOR,
@@ -461,7 +462,7 @@ def _write_pair(
         with atomic_write(path, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
         return
-    renamed = False
+    before = _identity(path), _identity(second)
     try:
         with atomic_write(path, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
@@ -469,12 +470,23 @@ def _write_pair(
                 second, "w", encoding="utf-8", newline=second_newline
             ) as other:
                 other.write(second_text)
-            renamed = True
     except BaseException:
-        if renamed:
+        # The companion renamed but not the file (a signal may arrive just
+        # after a rename, before any flag could be set): it describes
+        # nothing. Both renamed: the pair is complete, and kept.
+        if _identity(path) == before[0] and _identity(second) != before[1]:
             with contextlib.suppress(OSError):
                 second.unlink()
         raise
+
+
+def _identity(path: str | Path) -> tuple[int, int] | None:
+    """Device and inode of the file at ``path`` (``None``: none)."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return status.st_dev, status.st_ino
 
 
 # --------------------------------------------------------------------------
@@ -489,11 +501,7 @@ def _read_text(path: Path) -> str:
         raise InputError("empty file: expected a schedule", path)
     if b"\x00" in raw:
         raise InputError("binary file: expected a schedule (CSV or JSON)", path)
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = raw[: error.start].count(b"\n") + 1
-        raise InputError("not UTF-8 text: expected a schedule", path, line) from None
+    return decode_utf8(path, raw, "a schedule")
 
 
 PROVENANCE_FORMAT = "optsched-provenance"

@@ -1,0 +1,135 @@
+"""The command's exit status, settled after its last byte of output.
+
+A stop signal (Ctrl-C, SIGTERM) that arrives while a command runs makes it
+exit with status ``128 +`` the signal. The command's own handlers
+(:func:`optsched.startup.command_signals`) end when the command returns, and
+until now nothing covered what came after: the unwinding of click, the flush
+of a buffered stdout and the interpreter's shutdown. A signal there was
+swallowed (exit 0, the Python handler never ran) or printed an ``Exception
+ignored`` traceback from the shutdown, although the last lines of output
+were still to be written (issue 32: a SIGINT at the end of ``gap -o``).
+
+The rule, from the command's first line to the process's exit:
+
+* a signal received before the exit status is settled ends the command with
+  ``optsched: interrupted (SIGINT)`` and status 130 (143 for SIGTERM), even
+  if the command had finished its work: the user asked it to stop, and the
+  output, written atomically, is either complete or absent;
+* the status is settled by :func:`settled_status` once every output is
+  written and stdout and stderr are flushed; a signal after that point
+  takes its default action (the process ends at once, killed by it, which
+  a shell also shows as 130 or 143): never a success either, and the
+  process stays stoppable however long the interpreter takes to shut down.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+from typing import Any
+
+from optsched.startup import STOP_SIGNALS, exit_status
+
+ExitCode = int | str | None
+
+
+def _flush_standard_streams() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        # A closed or broken stream: Python's own shutdown reports it.
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            stream.flush()
+
+
+def _pending_stop_signal() -> int | None:
+    """A stop signal blocked and pending in this thread (SIGINT first)."""
+    pending = signal.sigpending()
+    return next((int(s) for s in STOP_SIGNALS if s in pending), None)
+
+
+def interrupted(signum: int) -> int:
+    """Print the interruption line; the status of ``signum``."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(f"optsched: interrupted ({signal.Signals(signum).name})\n")
+        sys.stderr.flush()
+    return 128 + signum
+
+
+class LateSignals:
+    """SIGINT and SIGTERM outside the command's own handlers.
+
+    Until the command returns they do what the handlers they replace did
+    (the start-up ones, :mod:`optsched.startup`); once it has returned they
+    only record the signal, so that click's teardown is not cut (click
+    turns a late ``KeyboardInterrupt`` into "Aborted!" and status 1, or
+    swallows it to keep the status it was about to exit with) and
+    :func:`settled_status` counts it.
+    """
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self.quiet = False
+        self._previous: dict[int, Any] = {}
+
+    def install(self) -> None:
+        """Handle SIGINT and SIGTERM (main thread only)."""
+        if threading.current_thread() is threading.main_thread():
+            for number in STOP_SIGNALS:
+                self._previous[number] = signal.signal(number, self.handle)
+
+    def command_ended(self) -> None:
+        """From now on, record signals without acting on them."""
+        self.quiet = True
+
+    def handle(self, signum: int, frame: Any) -> None:
+        """Record ``signum`` once the command has returned; before, pass it
+        to the handler this one replaced."""
+        if self.quiet:
+            if self.signum is None:
+                self.signum = signum
+            return
+        previous = self._previous.get(signum)
+        if callable(previous):
+            previous(signum, frame)
+        elif previous != signal.SIG_IGN:  # the default action: end by it
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+
+
+def settled_status(code: ExitCode, late: LateSignals) -> ExitCode:
+    """The process's exit status, given the status ``code`` the command ended
+    with: ``128 + signum`` if a stop signal arrived before now (module notes).
+
+    ``late`` recorded the signals after the command returned. Call it last,
+    on the main thread: it flushes stdout and stderr, and from its return
+    on SIGINT and SIGTERM take their default action.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return code
+    try:
+        # Blocked in this thread first, so that the check below is the one
+        # point where a signal counts: before it, it changes the status;
+        # after it, it kills. Caught by another thread's C handler before
+        # the switch to the default action, it is recorded by ``late``:
+        # signal.signal runs the pending Python handlers before it switches.
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        late.command_ended()
+        _flush_standard_streams()
+        for number in STOP_SIGNALS:
+            signal.signal(number, signal.SIG_DFL)
+        signum = _pending_stop_signal() or late.signum
+        if signum is not None:
+            for number in STOP_SIGNALS:  # discards the pending signal
+                signal.signal(number, signal.SIG_IGN)
+    except KeyboardInterrupt as error:  # a handler ran before command_ended
+        for number in STOP_SIGNALS:
+            signal.signal(number, signal.SIG_IGN)
+        signum = exit_status(error) - 128
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    if signum is None or code not in (0, None):
+        # An error status stays: the command failed before the signal.
+        return code
+    return interrupted(signum)
