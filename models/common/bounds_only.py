@@ -15,12 +15,16 @@ malleable schedules with pieces
 (:func:`optsched.models.moldable.model.malleable_incumbents`).
 
 Cost: the closed-form bounds (``O(n log n)`` each, see
-:mod:`optsched.models.rigid.bounds`), one list schedule in submit order and one
-check of it and of each incumbent (:func:`optsched.check.check_schedule`,
-vectorised for valid schedules). On a 20,000-job KTH window the whole call
-takes about 0.3 s of CPU for ``cmax`` and 0.6 s for ``wct``, roughly linear
-in the number of jobs (benchmarks/README.md, issue 16). The incumbents
-themselves (offline heuristics, simulated policies) are the caller's cost.
+:mod:`optsched.models.rigid.bounds`), one list schedule in submit order
+(its lookback bounded by :data:`~optsched.models.common.solution.
+LIST_WINDOW` breakpoints: ``O(n)`` steps of at most a few hundred each,
+where the whole past made it quadratic on long strips) and one check of it
+and of each incumbent (:func:`optsched.check.check_schedule`, vectorised
+for valid schedules). On a 20,000-job KTH window the whole call takes about
+0.3 s of CPU for ``cmax`` and 0.6 s for ``wct``, roughly linear in the
+number of jobs (benchmarks/README.md, issue 16); a 200,000-job SWF and a
+50,000-item strip take seconds (issue 30). The incumbents themselves
+(offline heuristics, simulated policies) are the caller's cost.
 """
 
 from __future__ import annotations
