@@ -18,7 +18,12 @@ from rich.table import Table
 from optsched.check import check_schedule
 from optsched.cli.console import echo
 from optsched.cli.display import echo_json, json_option, wide_option
-from optsched.cli.options import input_options, load_instance, output_option
+from optsched.cli.options import (
+    input_options,
+    load_instance,
+    output_option,
+    shown_option,
+)
 from optsched.cli.simulate import (
     POLICY_HELP,
     SimulationOptions,
@@ -183,10 +188,9 @@ def _csv_text(rows: list[Row]) -> str:
 
 @click.command("compare", epilog=POLICY_HELP)
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option(
+@shown_option(
     "--policies",
     default=DEFAULT_POLICIES,
-    show_default=True,
     help="Comma-separated policy specs (see below).",
 )
 @simulation_options

@@ -8,7 +8,7 @@ import json
 import click
 from rich.table import Table
 
-from optsched.cli.options import output_option
+from optsched.cli.options import choice_option, output_option
 from optsched.cli.types import FiniteFloatRange
 from optsched.console import console
 from optsched.coreserve.metrics import measure
@@ -20,10 +20,9 @@ from optsched.io.atomic import atomic_write
 
 @click.command(name="simulate")
 @click.argument("scenario", type=click.Path(dir_okay=False))
-@click.option(
+@choice_option(
     "--algorithm",
-    type=click.Choice(ALGORITHMS),
-    default=None,
+    choices=ALGORITHMS,
     help="The grid service's algorithm (default: the scenario's).",
 )
 @click.option(

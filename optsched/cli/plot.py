@@ -8,6 +8,7 @@ import click
 
 from optsched.cli.console import echo
 from optsched.cli.options import (
+    choice_option,
     input_options,
     load_instance,
     output_option,
@@ -32,11 +33,10 @@ def command() -> None:
 @output_option(required=True, help="Figure file: .png, .svg or .pdf.")
 @click.option("--title", default=None, help="Chart title (default: name, producer).")
 @schedule_format_option
-@click.option(
+@choice_option(
     "--time-unit",
-    type=click.Choice(["auto", "s", "min", "h", "d"]),
+    choices=["auto", "s", "min", "h", "d"],
     default="auto",
-    show_default=True,
     help="Unit of the time axis; auto: seconds up to 2 h, hours up to 3 days, "
     "days beyond.",
 )

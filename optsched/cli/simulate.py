@@ -17,10 +17,12 @@ from optsched.cli.console import echo
 from optsched.cli.display import echo_json, json_option
 from optsched.cli.options import (
     RUN_OPTIONS,
+    choice_option,
     input_options,
     load_instance,
     option_group,
     output_option,
+    shown_option,
 )
 from optsched.console import print_table, wide_console
 from optsched.heuristics import (
@@ -140,12 +142,8 @@ simulation_options = option_group(
     "simulation",
     SimulationOptions,
     [
-        click.option(
-            "--seed",
-            type=int,
-            default=0,
-            show_default=True,
-            help="Seed of random queue orders.",
+        shown_option(
+            "--seed", type=int, default=0, help="Seed of random queue orders."
         ),
         click.option(
             "--oracle",
@@ -244,20 +242,14 @@ def _write(result: SimulationResult, instance: Instance, path: str, fmt: str) ->
 
 @click.command("simulate", epilog=POLICY_HELP)
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option(
-    "--policy",
-    "-p",
-    "policy",
-    default="easy",
-    show_default=True,
-    help="Policy spec (see below).",
+@shown_option(
+    "--policy", "-p", "policy", default="easy", help="Policy spec (see below)."
 )
 @simulation_options
 @output_option("--output", "-o", help="Write the schedule to this file.")
-@click.option(
+@choice_option(
     "--schedule-format",
-    type=click.Choice(SCHEDULE_FORMATS),
-    default=None,
+    choices=SCHEDULE_FORMATS,
     help="Format of -o: csv, batsim (out_jobs.csv) or json (default from "
     "the name: .json json, *_jobs.csv batsim with its *_schedule.csv, .swf "
     "swf, else csv).",

@@ -18,18 +18,22 @@ from typing import Any
 import click
 
 from optsched.cli.console import echo
-from optsched.cli.options import input_options, load_instance, native_output
+from optsched.cli.options import (
+    choice_option,
+    input_options,
+    load_instance,
+    native_output,
+)
 from optsched.errors import InputError
 
 
 @click.command("window")
 @click.argument("trace_file", metavar="TRACE", type=click.Path(dir_okay=False))
 @native_output
-@click.option(
+@choice_option(
     "--workload-format",
-    type=click.Choice(("native", "batsim")),
+    choices=("native", "batsim"),
     default="native",
-    show_default=True,
     help="Write -o as an optsched instance or a Batsim JSON workload "
     "(delay profiles; no busy blocks).",
 )
