@@ -34,6 +34,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from markdown_table import markdown_table
+
 HERE = Path(__file__).resolve().parent
 OUTPUT = HERE / "worst_case.md"
 INSTANCES = HERE / "worst_case"
@@ -232,21 +234,20 @@ def _ratio_section(rows: list[dict[str, Any]], plan: Plan) -> list[str]:
         "the ratio recomputed by the function `optsched gap` calls "
         "(`optsched.bench.analysis.analyse_instance`, CP-SAT reference) is identical.",
         "",
-        "| policy | objective | M | ratio | policy / optimum | replay | "
-        "theoretical bound | instance (r, q, p) |",
-        "|---|---|---:|---:|---:|:-:|---|---|",
     ]
-    for r in sorted(
-        rows,
-        key=lambda r: (r["objective"], POLICIES.index(r["policy"]), r["m"]),
-    ):
-        lines.append(
-            f"| {r['policy']} | {r['objective']} | {r['m']} | {r['ratio']:.4f} | "
-            f"{r['value']:g} / {r['optimum']:g} | "
-            f"{'yes' if r['replay_equal'] else '**NO**'} | {r['theory']} | "
-            f"`{_fmt_jobs(r['jobs'])}` |"
+    header = ("policy", "objective", "M", "ratio", "policy / optimum", "replay",
+              "theoretical bound", "instance (r, q, p)")  # fmt: skip
+    cells = [
+        (r["policy"], r["objective"], r["m"], f"{r['ratio']:.4f}",
+         f"{r['value']:g} / {r['optimum']:g}",
+         "yes" if r["replay_equal"] else "**NO**", r["theory"],
+         f"`{_fmt_jobs(r['jobs'])}`")
+        for r in sorted(
+            rows,
+            key=lambda r: (r["objective"], POLICIES.index(r["policy"]), r["m"]),
         )
-    return lines
+    ]  # fmt: skip
+    return lines + markdown_table(header, "llrrrcll", cells)
 
 
 def _matrix(rows: list[dict[str, Any]], objective: str, online: bool) -> list[str]:
@@ -255,10 +256,7 @@ def _matrix(rows: list[dict[str, Any]], objective: str, online: bool) -> list[st
         for r in rows
         if r["objective"] == objective and r["online"] == online
     }
-    lines = [
-        "| row beats column | " + " | ".join(POLICIES) + " |",
-        "|---|" + "---|" * len(POLICIES),
-    ]
+    table = []
     for row in POLICIES:
         out = [row]
         for column in POLICIES:
@@ -272,8 +270,9 @@ def _matrix(rows: list[dict[str, Any]], objective: str, online: bool) -> list[st
                 continue
             mark = "*" if r.get("stage") == "local search" else ""
             out.append(f"n={r['n']}, m={r['m']}{mark}" if r["found"] else "none")
-        lines.append("| " + " | ".join(out) + " |")
-    return lines
+        table.append(out)
+    header = ("row beats column", *POLICIES)
+    return markdown_table(header, "l" * len(header), table)
 
 
 def _versus_section(rows: list[dict[str, Any]], plan: Plan) -> list[str]:
@@ -366,18 +365,17 @@ def _fcfs_easy_section(rows: list[dict[str, Any]], plan: Plan) -> list[str]:
 def _literature_section() -> list[str]:
     from optsched.worstcase.theory import LITERATURE
 
+    header = ("algorithm", "objective", "releases", "jobs", "allocation",
+              "ratio", "source")  # fmt: skip
+    cells = [
+        (b.algorithm, b.objective, b.releases, b.jobs, b.allocation,
+         f"{b.formula} ({b.note})", b.reference)
+        for b in LITERATURE
+    ]  # fmt: skip
     lines = [
         "## Theoretical bounds quoted",
         "",
-        "| algorithm | objective | releases | jobs | allocation | ratio | source |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for b in LITERATURE:
-        lines.append(
-            f"| {b.algorithm} | {b.objective} | {b.releases} | {b.jobs} | "
-            f"{b.allocation} | {b.formula} ({b.note}) | {b.reference} |"
-        )
-    lines += [
+        *markdown_table(header, "lllllll", cells),
         "",
         "Only greedy list scheduling (`firstfit`) has a bound in the settings "
         "searched here (rigid jobs, any processors). Strict FCFS is not a list "
