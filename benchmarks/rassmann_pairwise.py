@@ -42,6 +42,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from markdown_table import markdown_table
+
 from optsched.worstcase.pairwise import (
     SCHEDULERS,
     PairSpace,
@@ -168,17 +170,12 @@ def ranking(scores: dict[str, float]) -> list[str]:
     return sorted(scores, key=lambda s: -scores[s] if not math.isnan(scores[s]) else 0)
 
 
-def pair_matrix(cell: Callable[[str, str], str], rule: str) -> list[str]:
+def pair_matrix(cell: Callable[[str, str], str], align: str) -> list[str]:
     """A Markdown table of the ordered pairs: ``cell(row, column)`` where row R
-    beats column C, ``+`` on the diagonal; ``rule`` aligns each column."""
-    lines = [
-        "| R beats C | " + " | ".join(LABELS) + " |",
-        "|---|" + rule * len(LABELS),
-    ]
-    for r in LABELS:
-        cells = ["+" if r == c else cell(r, c) for c in LABELS]
-        lines.append(f"| {r} | " + " | ".join(cells) + " |")
-    return lines
+    beats column C, ``+`` on the diagonal; ``align`` (``l`` or ``r``, see
+    :func:`markdown_table.markdown_table`) aligns each column."""
+    rows = [[r, *("+" if r == c else cell(r, c) for c in LABELS)] for r in LABELS]
+    return markdown_table(("R beats C", *LABELS), "l" + align * len(LABELS), rows)
 
 
 def write(
@@ -244,9 +241,7 @@ def write(
         "size; pairs with neither are null). 'thesis (recomputed)' is the "
         "score recomputed from Table 3.2.1's sums, a check of the formula.",
         "",
-        "| scheduler | ours | rank | thesis | rank | thesis (recomputed) |",
-        "|---|---:|---:|---:|---:|---:|",
-        *pbt_rows(ours, recomputed),
+        *pbt_table(ours, recomputed),
         "",
         "Ranking (ours, best first): " + " > ".join(ranking(ours)),
         "",
@@ -291,7 +286,7 @@ def matrix_section(
         and exhaustive[r, c].size > s
     ]  # fmt: skip
     return [
-        *pair_matrix(cell, "---|"),
+        *pair_matrix(cell, "l"),
         "",
         f"Cells where our exact minimum exceeds the thesis's found size: "
         f"{len(above)}" + (f" ({above})" if above else "") + ".",
@@ -334,17 +329,18 @@ def pair_rows(
     return rows, ours_sizes
 
 
-def pbt_rows(ours: dict[str, float], recomputed: dict[str, float]) -> list[str]:
-    """The pbt table's rows: our score, the thesis's and the one recomputed
-    from its Table 3.2.1, with ranks."""
+def pbt_table(ours: dict[str, float], recomputed: dict[str, float]) -> list[str]:
+    """The pbt table: our score, the thesis's and the one recomputed from its
+    Table 3.2.1, with ranks."""
     ours_rank = {label: i + 1 for i, label in enumerate(ranking(ours))}
     thesis_rank = {label: i + 1 for i, label in enumerate(ranking(THESIS_PBT))}
-    return [
-        f"| {label} | {ours[label]:.3f} | {ours_rank[label]} | "
-        f"{THESIS_PBT[label]:.3f} | {thesis_rank[label]} | "
-        f"{recomputed[label]:.3f} |"
+    rows = [
+        (label, f"{ours[label]:.3f}", ours_rank[label], f"{THESIS_PBT[label]:.3f}",
+         thesis_rank[label], f"{recomputed[label]:.3f}")
         for label in LABELS
-    ]
+    ]  # fmt: skip
+    header = ("scheduler", "ours", "rank", "thesis", "rank", "thesis (recomputed)")
+    return markdown_table(header, "lrrrrr", rows)
 
 
 def replication_section(
@@ -363,22 +359,27 @@ def replication_section(
         "seed 0 (`-`: none):",
         "",
         *pair_matrix(
-            lambda r, c: str(first[r, c].size) if (r, c) in first else "-", "---:|"
+            lambda r, c: str(first[r, c].size) if (r, c) in first else "-", "r"
         ),
     ]
     lines += [
         "",
         "pbt score of the thesis's method, one column per seed (rank in brackets):",
         "",
-        "| scheduler | " + " | ".join(f"seed {i}" for i in range(len(methods))) + " |",
-        "|---|" + "---:|" * len(methods),
     ]
     ranks = [{k: i + 1 for i, k in enumerate(ranking(m))} for m in methods]
-    for label in LABELS:
-        cells = [
-            f"{m[label]:.3f} ({r[label]})" for m, r in zip(methods, ranks, strict=True)
+    rows = [
+        [
+            label,
+            *(
+                f"{m[label]:.3f} ({r[label]})"
+                for m, r in zip(methods, ranks, strict=True)
+            ),
         ]
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        for label in LABELS
+    ]
+    header = ("scheduler", *(f"seed {i}" for i in range(len(methods))))
+    lines += markdown_table(header, "l" + "r" * len(methods), rows)
     return [*lines, ""]
 
 
