@@ -26,6 +26,7 @@ from typing import Any
 
 from mallmann_ranking import SITE, TRACE, trace_months, write_rows
 from mallmann_study import VARIANTS, _m
+from markdown_table import markdown_table
 
 from optsched.check import check_schedule
 from optsched.heuristics import simulate
@@ -91,23 +92,23 @@ def table(rows: list[dict[str, Any]]) -> str:
     the months), per 1,000 jobs, and the machine share one migration moves."""
     jobs = sum({r["month"]: r["jobs"] for r in rows}.values())
     processors = rows[0]["processors"]
-    lines = [
-        "| variant | study: migrations / jobs / nodes | ours: migrations / "
-        "jobs / processors | migrations per 1,000 jobs, study / ours | "
-        "machine share moved per migration, study / ours |",
-        "|---|---|---|---|---|",
-    ]
+    cells = []
     for name, (migrations, moved, nodes) in STUDY.items():
         ours = [r for r in rows if r["variant"] == name]
         m = sum(r["migrations"] for r in ours)
         j = sum(r["migrated_jobs"] for r in ours)
         p = sum(r["migrated_processors"] for r in ours)
         share = f"{p / m / processors:.2f}" if m else "–"
-        lines.append(
-            f"| {name} | {migrations} / {moved} / {nodes:,} | {m} / {j} / {p:,} | "
-            f"{1000 * migrations / STUDY_JOBS:.1f} / {1000 * m / jobs:.1f} | "
-            f"{nodes / migrations / STUDY_NODES:.2f} / {share} |"
-        )
+        cells.append(
+            (name, f"{migrations} / {moved} / {nodes:,}", f"{m} / {j} / {p:,}",
+             f"{1000 * migrations / STUDY_JOBS:.1f} / {1000 * m / jobs:.1f}",
+             f"{nodes / migrations / STUDY_NODES:.2f} / {share}")
+        )  # fmt: skip
+    header = ("variant", "study: migrations / jobs / nodes",
+              "ours: migrations / jobs / processors",
+              "migrations per 1,000 jobs, study / ours",
+              "machine share moved per migration, study / ours")  # fmt: skip
+    lines = markdown_table(header, "lllll", cells)
     return "\n".join(lines) + f"\n\n(ours: {jobs:,} jobs on {processors} processors)"
 
 
