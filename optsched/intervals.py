@@ -144,6 +144,10 @@ def highest(processors: Sequence[int]) -> int:
 
 def is_consecutive(processors: Sequence[int]) -> bool:
     """Are the indices one run without repeats (``()`` is not)?"""
+    if isinstance(processors, ProcessorSet):
+        # Touching runs are merged when the set is built, and a single run
+        # repeats nothing.
+        return len(processors.runs) == 1
     runs = merged_runs(processors)
     return len(runs) == 1 and count(runs) == len(processors)
 

@@ -41,6 +41,7 @@ from optsched import packing
 from optsched.check import check_schedule
 from optsched.families import first_with, load
 from optsched.instance import Instance
+from optsched.intervals import processor_set
 from optsched.objective import Objective
 from optsched.result import Bound, Incumbent, Result, SolveStatus
 from optsched.schedule import Placement, Schedule
@@ -143,7 +144,7 @@ def assign_processors(instance: Instance, starts: Mapping[int, int]) -> Schedule
                 jid: Placement(
                     s,
                     s + jobs[jid].runtime,
-                    packing.processor_set([(0, jobs[jid].size)]),
+                    processor_set([(0, jobs[jid].size)]),
                 )
                 for jid, s in starts.items()
             }
