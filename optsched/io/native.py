@@ -459,8 +459,8 @@ def _schema_validators() -> tuple[Validator, Validator]:
 
     The job items are validated one by one, and only when the core type
     refuses a job or the job is not a plain rigid one (:func:`_parse_job`):
-    jsonschema takes about 100 µs per job, 50 times the JSON parse
-    (benchmarks/README.md, "native reader").
+    jsonschema on every job costs tens of times the JSON parse of a large
+    trace (benchmarks/README.md, "native reader").
     """
     schema = json.loads(schema_path().read_text(encoding="utf-8"))
     job = {"$schema": schema["$schema"], "$defs": schema["$defs"]}
@@ -613,42 +613,66 @@ def _job_label(value: object, index: int) -> str:
     return f"jobs[{index}]"
 
 
-def _plain_rigid(value: object) -> bool:
-    """A rigid job whose fields are all integers or null (or a weight): the
-    ones the :class:`Job` constructor alone can judge."""
+_MODE_KEYS = frozenset(f.name for f in dataclasses.fields(Mode))
+_JOB_LISTS = ("weight", "modes", "malleable")
+
+
+def _plain(value: object) -> bool:
+    """A job whose fields the core types alone can judge: integers or null
+    (weight aside), and for a moldable job a list of modes of integers only
+    and no run time or estimate of its own."""
+    if type(value) is not dict:
+        return False
+    if not all(
+        type(item) is int or item is None
+        for key, item in value.items()
+        if key not in _JOB_LISTS
+    ):
+        return False
+    if "modes" not in value:
+        return "malleable" not in value
+    modes = value["modes"]
     return (
-        type(value) is dict
-        and "modes" not in value
-        and "malleable" not in value
+        type(modes) is list
+        and "runtime" not in value
+        and "estimate" not in value
+        and type(value.get("malleable", False)) is bool
         and all(
-            type(item) is int or item is None
-            for key, item in value.items()
-            if key != "weight"
+            type(mode) is dict
+            and mode.keys() <= _MODE_KEYS
+            and all(type(item) is int for item in mode.values())
+            for mode in modes
         )
     )
 
 
 def _parse_job(value: Any, index: int) -> Job:
-    """``jobs[index]``; the schema judges it when the core type refuses it.
+    """``jobs[index]``; the schema judges it when the core types refuse it.
 
-    A plain rigid job goes straight to :class:`Job`, whose constructor
-    enforces every range the schema states (the property tests check that a
-    job it accepts is schema-valid); anything else, and any job it refuses,
-    is validated by jsonschema, which names the field.
+    A plain job (:func:`_plain`) goes straight to :class:`Job` and
+    :class:`Mode`, whose constructors enforce every range the schema states
+    (the property tests check that a file the reader accepts is
+    schema-valid); anything else, and any job they refuse, is validated by
+    jsonschema, which names the field.
     """
-    if _plain_rigid(value):
+    if _plain(value):
         try:
-            return Job(**value)
-        except (TypeError, ValueError):
+            return Job(**_job_fields(value, index))
+        except (TypeError, ValueError, KeyError, _Problem):
             pass  # jsonschema names the field, or the message below does
     _check_job(value, index)
-    path: JsonPath = ("jobs", index)
     label, owner = _job_label(value, index), f"{job_name(value['id'])}: "
-    fields = value
-    if "modes" in value:
-        fields = _moldable_fields(value, path, label)
-    job: Job = _validated(lambda: Job(**fields), path, value, label, owner)
+    fields = _job_fields(value, index)
+    job: Job = _validated(lambda: Job(**fields), ("jobs", index), value, label, owner)
     return job
+
+
+def _job_fields(data: dict[str, Any], index: int) -> dict[str, Any]:
+    """The :class:`Job` arguments of ``jobs[index]``: the object itself for
+    a rigid job, its request and :class:`Mode` objects for a moldable one."""
+    if "modes" not in data:
+        return data
+    return _moldable_fields(data, ("jobs", index), _job_label(data, index))
 
 
 def _parse_mode(data: dict[str, Any], path: JsonPath) -> Mode:
