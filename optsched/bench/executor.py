@@ -324,6 +324,13 @@ class _LocalPool:
     only the one that killed it. Those tasks are run again one at a time in
     a pool of their own, so that only a task that kills its worker when
     alone is recorded as failed.
+
+    Why not a library that respawns workers: loky breaks the same way
+    (``TerminatedWorkerError`` is a ``BrokenProcessPool``) and
+    ``multiprocessing.Pool`` respawns a dead worker but never completes
+    its task; Dask, which re-runs only the dead worker's tasks, is the
+    ``--dask-local`` back-end and measured slower per task and after a
+    death (benchmarks/README.md, "A worker that dies mid-solve").
     """
 
     def __init__(self, workers: int) -> None:
