@@ -307,9 +307,9 @@ class Simulator:
         self.end_time = [-1] * n
         self.processor_ids: list[Any] = [None] * n
         # A finished job's ranges go to the schedule's processor column at
-        # once (runs, 16 bytes each): kept as range objects, or as tuples of
+        # once (runs, 8 bytes each): kept as range objects, or as tuples of
         # ids, the processors of 450k jobs would cost hundreds of MB.
-        self._sets = RunStore(n)
+        self._sets = RunStore(n, self.processors)
         self.moves: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
         self._first_ids: dict[int, Sequence[int]] = {}
         self.killed: set[int] = set()

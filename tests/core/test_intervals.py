@@ -154,8 +154,8 @@ def test_processor_set_is_a_tuple_up_to_the_limit(pairs: list[tuple[int, int]]) 
     assert type(built) is wanted
 
 
-def columns_of(sets: list[list[range]]) -> RunColumns:
-    store = RunStore(len(sets))
+def columns_of(sets: list[list[range]], processors: int | None = None) -> RunColumns:
+    store = RunStore(len(sets), processors)
     for k in reversed(range(len(sets))):  # any order
         store.put(k, sets[k])
     return store.columns()
@@ -176,6 +176,9 @@ sets_of_ranges = st.lists(
 @given(sets_of_ranges)
 def test_run_columns_hold_what_processor_set_builds(sets: list[list[range]]) -> None:
     columns = columns_of(sets)
+    narrow = columns_of(sets, 64)  # 32-bit bounds
+    assert narrow[:] == columns[:]
+    assert narrow.flat()[0].tolist() == columns.flat()[0].tolist()
     assert len(columns) == len(sets)
     flat, lengths = columns.flat()
     assert lengths.tolist() == columns.sizes().tolist()
