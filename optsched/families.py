@@ -309,7 +309,6 @@ SIMULATORS: tuple[tuple[str, str], ...] = (
 
 _ENGINE_ONLY = ("engine", "engine-modes")
 _NOT_NODES = ("engine", "engine-modes", "standalone")
-_NOT_MODES = ("engine", "standalone", "nodes")
 
 
 def _own_schedule(spec: str, simulator: str) -> str:
@@ -341,15 +340,6 @@ def _unfollowed_outages(spec: str, simulator: str) -> str:
     )
 
 
-def _uncharged_modes(spec: str, simulator: str) -> str:
-    return (
-        f"policy {spec!r} chooses each moldable job's processor count at its "
-        "start, and the user limit's charges of such jobs are not built; the "
-        "engine's other policies (fcfs, easy, conservative, ...) run them at "
-        "their requests under the limit"
-    )
-
-
 def _unfollowed_blocks(spec: str, simulator: str) -> str:
     return (
         "the node simulator takes no busy blocks (use the flat engine's "
@@ -377,8 +367,6 @@ FEATURES: tuple[Feature, ...] = (
         _has_user_limit,
         relax=_without_user_limit,
         check="optsched.check.limits:rule",
-        simulators=_NOT_MODES,
-        unsimulated=_uncharged_modes,
     ),
     Feature(
         "outages",

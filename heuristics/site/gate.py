@@ -142,15 +142,11 @@ class SiteGate:
         self._hold(j, -1)
 
     def resized(self, j: int) -> None:
-        """Waiting ``j`` was given another size (a moldable job's mode,
-        chosen at its start; :attr:`sizes` is the simulator's list, so the
-        calendar's tests see it). The user limit's charges are not built
-        for such jobs (``ValueError``; the family table refuses them first).
-        """
+        """Waiting ``j`` was given another mode (a moldable job's, chosen at
+        its start): :attr:`sizes` is the simulator's list, so the calendar's
+        tests see it; the user limit charges its start by that mode."""
         if self.accounts is not None:
-            raise ValueError(
-                "the user limit does not charge jobs whose mode is chosen at start"
-            )
+            self.accounts.recharge(j)
 
     def _hold(self, j: int, sign: int) -> None:
         calendar, queue = self.calendar, self.queues[j]

@@ -16,6 +16,9 @@ within one instant:
 - accounts are emptied at the end of an instant (two users starting at one
   instant empty every account, their own included: each ran after the
   other's);
+- a moldable job's start charges the mode it starts in (its processors
+  times that mode's requested time); while it waits it counts with its
+  request (the size it asks for), in the test below;
 - the waiting job of another user must be one that may start itself: its
   own start would keep its user within the limit. When every waiting job of
   the other users is over the limit too, nobody is held back (else two
@@ -40,7 +43,12 @@ class UserAccounts:
     ) -> None:
         self.limit = limit
         self.users = users
+        self.sizes = sizes
+        self.requested = requested
         self.cost = [q * r for q, r in zip(sizes, requested, strict=True)]
+        """Per job, the charge of its request (what a waiting job counts)."""
+        self.charge = list(self.cost)
+        """Per job, the charge of its start (its mode's, once chosen)."""
         self.account: dict[int, int] = {}
         self.instant_starts: dict[int, int] = {}  # this instant's starts
         self.instant = -1
@@ -59,7 +67,12 @@ class UserAccounts:
             return
         costs = self.waiting[user]
         del costs[bisect_left(costs, self.cost[j])]
-        self.instant_starts[user] = self.instant_starts.get(user, 0) + self.cost[j]
+        self.instant_starts[user] = self.instant_starts.get(user, 0) + self.charge[j]
+
+    def recharge(self, j: int) -> None:
+        """Waiting ``j`` will start in another mode: its start charges that
+        mode's size times requested time (the simulator's lists)."""
+        self.charge[j] = self.sizes[j] * self.requested[j]
 
     def close_instant(self, now: int) -> set[int]:
         """Enter instant ``now``: settle the previous instant's starts, and
@@ -89,7 +102,7 @@ class UserAccounts:
     def allows(self, j: int) -> bool:
         """Whether ``j`` may start now as far as the limit goes."""
         user = self.users[j]
-        if user is None or self.used(user) + self.cost[j] <= self.limit:
+        if user is None or self.used(user) + self.charge[j] <= self.limit:
             return True
         return not any(
             costs and self.used(other) + costs[0] <= self.limit

@@ -2,7 +2,9 @@
 
 14. On a machine whose calendar has a :attr:`user_limit
     <optsched.calendar.Calendar.user_limit>` ``L``, every run of a job
-    (lost attempts included) charges ``size x requested time`` to its user.
+    (lost attempts included) charges ``size x requested time`` to its user
+    (a moldable job's run: its processors times the requested time of the
+    mode they name, rule 8; a waiting job's charge below is its request's).
     A user's account holds the charges of its runs started after the last
     instant at which another user's job started (exclusive). At an instant
     ``t`` at which user ``u``'s jobs start, if ``u``'s account before ``t``
@@ -30,7 +32,7 @@ from collections.abc import Callable
 from optsched.check.violation import Violation
 from optsched.families import feature
 from optsched.instance import Instance, Job
-from optsched.schedule import Schedule
+from optsched.schedule import Placement, Schedule
 
 
 def _check_user_limit(instance: Instance, schedule: Schedule) -> list[Violation]:
@@ -39,23 +41,23 @@ def _check_user_limit(instance: Instance, schedule: Schedule) -> list[Violation]
     assert calendar is not None and calendar.user_limit is not None
     limit = calendar.user_limit
     jobs = [j for j in instance.jobs if j.user is not None]
-    cost = {job.id: job.size * job.requested for job in jobs}
+    cost = {job.id: job.size * job.requested for job in jobs}  # if waiting
     user: dict[int, int] = {}
     for job in jobs:
         assert job.user is not None
         user[job.id] = job.user
-    starts: dict[int, list[int]] = defaultdict(list)  # instant -> job ids
-    for job in jobs:
-        for start, _ in _runs(job, schedule):
-            starts[start].append(job.id)
+    starts: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for job in jobs:  # instant -> (job id, charge) of the runs starting then
+        for run in _placements(job, schedule):
+            starts[run.start].append((job.id, _charge(job, run)))
     waits = _waiting_spans(instance, schedule, jobs)
     users = set(user.values())
     account: dict[int, int] = {}
     out: list[Violation] = []
     for t in sorted(starts):
         charged: dict[int, int] = defaultdict(int)
-        for jid in starts[t]:
-            charged[user[jid]] += cost[jid]
+        for jid, charge in starts[t]:
+            charged[user[jid]] += charge
         total = {u: account.get(u, 0) + c for u, c in charged.items()}
         for u in sorted(charged):
             if total[u] <= limit:
@@ -69,7 +71,7 @@ def _check_user_limit(instance: Instance, schedule: Schedule) -> list[Violation]
                         f"user {u} starts jobs at {t} with {total[u]} "
                         f"processor-seconds charged, above the limit {limit}, "
                         f"while job {blocker} of user {user[blocker]} waits",
-                        job=min(j for j in starts[t] if user[j] == u),
+                        job=min(j for j, _ in starts[t] if user[j] == u),
                         time=t,
                     )
                 )
@@ -81,14 +83,29 @@ def _check_user_limit(instance: Instance, schedule: Schedule) -> list[Violation]
     return out
 
 
+def _placements(job: Job, schedule: Schedule) -> list[Placement]:
+    """Every run of ``job``: lost attempts, then the complete one."""
+    runs = list(schedule.lost.get(job.id, ()))
+    final = schedule.placements.get(job.id)
+    if final is not None:
+        runs.append(final)
+    return runs
+
+
 def _runs(job: Job, schedule: Schedule) -> list[tuple[int, int]]:
     """``(start, end)`` of every run of ``job``: lost attempts, then the
     complete one."""
-    runs = [(r.start, r.end) for r in schedule.lost.get(job.id, ())]
-    final = schedule.placements.get(job.id)
-    if final is not None:
-        runs.append((final.start, final.end))
-    return runs
+    return [(run.start, run.end) for run in _placements(job, schedule)]
+
+
+def _charge(job: Job, run: Placement) -> int:
+    """What ``run`` charges: size x requested time of the mode its
+    processors name (a rigid job, or a count that names no mode, which
+    rule 8 reports: the request)."""
+    mode = job.mode(len(run.processors)) if job.modes and run.processors else None
+    if mode is None:
+        return job.size * job.requested
+    return mode.processors * mode.requested
 
 
 def _waiting_spans(

@@ -133,9 +133,9 @@ def _one_job_problems(
     outage_starts: set[int],
 ) -> list[tuple[int | None, int | None, str]]:
     out: list[tuple[int | None, int | None, str]] = []
-    full = job.requested if job.id in schedule.killed else job.runtime
     previous_end: int | None = None
     for k, run in enumerate(attempts, start=1):
+        full = _full_run(job, run, job.id in schedule.killed)
         name = f"lost attempt {k} of job {job.id} [{run.start}, {run.end})"
         if run.end <= run.start:
             out.append((job.id, run.start, f"{name} is empty"))
@@ -159,6 +159,16 @@ def _one_job_problems(
             )
         )
     return out
+
+
+def _full_run(job: Job, run: Placement, killed: bool) -> int:
+    """How long ``run`` of ``job`` lasts if nothing stops it: its run time
+    (its estimate for a job killed at it), in the mode its processors name
+    for a moldable job (rule 8: a restarted job may run in another mode)."""
+    mode = job.mode(len(run.processors)) if job.modes and run.processors else None
+    if mode is None:
+        return job.requested if killed else job.runtime
+    return mode.requested if killed else mode.runtime
 
 
 def _unneeded_kills(
