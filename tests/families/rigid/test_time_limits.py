@@ -242,3 +242,21 @@ def test_a_strip_that_forgets_the_past_answers_as_before_from_then_on(
         assert forgetting.earliest_at(release, duration, 0, size) == kept.earliest_at(
             release, duration, 0, size
         )
+
+
+def test_the_shelf_height_bound_keeps_the_cases_examined_by_the_deadline() -> None:
+    """``t = 0`` is always examined: on the hand case of the shelf tests
+    (sizes 1, 2, 2 on 3 processors, run times 1, 4, 3) it is 2 bins over
+    [0, 1), 2 over [1, 3) and 1 over [3, 4): 7, against 12 with ``t = 5``."""
+    from optsched.models.shelf.model import shelf_height_bound
+
+    jobs = [
+        Job(id=1, release=0, runtime=1, size=1),
+        Job(id=2, release=5, runtime=4, size=2),
+        Job(id=3, release=5, runtime=3, size=2),
+    ]
+    instance = Instance(jobs=jobs, machine=Machine(3))
+    cut = shelf_height_bound(instance, deadline=PAST)
+    assert (cut.value, cut.partial) == (7, True)
+    whole = shelf_height_bound(instance, deadline=float("inf"))
+    assert (whole.value, whole.partial) == (12, False)
