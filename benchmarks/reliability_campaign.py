@@ -17,19 +17,28 @@ default 60 s), and is classified:
   and no ``note:`` line;
 * ``wrong``: a case's own check failed (``/dev/null`` no longer a device, an
   SVG that is not XML, a valid input refused);
+* ``unlocated``: the message audit. A refusal (exit status 2) caused by a
+  file's content whose one line does not start with ``file:line:`` (or
+  ``file:`` for a fault of the whole file: empty, binary, a broken gzip
+  stream), or a write fault of a full disk whose line does not name the
+  output file. The corpus of the audit is ``tests/support/message_corpus.py``
+  (one spoiled file per format and kind of fault, shared with the fast test
+  ``tests/cli/test_reliability_messages.py``); the full disk is a 64 KiB
+  tmpfs, mounted when the campaign may (as root), skipped otherwise;
 * ``ok`` otherwise.
 
-Usage (about 3 minutes)::
+Usage (about 5 minutes)::
 
     .venv/bin/python benchmarks/reliability_campaign.py [--timeout 60] [--memory 2048]
 
-Prints one Markdown table (counts per outcome) and one line per case that
-is not ``ok``; exit status 1 when any.
+Prints one Markdown table (counts per outcome, the audited refusals among
+the runs) and one line per case that is not ``ok``; exit status 1 when any.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import json
 import os
@@ -37,16 +46,20 @@ import resource
 import signal
 import sqlite3
 import stat
+import subprocess
 import sys
 import tempfile
 import time
 import xml.dom.minidom
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))  # the audit's corpus lives with the tests
+from support.message_corpus import ERROR, message_corpus  # noqa: E402
+
 INSTANCE = REPO / "instances" / "kth_20.json"
 TINY_SUITE = REPO / "tests" / "data" / "suites" / "tiny.toml"
 REQUEST = REPO / "tests" / "data" / "coreserve" / "two_clusters.json"
@@ -60,6 +73,17 @@ class Case:
     args: list[str]
     invalid: bool
     check: Callable[[int, str], bool] = field(default=lambda code, err: True)
+    located_as: str | None = None
+    """How a refusal's line must start (after ``optsched: error: ``): the
+    file and line at fault, or the output file a write fault is about;
+    ``None``: not audited."""
+
+    def unlocated(self, code: int, stderr: str) -> bool:
+        """Whether a refusal misses the location the case requires."""
+        if self.located_as is None or code != 2:
+            return False
+        last = (stderr.strip().splitlines() or [""])[-1]
+        return not last.startswith(ERROR + self.located_as)
 
 
 @dataclass
@@ -83,6 +107,8 @@ class Run:
             return "wrong"
         if not self.case.check(self.code, self.stderr):
             return "wrong"
+        if self.case.unlocated(self.code, self.stderr):
+            return "unlocated"
         return "ok"
 
 
@@ -105,7 +131,6 @@ def _native(path: Path, change: Callable[[dict], None]) -> str:
 
 def _schedule_rows(folder: Path) -> list[list[str]]:
     import csv
-    import subprocess
 
     out = folder / "easy.csv"
     command = ["simulate", str(INSTANCE), "-p", "easy", "-o", str(out)]
@@ -399,6 +424,85 @@ def file_cases(d: Path) -> list[Case]:
     ]
 
 
+def message_cases(d: Path) -> list[Case]:
+    """The message audit: one spoiled file per format and kind of fault."""
+    folder = d / "messages"
+    folder.mkdir()
+    return [
+        Case(c.name, list(c.args), True, located_as=c.prefix)
+        for c in message_corpus(folder)
+    ]
+
+
+FULL_DISK_BYTES = 64 * 1024
+
+
+@contextlib.contextmanager
+def full_disk(d: Path) -> Iterator[Path | None]:
+    """A folder on a full file system (a tmpfs of 64 KiB, filled), or
+    ``None`` when this process may not mount one (not root, not Linux)."""
+    folder = d / "full"
+    folder.mkdir()
+    size = f"size={FULL_DISK_BYTES}"
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", size, "tmpfs", str(folder)],
+        capture_output=True,
+    )
+    if mounted.returncode != 0:
+        yield None
+        return
+    try:
+        with contextlib.suppress(OSError), (folder / "filler").open("wb") as f:
+            while True:
+                f.write(b"\0" * 4096)
+                f.flush()
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=False)
+
+
+def disk_cases(d: Path, full: Path) -> list[Case]:
+    """Every command that writes a file, writing it on a full disk: the one
+    line must name the file (SQLite's and the writes' errors name none)."""
+    if not (d / "easy.csv").exists():
+        _schedule_rows(d)  # the schedule plot gantt draws
+    store = d / "tiny.sqlite"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "optsched",
+            "bench",
+            str(TINY_SUITE),
+            "--store",
+            str(store),
+            "--no-progress",
+        ],
+        capture_output=True,
+        check=True,
+    )
+    i = str(INSTANCE)
+    outputs = {
+        "simulate -o": ["simulate", i, "-p", "easy", "-o", "s.csv"],
+        "compare -o": ["compare", i, "--policies", "fcfs,easy", "-o", "c.csv"],
+        "bound -o": ["bound", i, "-o", "b.json"],
+        "bound --schedule-out": ["bound", i, "--schedule-out", "b.csv"],
+        "window -o": ["window", i, "--first-job", "1", "--jobs", "5", "-o", "w.json"],
+        "gap -o": ["gap", i, "--time-limit", "2", "-o", "g.csv"],
+        "plot gantt -o": ["plot", "gantt", str(d / "easy.csv"), i, "-o", "g.png"],
+        "report -o": ["report", str(store), "-o", "r.html"],
+        "export -o": ["export", str(store), "-o", "e.csv"],
+        "bench --store": ["bench", str(TINY_SUITE), "--store", "st.sqlite"],
+        "coreserve optimum -o": ["coreserve", "optimum", str(REQUEST), "-o", "c.json"],
+    }
+    cases = []
+    for name, args in outputs.items():
+        target = full / args[-1]
+        args = [*args[:-1], str(target)]
+        cases.append(Case(f"full disk: {name}", args, True, located_as=f"{target}:"))
+    return cases
+
+
 def run_case(case: Case, cwd: Path, timeout: float, memory_mb: float) -> Run:
     """``python -m optsched ARGS`` under the limits; its own peak resident
     size from ``wait4`` (stderr goes to a file: no pipe to fill)."""
@@ -439,31 +543,50 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--timeout", type=float, default=60.0)
     parser.add_argument("--memory", type=float, default=2048.0, help="MB")
+    parser.add_argument(
+        "--audit-only",
+        action="store_true",
+        help="only the message audit (spoiled files and the full disk)",
+    )
     options = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="optsched-campaign-") as folder:
+    with (
+        tempfile.TemporaryDirectory(prefix="optsched-campaign-") as folder,
+        full_disk(Path(folder)) as full,
+    ):
         d = Path(folder)
-        cases = output_cases(d) + extreme_cases(d) + schedule_cases(d) + file_cases(d)
+        cases = []
+        if not options.audit_only:
+            cases += output_cases(d) + extreme_cases(d) + schedule_cases(d)
+            cases += file_cases(d)
+        cases += message_cases(d) + ([] if full is None else disk_cases(d, full))
         runs = [run_case(c, d, options.timeout, options.memory) for c in cases]
         # Judged here: some checks read the outputs left in the folder.
         judged = [(r, r.outcome(options.timeout, options.memory)) for r in runs]
-    outcomes = Counter(outcome for _, outcome in judged)
-    print(
-        "| runs | ok | traceback | hang | memory | silent | wrong | longest run (s) "
-        "| peak memory (MB) |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|")
-    longest = max(r.seconds for r in runs)
-    peak = max(r.peak_mb for r in runs)
-    print(
-        f"| {len(runs)} | {outcomes['ok']} | {outcomes['traceback']} | "
-        f"{outcomes['hang']} | {outcomes['memory']} | {outcomes['silent']} | "
-        f"{outcomes['wrong']} | {longest:.1f} | {peak:.0f} |"
-    )
+    print_table(runs, judged)
+    if full is None:
+        print("- full-disk cases skipped: mounting a tmpfs needs root")
     bad = [(r, outcome) for r, outcome in judged if outcome != "ok"]
     for r, outcome in bad:
         last = r.stderr.strip().splitlines()[-1:] or [""]
         print(f"- {outcome}: {r.case.name}: exit {r.code}: {last[0][:160]}")
     return 1 if bad else 0
+
+
+def print_table(runs: list[Run], judged: list[tuple[Run, str]]) -> None:
+    """The Markdown table of outcomes; ``audited``: the refusals whose
+    location the message audit checked (``unlocated``: those missing it)."""
+    outcomes = Counter(outcome for _, outcome in judged)
+    audited = sum(r.case.located_as is not None and r.code == 2 for r in runs)
+    names = ["ok", "traceback", "hang", "memory", "silent", "wrong", "unlocated"]
+    print(
+        f"| runs | {' | '.join(names)} | audited refusals "
+        "| longest run (s) | peak memory (MB) |"
+    )
+    print("|---" * (len(names) + 4) + "|")
+    counts = " | ".join(str(outcomes[n]) for n in names)
+    longest = max(r.seconds for r in runs)
+    peak = max(r.peak_mb for r in runs)
+    print(f"| {len(runs)} | {counts} | {audited} | {longest:.1f} | {peak:.0f} |")
 
 
 if __name__ == "__main__":

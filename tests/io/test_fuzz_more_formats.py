@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from support.fuzzing import TOKENS, fuzz_settings, mutated
+from support.message_corpus import SCENARIO_SEED
 from support.paths import DATA, INSTANCES, swf_job, write_swf
 
 from optsched.bench.suite import load_suite
@@ -34,31 +35,13 @@ pytestmark = pytest.mark.fuzz
 
 MEMORY_CAP = 8_000_000  # bytes; the seeds are read with well under 1 MB
 
-SCENARIO = b"""[scenario]
-name = "fuzz"
-
-[workload]
-trace = "log.swf"
-clusters = 2
-weeks = 1
-cap = 8
-merge_below = 2
-
-[requests]
-kind = "R1"
-seed = 3
-probability = 0.5
-
-[prices]
-scenario = "cheap-weekends"
-"""
 
 SEEDS: dict[str, tuple[bytes, ...]] = {
     "site": tuple(p.read_bytes() for p in sorted((INSTANCES / "sites").glob("*.toml"))),
     "coreserve": tuple(
         p.read_bytes() for p in sorted((DATA / "coreserve").glob("*.json"))
     ),
-    "scenario": (SCENARIO,),
+    "scenario": (SCENARIO_SEED.encode(),),
     "suite": ((DATA / "suites" / "tiny.toml").read_bytes(),),
 }
 READERS: dict[str, Callable[[Path], Any]] = {
