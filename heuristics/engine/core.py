@@ -6,7 +6,8 @@ read and call is the :class:`Simulator` interface below (``now``, ``free``,
 ``queue``, ``size``, ``estimate``, ``release``, ``running_ends``,
 ``finished``, ``arrived``, ``rank``, ``can_start``, ``start``,
 ``refused_by_limit``, ``base_profile``, ``reserve``, ``predict``,
-``wake_at``, ``plan_wake``, and ``index_waiting`` / ``track`` for a
+``wake_at``, ``plan_wake``, ``choose_mode`` (a moldable job's mode, chosen
+at its start), and ``index_waiting`` / ``track`` for a
 :class:`WaitingIndex` of the waiting jobs, with which backfilling finds
 its candidates without scanning a long queue).
 

@@ -9,18 +9,18 @@ scheduler sees the modes' *estimates* (never the run times) and learns a
 job's end when it ends. They run on the engine
 (:class:`~optsched.heuristics.engine.core.Simulator`) like every engine
 policy: the engine owns time, events, processors and the machine's rules
-(busy blocks, outages, contiguous ranges and migration, the site calendar,
-job chains, kill at the estimate), and the policy, at each scheduling
-pass, chooses the mode of each job it starts
+(busy blocks, outages, contiguous ranges and migration, the site calendar
+and user limit, job chains, kill at the estimate), and the policy, at each
+scheduling pass, chooses the mode of each job it starts
 (:meth:`~optsched.heuristics.engine.core.Simulator.choose_mode`, the
 "choose a mode at start" hook) and starts it on that many processors. The
-running jobs then hold their modes' processors until their modes'
-estimated ends, which every later shadow time counts. A mode the site
-calendar never admits is never chosen. On an ``any`` machine with no busy
-block pending the shadow times are EASY's counts of running jobs (as
-published); while busy blocks or outages are pending they are the earliest
-slots of the engine's availability profile, which holds the blocks like
-running jobs (as the engine's ``easy`` does).
+running jobs then hold their modes' processors until their modes' estimated
+ends, which every later shadow time counts. A mode the site calendar never
+admits is never chosen. With no busy block pending the shadow times are
+EASY's counts of running jobs (as published); while busy blocks or outages
+are pending they are the earliest slots of the engine's availability
+profile, which holds the blocks like running jobs (as the engine's ``easy``
+does).
 
 The finish-time guard
 ---------------------
