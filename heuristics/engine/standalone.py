@@ -1,11 +1,12 @@
 """Policies that build their schedules themselves, outside the engine.
 
-The engine of :mod:`optsched.heuristics.engine.core` starts jobs at their
-requested size and lets them run to their end. Preemptive algorithms (PBI,
-PSRS, gang: pieces) and algorithms that choose processor counts
-(rescaling, adaptive partitioning, EASY with scaling, DEQ) build every
-placement themselves; :class:`Standalone` is their common shape, so that
-each is named, parsed and simulated like every other policy.
+The engine of :mod:`optsched.heuristics.engine.core` starts each job in one
+mode (its request, or the one its policy chooses at the start: adaptive
+partitioning, EASY with scaling) and lets it run to its end. Preemptive
+algorithms (PBI, PSRS, gang: pieces), rescaling (a search over whole
+schedules) and DEQ (processor counts that change while a job runs) build
+every placement themselves; :class:`Standalone` is their common shape, so
+that each is named, parsed and simulated like every other policy.
 """
 
 from __future__ import annotations
