@@ -1,7 +1,7 @@
 """Time native JSON instances, schedule files and the checker on whole traces.
 
 Usage: ``.venv/bin/python benchmarks/native_io.py [--traces DIR] [--repeat R]
-[--reader]``
+[--reader [--old-reader OLD_NATIVE_PY]]``
 
 For each trace with recorded wait times, the whole trace is written and read
 back as a native JSON instance, its recorded schedule (start = submit + wait)
@@ -9,15 +9,19 @@ is written and read in each schedule format, and ``check_schedule`` judges
 it. Best of ``R`` runs; wall and process CPU time.
 
 ``--reader`` times the native reader's steps instead, on the largest trace
-whole and on a 100,000-job document (that trace's jobs repeated, ids
-renumbered): the JSON parse alone, the whole read (schema step included),
-and what jsonschema would cost on every job item.
+whole, on a 100,000-job document (that trace's jobs repeated, ids
+renumbered) and on the first 5,000 jobs of the trace with the smallest
+machine made moldable (``linear:max=8``): the JSON parse alone,
+the whole read (schema step included), and what jsonschema would cost on
+every job item; ``--old-reader`` adds the whole read by the ``native.py`` of
+another commit.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import importlib.util
 import itertools
 import json
 import tempfile
@@ -30,6 +34,7 @@ from optsched.instance import Instance
 from optsched.io import read_trace
 from optsched.io.native import _schema_validators, read_native, write_native
 from optsched.io.schedules import read_schedule, write_schedule
+from optsched.moldable.speedup import parse_model
 from optsched.schedule import Placement, Schedule
 
 TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
@@ -90,32 +95,71 @@ def tiled(instance: Instance, jobs: int) -> Instance:
     return instance.replace(jobs=tuple(out), name=f"tiled-{jobs}")
 
 
-def reader_steps(path: Path) -> list[tuple[str, Callable[[], object]]]:
-    """The native reader's parts on the file at ``path``."""
+def reader_steps(
+    path: Path, old_reader: Callable[[Path], object] | None
+) -> list[tuple[str, Callable[[], object]]]:
+    """The native reader's parts on the file at ``path`` (and the old
+    reader's whole read, when given)."""
     text = path.read_text(encoding="utf-8")
     _, job_validator = _schema_validators()
     items = json.loads(text)["jobs"]
-    return [
+    out: list[tuple[str, Callable[[], object]]] = [
         ("json.loads", lambda: json.loads(text)),
         ("read_native", lambda: read_native(path)),
+    ]
+    if old_reader is not None:
+        out.append(("read_native, old reader", lambda: old_reader(path)))
+    out.append(
         (
             "jsonschema on every job",
             lambda: all(job_validator.is_valid(item) for item in items),
-        ),
-    ]
+        )
+    )
+    return out
 
 
-def reader_table(traces: Path, repeat: int) -> None:
+def load_reader(path: Path) -> Callable[[Path], object]:
+    """``read_native`` of a native.py of another commit (``git show
+    REV:optsched/io/native.py > old.py``), loaded beside this one."""
+    spec = importlib.util.spec_from_file_location("old_native", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    reader: Callable[[Path], object] = module.read_native
+    return reader
+
+
+def reader_table(
+    traces: Path, repeat: int, old_reader: Callable[[Path], object] | None
+) -> None:
     """The ``--reader`` table (module docstring)."""
     print("| document | jobs | step | wall s | cpu s |")
     print("|---|---:|---|---:|---:|")
     largest = max(traces.glob("*.swf*"), key=lambda p: p.stat().st_size)
     whole = read_trace(largest).instance
+    # Moldable: the first 5,000 jobs of the smallest machine's trace (KTH:
+    # about 14 modes a job; on a large machine a job has thousands).
+    smallest = min(
+        (read_trace(p).instance for p in traces.glob("*.swf*")),
+        key=lambda instance: instance.machine.processors,
+    )
+    model = parse_model("linear:max=8")
+    moldable = smallest.replace(
+        jobs=tuple(
+            job.replace(modes=model.modes(job, smallest.machine.processors))
+            for job in smallest.jobs[:5000]
+        )
+    )
+    documents = (
+        (largest.name, whole),
+        ("tiled", tiled(whole, 10**5)),
+        ("moldable (linear:max=8)", moldable),
+    )
     with tempfile.TemporaryDirectory() as folder:
-        for name, instance in ((largest.name, whole), ("tiled", tiled(whole, 10**5))):
+        for name, instance in documents:
             path = Path(folder) / "i.json"
             write_native(instance, path)
-            for step, action in reader_steps(path):
+            for step, action in reader_steps(path, old_reader):
                 wall, cpu = best(action, repeat)
                 jobs = f"{len(instance.jobs):,}"
                 print(f"| {name} | {jobs} | {step} | {wall:.3f} | {cpu:.3f} |")
@@ -126,9 +170,11 @@ def main() -> None:
     parser.add_argument("--traces", type=Path, default=TRACES)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--reader", action="store_true")
+    parser.add_argument("--old-reader", type=Path, default=None)
     args = parser.parse_args()
     if args.reader:
-        reader_table(args.traces, args.repeat)
+        old = None if args.old_reader is None else load_reader(args.old_reader)
+        reader_table(args.traces, args.repeat, old)
         return
     print("| trace | jobs | operation | wall s | cpu s |")
     print("|---|---:|---|---:|---:|")
