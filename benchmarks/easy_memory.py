@@ -19,6 +19,7 @@ not this script's.
 from __future__ import annotations
 
 import argparse
+import linecache
 import sys
 import tracemalloc
 from pathlib import Path
@@ -66,15 +67,17 @@ def main() -> None:
         f"({after / jobs:.0f} B/job)"
     )
     print()
-    print("| allocation site | MB | B/job | blocks |")
-    print("|---|---:|---:|---:|")
+    print("| allocation site | code | MB | B/job | blocks |")
+    print("|---|---|---:|---:|---:|")
     root = str(Path(__file__).resolve().parent.parent)
     for stat in stats[: args.top]:
         frame = stat.traceback[0]
         where = frame.filename.replace(root + "/", "")
         site = f"{where}:{frame.lineno}" if args.group == "lineno" else where
+        code = linecache.getline(frame.filename, frame.lineno).strip()
+        code = f"`{code}`" if args.group == "lineno" and code else ""
         print(
-            f"| `{site}` | {stat.size / mb:.1f} | {stat.size / jobs:.0f} "
+            f"| `{site}` | {code} | {stat.size / mb:.1f} | {stat.size / jobs:.0f} "
             f"| {stat.count:,} |"
         )
 

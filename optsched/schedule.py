@@ -292,7 +292,7 @@ class PlacementColumns(Mapping[int, Placement]):
 
     What a simulation of hundreds of thousands of jobs returns: job ids,
     starts and ends in ``array('q')`` columns, processor sets as their runs
-    (:class:`~optsched.intervals.RunColumns`), about 60 bytes per job where
+    (:class:`~optsched.intervals.RunColumns`), tens of bytes per job where
     a :class:`Placement` with its tuple costs a kilobyte. Each
     :class:`Placement` is built when asked for, with the values and types a
     dictionary of placements would hold (processors a tuple, or a
