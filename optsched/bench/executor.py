@@ -329,8 +329,9 @@ class _LocalPool:
     (``TerminatedWorkerError`` is a ``BrokenProcessPool``) and
     ``multiprocessing.Pool`` respawns a dead worker but never completes
     its task; Dask, which re-runs only the dead worker's tasks, is the
-    ``--dask-local`` back-end and measured slower per task and after a
-    death (benchmarks/README.md, "A worker that dies mid-solve").
+    ``--dask-local`` back-end and measured three times slower per task and
+    no faster after a death (benchmarks/README.md, "A worker that dies
+    mid-solve").
     """
 
     def __init__(self, workers: int) -> None:
@@ -459,6 +460,23 @@ def _dask_outcome(future: Any, result: Any) -> Outcome:
     return RuntimeError(f"Dask future {future.status}: {result!r}")
 
 
+LOCAL_CLUSTER_CONFIG = {
+    # A worker holds only the task it runs, so that a worker's death makes
+    # only that task suspect: with the default (1.1) a task queued behind a
+    # task that kills its worker dies with it and is failed (KilledWorker)
+    # after 3 deaths it did not cause.
+    "distributed.scheduler.worker-saturation": 1.0,
+    # A lost worker's nanny is closed for good when no worker of its name is
+    # back after this delay; a task that kills every worker it runs on makes
+    # that happen (the restarts are a few seconds apart), and the cluster was
+    # left with no worker and the run waiting for ever. Nannies restart their
+    # workers; the cluster is closed when the run ends.
+    "distributed.deploy.lost-worker-timeout": "1 day",
+}
+"""Dask settings of ``--dask-local`` (benchmarks/README.md, "A worker that
+dies mid-solve")."""
+
+
 @contextlib.contextmanager
 def _dask_backend(address: str | None, local_workers: int | None) -> Iterator[_Dask]:
     import logging
@@ -471,7 +489,10 @@ def _dask_backend(address: str | None, local_workers: int | None) -> Iterator[_D
         with distributed.Client(address) as client:
             yield _Dask(client)
         return
+    import dask
+
     with (
+        dask.config.set(LOCAL_CLUSTER_CONFIG),
         distributed.LocalCluster(
             n_workers=local_workers,
             threads_per_worker=1,
