@@ -25,10 +25,14 @@ Own code or procset: procset's :class:`~procset.ProcSet` keeps a set as
 merged intervals, so it cannot hold the repeated indices (``"0-3 2"``) the
 checker must see to report a processor used twice, and its parser takes
 what ``int()`` takes (``"+1"``, ``"1_0"``, non-ASCII digits) and merges
-intervals one at a time (quadratic). Where both can serve, the choice was
+intervals one at a time (quadratic). Where both could serve, the choice was
 measured (``benchmarks/intervals.py``, results in ``benchmarks/README.md``,
-"One processor-interval module"): procset is used where it is as fast as
-our code, our code is kept only where it was measured faster.
+"One processor-interval module"): our parsing, writing, merging, runs and
+disjointness were faster on every input; procset's contiguity test is
+faster on a ``ProcSet`` it holds, but ours reads a :class:`ProcessorSet`'s
+runs where procset would need a conversion costing hundreds of times the
+test. procset serves the conversions (:func:`to_procset`,
+:func:`from_procset`), which must build its type.
 """
 
 from __future__ import annotations

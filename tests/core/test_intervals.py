@@ -254,9 +254,10 @@ def test_placement_columns_refuse_repeats_and_ragged_columns() -> None:
         st.tuples(st.integers(0, 5), st.integers(0, 3), st.integers(0, 6)), max_size=6
     ),
     st.integers(0, 3),
+    st.sampled_from(["any", "contiguous"]),
 )
 def test_the_checker_judges_columns_as_the_dictionary(
-    rows: list[tuple[int, int, int]], shift: int
+    rows: list[tuple[int, int, int]], shift: int, allocation: str
 ) -> None:
     # Random schedules, valid or not: the column-wise fast path and the
     # rule-by-rule checks of the same placements give the same verdict.
@@ -264,16 +265,18 @@ def test_the_checker_judges_columns_as_the_dictionary(
     from optsched.instance import Instance, Job, Machine
 
     jobs = tuple(Job(k + 1, 0, 2, 1 + k % 2) for k in range(len(rows)))
-    instance = Instance(Machine(6), jobs)
+    instance = Instance(Machine(6, allocation), jobs)  # type: ignore[arg-type]
     store = RunStore(len(rows))
     plain = {}
     for k, (start, width, first) in enumerate(rows):
-        ranges = [range(first, first + width)] if width else []
+        # Two runs for the second job: not consecutive on a line.
+        gap = [range(first + width + 1, first + width + 2)] if k == 1 else []
+        ranges = [range(first, first + width), *gap] if width else []
         store.put(k, ranges)
         plain[k + 1] = Placement(
             start,
             start + 2 + (shift if k == 0 else 0),
-            tuple(ranges[0]) if ranges else (),
+            tuple(p for r in ranges for p in r),
         )
     columns = PlacementColumns(
         list(plain),
