@@ -15,6 +15,7 @@ its own handlers (the commands install theirs while they run).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import signal
@@ -82,8 +83,28 @@ class Stopped:
 def stop_searches() -> None:
     """Stop the CP-SAT searches of this process (if it imported CP-SAT)."""
     cpsat = sys.modules.get("optsched.models.rigid.cpsat")
-    if cpsat is not None:
-        cpsat.stop_searches()
+    # A signal during its import finds the module half built: no search
+    # has started then.
+    stop = getattr(cpsat, "stop_searches", None)
+    if stop is not None:
+        stop()
+
+
+def interrupt_behind(error: BaseException) -> KeyboardInterrupt | None:
+    """The interrupt that caused ``error``, if any.
+
+    An extension module whose initialisation a Ctrl-C cut short reports an
+    ``ImportError("initialization failed")`` caused by the
+    ``KeyboardInterrupt`` (pybind11's modules, OR-Tools among them).
+    """
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def watch_stop_signals(reader: Any, closed: threading.Event) -> None:
@@ -123,7 +144,6 @@ def watched_signals(handler: Callable[[int, Any], None]) -> Iterator[None]:
     reader, writer = socket.socketpair()
     writer.setblocking(False)
     previous = {number: signal.getsignal(number) for number in STOP_SIGNALS}
-    old_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
     closed = threading.Event()
     watcher = threading.Thread(
         target=watch_stop_signals,
@@ -131,22 +151,29 @@ def watched_signals(handler: Callable[[int, Any], None]) -> Iterator[None]:
         name="optsched-signals",
         daemon=True,
     )
+    old_fd: int | None = None
     try:
+        # The setup itself can be interrupted (Python's previous handler
+        # raises): every step is undone below only if it was done.
+        old_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+        watcher.start()
         for number in STOP_SIGNALS:
             signal.signal(number, handler)
-        watcher.start()
         yield
     finally:
         for number, old in previous.items():
             signal.signal(number, old if old is not None else signal.SIG_DFL)
-        signal.set_wakeup_fd(old_fd)
+        if old_fd is not None:
+            signal.set_wakeup_fd(old_fd)
         closed.set()
         writer.close()  # the watcher reads end-of-file and returns
-        watcher.join(timeout=5)
+        if watcher.ident is not None:  # started
+            watcher.join(timeout=5)
         reader.close()
         cpsat = sys.modules.get("optsched.models.rigid.cpsat")
-        if cpsat is not None:
-            cpsat.resume_searches()
+        resume = getattr(cpsat, "resume_searches", None)  # None: half imported
+        if resume is not None:
+            resume()
 
 
 @contextlib.contextmanager
@@ -207,6 +234,32 @@ def _excepthook(
 
 
 _previous_hook = sys.excepthook
+
+
+def leave_after_interrupt(code: object) -> None:
+    """End the command's process at once with ``code`` if it is an
+    interruption's status (130 or 143); return otherwise.
+
+    Called with the status the command exits with, after its output is
+    written. The interpreter's own shutdown would turn 130 into a death by
+    SIGINT (status -2) whenever the Ctrl-C had landed in code run by
+    ``exec`` of a string (dataclasses build their methods so, during the
+    imports): CPython then flags the interrupt as unhandled and, after
+    shutting down, kills itself with SIGINT whatever the exit status says.
+    Standard streams are flushed and ``atexit`` functions run first; only
+    the thread joins and module teardown are skipped.
+    """
+    interruptions = {128 + int(number) for number in STOP_SIGNALS}
+    if not isinstance(code, int) or code not in interruptions:
+        return
+    if not is_the_command():
+        return
+    ignore_stop_signals()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            stream.flush()
+    atexit._run_exitfuncs()
+    os._exit(code)
 
 
 def install_early() -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 import signal
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -28,6 +28,7 @@ from optsched.startup import (
     Terminated,
     command_signals,
     ignore_stop_signals,
+    interrupt_behind,
     is_the_command,
 )
 from optsched.startup import exit_status as _exit_status
@@ -83,6 +84,15 @@ class _Group(click.Group):
         sys.exit(settled_status(code, self._late))
 
     def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return self._invoke_watched(ctx)
+        except KeyboardInterrupt as error:
+            # Before the command's own handlers were in place (Python's
+            # default one raised while they were being set up): the same
+            # line and status, not click's "Aborted!" and status 1.
+            _leave_interrupted(error)
+
+    def _invoke_watched(self, ctx: click.Context) -> Any:
         # Ctrl-C and SIGTERM raise, and stop a CP-SAT search at once, for
         # the whole command (optsched.startup.command_signals; main thread
         # only, previous handlers put back after).
@@ -133,11 +143,18 @@ class _Group(click.Group):
             click.echo(literal(message), err=True)
             sys.exit(2)
         except KeyboardInterrupt as error:
-            ignore_stop_signals()  # a second signal must not cut this line
-            status = _exit_status(error)
-            name = signal.Signals(status - 128).name
-            click.echo(f"optsched: interrupted ({name})", err=True)
-            sys.exit(status)
+            _leave_interrupted(error)
+        except Exception as error:
+            interrupt = interrupt_behind(error)
+            if interrupt is None:
+                raise
+            _leave_interrupted(interrupt)
+
+
+def _leave_interrupted(error: KeyboardInterrupt) -> NoReturn:
+    """One line for the interrupt ``error`` and its status, 128 + signal."""
+    ignore_stop_signals()  # a second signal must not cut this line
+    sys.exit(interrupted(_exit_status(error) - 128))
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 
 import pytest
 
-from optsched.startup import _runs_module_optsched
+from optsched.startup import _runs_module_optsched, interrupt_behind
 
 
 @pytest.mark.parametrize(
@@ -57,3 +58,48 @@ def _hooks_after_import(*interpreter_arguments: str) -> str:
 def test_a_program_importing_the_package_keeps_its_handlers() -> None:
     # "-c": not the command, whatever argv[0] says.
     assert _hooks_after_import() == "True True"
+
+
+def _raised(make: Callable[[], None]) -> BaseException:
+    try:
+        make()
+    except BaseException as error:  # the error is the value
+        return error
+    raise AssertionError("nothing raised")
+
+
+def _import_cut_short() -> None:
+    # What pybind11 does when a Ctrl-C lands in a module's initialisation.
+    try:
+        raise KeyboardInterrupt
+    except KeyboardInterrupt as interrupt:
+        raise ImportError("initialization failed") from interrupt
+
+
+def _error_while_handling_an_interrupt() -> None:
+    try:
+        raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        raise OSError("closing") from None
+
+
+def test_an_import_cut_short_by_ctrl_c_is_an_interrupt() -> None:
+    error = _raised(_import_cut_short)
+    assert isinstance(interrupt_behind(error), KeyboardInterrupt)
+    assert interrupt_behind(error) is error.__cause__
+
+
+def test_an_error_raised_while_an_interrupt_was_handled_is_one() -> None:
+    # "from None" hides the context from tracebacks, not from us.
+    assert isinstance(
+        interrupt_behind(_raised(_error_while_handling_an_interrupt)),
+        KeyboardInterrupt,
+    )
+
+
+def test_other_errors_are_not_interrupts() -> None:
+    looped = ValueError("a")
+    looped.__context__ = TypeError("b")
+    looped.__context__.__context__ = looped  # a cycle ends the walk
+    assert interrupt_behind(looped) is None
+    assert interrupt_behind(_raised(lambda: int("x"))) is None
