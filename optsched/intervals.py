@@ -544,6 +544,10 @@ class RunColumns(Sequence[Sequence[int]]):
             (bounds[i], bounds[i + 1]) for i in range(at, at + 2 * self._count[k], 2)
         ]
 
+    def intervals(self, k: int) -> ProcessorSet:
+        """Set ``k`` as a :class:`ProcessorSet`, whatever its width."""
+        return ProcessorSet(self.runs(k))
+
     @overload
     def __getitem__(self, k: int) -> Sequence[int]: ...
 

@@ -314,6 +314,7 @@ class PlacementColumns(Mapping[int, Placement]):
     __slots__ = (
         "_ends",
         "_ids",
+        "_intervals",
         "_order",
         "_processors",
         "_sorted",
@@ -339,6 +340,7 @@ class PlacementColumns(Mapping[int, Placement]):
         if len(lengths) > 1:
             raise ValueError("placement columns differ in length")
         self._sorted, self._order = _lookup(self._ids)
+        self._intervals = False
 
     def _position(self, job_id: object) -> int:
         """Index of ``job_id`` in the columns, ``-1`` when absent."""
@@ -354,7 +356,20 @@ class PlacementColumns(Mapping[int, Placement]):
             found = self._special.get(self._ids[k])
             if found is not None:
                 return found
-        return _unchecked_placement(self._starts[k], self._ends[k], self._processors[k])
+        sets = self._processors
+        processors = sets.intervals(k) if self._intervals else sets[k]
+        return _unchecked_placement(self._starts[k], self._ends[k], processors)
+
+    def as_intervals(self) -> PlacementColumns:
+        """The same placements, each processor set a
+        :class:`~optsched.schedule.ProcessorSet` of its runs (equal to, and
+        hashed as, the tuple; never expanded): for readers that judge sets
+        on their intervals, such as the checker. Shares the columns."""
+        view = object.__new__(PlacementColumns)
+        for name in PlacementColumns.__slots__:
+            setattr(view, name, getattr(self, name))
+        view._intervals = True
+        return view
 
     def __getitem__(self, job_id: int) -> Placement:
         k = self._position(job_id)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import bisect
 import heapq
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any, cast
 
@@ -29,8 +29,15 @@ def violations(instance: Instance, schedule: Schedule) -> list[Violation]:
     """Every violation, rule by rule (:func:`check_schedule` without its fast path)."""
     jobs = instance.jobs_by_id()
     violations = _check_placed_once(jobs, schedule)
-    placed = {jid: p for jid, p in schedule.placements.items() if jid in jobs}
-    for jid, placement in sorted(placed.items()):
+    placed: Mapping[int, Placement] = schedule.placements
+    if isinstance(placed, PlacementColumns):
+        placed = placed.as_intervals()  # judged on runs, never expanded
+    if not placed.keys() <= jobs.keys():
+        placed = {jid: p for jid, p in placed.items() if jid in jobs}
+    # One placement at a time: a column-wise schedule builds each as it is
+    # read, so the rules never hold every processor tuple at once.
+    for jid in sorted(placed):
+        placement = placed[jid]
         violations += _check_times(jobs[jid], placement, jid in schedule.killed)
         violations += _check_pieces(instance, jobs[jid], placement)
         violations += _check_processor_set(instance, jobs[jid], placement)
@@ -593,7 +600,7 @@ def _as_sequence(runs: Runs) -> Sequence[int]:
 
 
 def _check_capacity(
-    instance: Instance, jobs: dict[int, Job], placed: dict[int, Placement]
+    instance: Instance, jobs: dict[int, Job], placed: Mapping[int, Placement]
 ) -> list[Violation]:
     # Event sweep; at equal times releases of capacity (negative deltas) come
     # first because intervals are half-open.
@@ -648,7 +655,7 @@ Owner = int | None
 
 
 def _check_processor_overlaps(
-    instance: Instance, placed: dict[int, Placement]
+    instance: Instance, placed: Mapping[int, Placement]
 ) -> list[Violation]:
     # Sweep in time over the stretches that hold processors, keeping the
     # processor intervals in use (never one entry per processor). Each
@@ -692,7 +699,7 @@ def _check_processor_overlaps(
 
 
 def _stretches(
-    instance: Instance, placed: dict[int, Placement]
+    instance: Instance, placed: Mapping[int, Placement]
 ) -> list[tuple[int, int, int, Owner, Runs]]:
     """``(start, end, order, owner, runs)`` of every stretch holding processors.
 

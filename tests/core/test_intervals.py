@@ -232,6 +232,9 @@ def test_placement_columns_behave_as_the_dictionary() -> None:
     with pytest.raises(KeyError):
         columns[100]
     assert type(columns[9].processors) is tuple
+    runs = columns.as_intervals()  # what the checker reads: never expanded
+    assert dict(runs) == plain and isinstance(runs[9].processors, ProcessorSet)
+    assert runs[7] == plain[7] and type(columns[9].processors) is tuple
     schedule = Schedule(columns, "easy", killed=frozenset({2}))
     assert schedule == Schedule(plain, "easy", killed=frozenset({2}))
     assert schedule.placements is columns  # kept as given, not copied
