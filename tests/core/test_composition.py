@@ -17,10 +17,12 @@ import itertools
 import pytest
 from support.composition import (
     FEATURES,
+    MOLDABLE_POLICIES,
     NA,
     OK,
     REFUSED,
     Outcome,
+    refused_policies,
     run_pipeline,
     works,
 )
@@ -88,6 +90,11 @@ def test_every_combination_works_or_is_refused_at_input(
     if refused is None:
         assert entry is None, f"listed as refused ({entry}) but it runs"
         assert works(outcomes, strict=False), _summary(outcomes)
+        # The moldable policies run on the engine: whatever it follows,
+        # they follow (speeds and SMP nodes with modes are refused at build).
+        if {"moldable", "malleable"} & set(features):
+            refusing = set(refused_policies(outcomes)) & set(MOLDABLE_POLICIES)
+            assert not refusing, _summary(outcomes)
         return
     assert entry is not None, f"refused but not listed: {refused}"
     assert entry.message in refused, (entry.message, refused)
