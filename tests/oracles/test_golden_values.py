@@ -125,8 +125,8 @@ GOLDEN: dict[str, dict[str, tuple[int, int] | None]] = {
         "psrs": None,
         "gang": (102035, 1180734),
         "rescale": None,
-        "adaptive": None,
-        "easy-scaling": None,
+        "adaptive": (102035, 1083988),  # fcfs's: rigid jobs, on the engine
+        "easy-scaling": (102035, 1068761),  # easy's
         "blocking:f=fifo": None,
         "fit:f=fifo": None,
         "optimistic:f=fifo": None,
