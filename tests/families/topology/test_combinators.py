@@ -7,8 +7,12 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.simulation import (
+    ENGINE_COMBINATORS,
+    assert_engines_equal_combinators,
+    run_checked,
+)
 
-from optsched.check import check_schedule
 from optsched.heuristics import (
     COMBINATOR_NAMES,
     Combinator,
@@ -32,12 +36,6 @@ def _thesis(nodes: int, rows: list[tuple[int, int, int, int]]) -> Instance:
     )
 
 
-def _run(instance: Instance, spec: str) -> Schedule:
-    schedule = simulate(instance, spec).schedule
-    assert check_schedule(instance, schedule) == []
-    return schedule
-
-
 def _measures(instance: Instance, schedule: Schedule) -> tuple[int, int, int]:
     """``(L_max, C_max, sum F)``: max (s - q), max c - min q, sum (c - q)."""
     jobs = instance.jobs
@@ -45,13 +43,6 @@ def _measures(instance: Instance, schedule: Schedule) -> tuple[int, int, int]:
     cmax = max(schedule[j.id].end for j in jobs) - min(j.release for j in jobs)
     flow = sum(schedule[j.id].end - j.release for j in jobs)
     return lmax, cmax, flow
-
-
-def _runs(schedule: Schedule) -> dict[int, tuple[int, int, tuple[int, ...]]]:
-    return {
-        j: (p.start, p.end, tuple(p.processors or ()))
-        for j, p in schedule.placements.items()
-    }
 
 
 def _starts(schedule: Schedule) -> dict[int, tuple[int, int]]:
@@ -63,14 +54,14 @@ FIG_3_2_12 = _thesis(3, [(0, 1, 3, 1), (1, 0, 3, 2), (2, 0, 1, 2), (3, 0, 1, 3)]
 
 
 def test_figure_3_2_12_optimistic_waits_longer_than_afkt_backfill() -> None:
-    optimistic = _run(FIG_3_2_12, "optimistic:f=fifo")
+    optimistic = run_checked(FIG_3_2_12, "optimistic:f=fifo")
     # j0 starts at 1 on the extra node (pi = 1 <= extra = 1 at t* = 2).
     assert _starts(optimistic) == {0: (1, 4), 1: (0, 2), 2: (2, 3), 3: (4, 5)}
     assert _measures(FIG_3_2_12, optimistic) == (4, 5, 13)
-    backfill = _run(FIG_3_2_12, "afkt-backfill:f=fifo")
+    backfill = run_checked(FIG_3_2_12, "afkt-backfill:f=fifo")
     assert _starts(backfill) == {0: (4, 7), 1: (0, 2), 2: (2, 3), 3: (3, 4)}
     assert _measures(FIG_3_2_12, backfill) == (3, 7, 15)
-    fifo = _run(FIG_3_2_12, "blocking:f=fifo")
+    fifo = run_checked(FIG_3_2_12, "blocking:f=fifo")
     assert _starts(fifo) == _starts(backfill)  # identical to plain FIFO
 
 
@@ -78,7 +69,7 @@ def test_figure_3_2_13_optimistic_loses_on_makespan_and_wait() -> None:
     instance = _thesis(
         4, [(0, 1, 1, 4), (1, 1, 3, 1), (2, 1, 3, 1), (3, 0, 4, 3), (4, 0, 1, 2)]
     )
-    optimistic = _run(instance, "optimistic:f=fifo")
+    optimistic = run_checked(instance, "optimistic:f=fifo")
     # Job 1 starts optimistically at 1 and pushes job 0 (and job 2) back.
     assert _starts(optimistic) == {
         0: (4, 5),
@@ -88,7 +79,7 @@ def test_figure_3_2_13_optimistic_loses_on_makespan_and_wait() -> None:
         4: (2, 3),
     }
     assert _measures(instance, optimistic) == (4, 8, 19)
-    backfill = _run(instance, "afkt-backfill:f=fifo")
+    backfill = run_checked(instance, "afkt-backfill:f=fifo")
     assert _starts(backfill) == {
         0: (3, 4),
         1: (4, 7),
@@ -97,18 +88,18 @@ def test_figure_3_2_13_optimistic_loses_on_makespan_and_wait() -> None:
         4: (2, 3),
     }
     assert _measures(instance, backfill) == (3, 7, 20)
-    assert _starts(_run(instance, "blocking:f=fifo")) == _starts(backfill)
+    assert _starts(run_checked(instance, "blocking:f=fifo")) == _starts(backfill)
 
 
 def test_figure_3_2_14_afkt_backfill_beats_optimistic_and_fifo() -> None:
     instance = _thesis(
         4, [(0, 0, 1, 2), (1, 0, 1, 3), (2, 0, 2, 1), (3, 0, 1, 3), (4, 0, 1, 2)]
     )
-    backfill = _run(instance, "afkt-backfill:f=fifo")
+    backfill = run_checked(instance, "afkt-backfill:f=fifo")
     # Job 4 is backfilled at 0 on the two spare nodes.
     assert _starts(backfill) == {0: (0, 1), 1: (1, 2), 2: (1, 3), 3: (2, 3), 4: (0, 1)}
     assert _measures(instance, backfill)[:2] == (2, 3)
-    optimistic = _run(instance, "optimistic:f=fifo")
+    optimistic = run_checked(instance, "optimistic:f=fifo")
     assert _starts(optimistic) == {
         0: (0, 1),
         1: (1, 2),
@@ -117,7 +108,7 @@ def test_figure_3_2_14_afkt_backfill_beats_optimistic_and_fifo() -> None:
         4: (3, 4),
     }
     assert _measures(instance, optimistic)[:2] == (3, 4)
-    fifo = _run(instance, "blocking:f=fifo")
+    fifo = run_checked(instance, "blocking:f=fifo")
     assert _starts(fifo) == {0: (0, 1), 1: (1, 2), 2: (1, 3), 3: (2, 3), 4: (3, 4)}
     assert _measures(instance, fifo)[:2] == (3, 4)
 
@@ -127,7 +118,7 @@ def test_figure_3_2_15_the_id_order_decides_the_makespan(
     widths: tuple[int, ...], cmax: int
 ) -> None:
     instance = _thesis(2, [(i, 0, 1, pi) for i, pi in enumerate(widths)])
-    schedule = _run(instance, "blocking:f=fid")
+    schedule = run_checked(instance, "blocking:f=fid")
     assert _measures(instance, schedule)[1] == cmax
 
 
@@ -137,21 +128,17 @@ def test_spt_and_lpt_break_exact_ratio_ties_by_id_low_and_high() -> None:
     # LPT the higher; each runs ceil(p / sum of speeds) = 2 s.
     machine = Machine(2, speeds=(1, 1))
     instance = Instance(machine, (Job(1, 0, 2, 4), Job(2, 0, 1, 2)))
-    assert _starts(_run(instance, "blocking:f=spt")) == {1: (0, 2), 2: (2, 4)}
-    assert _starts(_run(instance, "blocking:f=lpt")) == {1: (2, 4), 2: (0, 2)}
+    assert _starts(run_checked(instance, "blocking:f=spt")) == {1: (0, 2), 2: (2, 4)}
+    assert _starts(run_checked(instance, "blocking:f=lpt")) == {1: (2, 4), 2: (0, 2)}
 
 
 def test_spt_on_identical_processors_reads_the_estimate() -> None:
     # Without speeds the estimate is a run time: job 1 (2 procs, 4 s) is
     # longer than job 2 (1 proc, 3 s), whatever their works (8 and 3).
     instance = Instance(Machine(2), (Job(1, 0, 2, 4), Job(2, 0, 1, 3)))
-    assert _starts(_run(instance, "blocking:f=spt")) == {1: (3, 7), 2: (0, 3)}
-    assert _starts(_run(instance, "blocking:f=lpt")) == {1: (0, 4), 2: (4, 7)}
-    flat = simulate(instance, "spt").schedule
-    assert {j: (p.start, p.end) for j, p in flat.placements.items()} == {
-        1: (3, 7),
-        2: (0, 3),
-    }
+    assert _starts(run_checked(instance, "blocking:f=spt")) == {1: (3, 7), 2: (0, 3)}
+    assert _starts(run_checked(instance, "blocking:f=lpt")) == {1: (0, 4), 2: (4, 7)}
+    assert _starts(run_checked(instance, "spt")) == {1: (3, 7), 2: (0, 3)}
 
 
 def test_ratios_are_compared_exactly() -> None:
@@ -176,10 +163,10 @@ def test_random_order_is_reproducible_by_seed() -> None:
     assert base_ranks("random", jobs, 7) == base_ranks("random", jobs, 7)
     assert base_ranks("random", jobs, 7) != base_ranks("random", jobs, 8)
     instance = Instance(Machine(1), tuple(jobs))
-    first = _run(instance, "blocking:f=random,seed=7")
-    assert first == _run(instance, "blocking:f=random,seed=7")
+    first = run_checked(instance, "blocking:f=random,seed=7")
+    assert first == run_checked(instance, "blocking:f=random,seed=7")
     assert first.producer == "blocking:f=random,seed=7"
-    assert _starts(first) != _starts(_run(instance, "blocking:f=random,seed=8"))
+    assert _starts(first) != _starts(run_checked(instance, "blocking:f=random,seed=8"))
 
 
 def test_fit2_falls_back_to_its_second_order() -> None:
@@ -189,9 +176,9 @@ def test_fit2_falls_back_to_its_second_order() -> None:
         Machine(2),
         (Job(3, 0, 1, 10), Job(1, 1, 2, 30), Job(2, 1, 1, 1), Job(4, 1, 1, 5)),
     )
-    assert _run(instance, "fit2:f=lpt,g=fifo")[2].start == 1
-    assert _run(instance, "fit:f=lpt")[4].start == 1
-    assert _run(instance, "fit:f=lpt")[2].start > 1
+    assert run_checked(instance, "fit2:f=lpt,g=fifo")[2].start == 1
+    assert run_checked(instance, "fit:f=lpt")[4].start == 1
+    assert run_checked(instance, "fit:f=lpt")[2].start > 1
 
 
 def test_lpt_fifo_optimistic_fills_by_fifo() -> None:
@@ -202,9 +189,9 @@ def test_lpt_fifo_optimistic_fills_by_fifo() -> None:
         Machine(2),
         (Job(3, 0, 1, 10), Job(1, 1, 2, 30), Job(2, 1, 1, 8), Job(4, 1, 1, 9)),
     )
-    fifo_filled = _run(instance, "lpt-fifo-optim")
+    fifo_filled = run_checked(instance, "lpt-fifo-optim")
     assert (fifo_filled[2].start, fifo_filled[4].start) == (1, 40)
-    lpt_filled = _run(instance, "lpt-optim")
+    lpt_filled = run_checked(instance, "lpt-optim")
     assert (lpt_filled[4].start, lpt_filled[2].start) == (1, 40)
 
 
@@ -274,7 +261,7 @@ def test_the_names_are_listed_and_the_engine_names_stay_the_engines() -> None:
 
 
 def test_the_producer_is_the_canonical_spec() -> None:
-    schedule = _run(FIG_3_2_12, "lpt-back-fifo")
+    schedule = run_checked(FIG_3_2_12, "lpt-back-fifo")
     assert schedule.producer == "afkt-backfill:f=lpt,g=fifo"
     assert run_combinator(FIG_3_2_12, "fifo-optim").producer == "optimistic:f=fifo"
 
@@ -282,12 +269,7 @@ def test_the_producer_is_the_canonical_spec() -> None:
 # -- the engine policies on machines that are not flat ------------------------
 @pytest.mark.parametrize(
     ("engine", "combinator"),
-    [
-        ("fcfs", "blocking:f=fifo"),
-        ("fifo", "blocking:f=fifo"),
-        ("firstfit", "fit:f=fifo"),
-        ("easy", "optimistic:f=fifo"),
-    ],
+    [*ENGINE_COMBINATORS, ("fifo", "blocking:f=fifo")],
 )
 def test_engine_names_run_as_their_combinators_off_flat_machines(
     engine: str, combinator: str
@@ -296,8 +278,8 @@ def test_engine_names_run_as_their_combinators_off_flat_machines(
         Machine(6, speeds=(1, 2, 1, 2, 1, 2), nodes=Nodes(3, 2, tight=0, level=1)),
         tuple(Job(k, k % 3, 1 + k % 4, 5 + 3 * k, 8 + k) for k in range(8)),
     )
-    mine = _run(instance, engine)
-    theirs = _run(instance, combinator)
+    mine = run_checked(instance, engine)
+    theirs = run_checked(instance, combinator)
     assert mine.placements == theirs.placements
     assert mine.producer == parse_policy(engine).spec
 
@@ -328,12 +310,12 @@ def test_afkt_backfill_is_not_easy() -> None:
         Machine(3),
         (Job(0, 1, 1, 3), Job(1, 0, 2, 2), Job(2, 0, 2, 1), Job(3, 0, 3, 1)),
     )
-    easy = _run(flat, "easy")
+    easy = run_checked(flat, "easy")
     assert easy[0].start == 1
-    assert _starts(_run(flat, "optimistic:f=fifo")) == _starts(easy)
-    afkt = _run(flat, "fifo-back")
+    assert _starts(run_checked(flat, "optimistic:f=fifo")) == _starts(easy)
+    afkt = run_checked(flat, "fifo-back")
     assert afkt[0].start == 4
-    assert _starts(afkt) == _starts(_run(flat, "fcfs"))
+    assert _starts(afkt) == _starts(run_checked(flat, "fcfs"))
 
 
 @st.composite
@@ -357,12 +339,4 @@ def flat_instances(draw: st.DrawFn) -> Instance:
 def test_easy_firstfit_and_fcfs_equal_their_combinators_on_flat_machines(
     instance: Instance,
 ) -> None:
-    # Same starts, ends and even processors (both take the lowest free ids).
-    for engine, combinator in (
-        ("easy", "optimistic:f=fifo"),
-        ("firstfit", "fit:f=fifo"),
-        ("fcfs", "blocking:f=fifo"),
-    ):
-        mine = _run(instance, engine)
-        theirs = _run(instance, combinator)
-        assert _runs(mine) == _runs(theirs)
+    assert_engines_equal_combinators(instance)

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.paths import trace_path
+from support.simulation import checked, run_checked, runs_of
 
-from optsched.check import check_schedule
 from optsched.heuristics import simulate
 from optsched.heuristics.topology.combinators import (
     BASE_ORDERS,
@@ -29,19 +29,6 @@ from optsched.heuristics.topology.simulator import (
 )
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.nodes import Nodes, ceiling, exact_run_time
-from optsched.schedule import Schedule
-
-
-def _ok(instance: Instance, schedule: Schedule) -> Schedule:
-    assert check_schedule(instance, schedule) == []
-    return schedule
-
-
-def _runs(schedule: Schedule) -> dict[int, tuple[int, int, tuple[int, ...]]]:
-    return {
-        j: (p.start, p.end, tuple(p.processors or ()))
-        for j, p in sorted(schedule.placements.items())
-    }
 
 
 # -- placements -------------------------------------------------------------
@@ -124,13 +111,15 @@ def test_speeds_run_ceil_work_over_the_fastest_free_speeds() -> None:
         Machine(3, speeds=(1, 2, 3)),
         (Job(1, 0, 2, 12), Job(2, 0, 1, 5), Job(3, 1, 1, 6)),
     )
-    schedule = _ok(instance, run_combinator(instance, "blocking:f=fifo"))
-    assert _runs(schedule) == {1: (0, 3, (1, 2)), 2: (0, 5, (0,)), 3: (3, 5, (2,))}
+    schedule = checked(instance, run_combinator(instance, "blocking:f=fifo"))
+    assert runs_of(schedule) == {1: (0, 3, (1, 2)), 2: (0, 5, (0,)), 3: (3, 5, (2,))}
     assert schedule.producer == "blocking:f=fifo"
-    lowest = _ok(instance, run_combinator(instance, "blocking:f=fifo,placement=lowest"))
+    lowest = checked(
+        instance, run_combinator(instance, "blocking:f=fifo,placement=lowest")
+    )
     # A on CPUs 0 and 1: 12 / 3 = 4 s; B on CPU 2: ceil(5 / 3) = 2 s; C at
     # 2 on CPU 2: 2 s.
-    assert _runs(lowest) == {1: (0, 4, (0, 1)), 2: (0, 2, (2,)), 3: (2, 4, (2,))}
+    assert runs_of(lowest) == {1: (0, 4, (0, 1)), 2: (0, 2, (2,)), 3: (2, 4, (2,))}
 
 
 def test_backfill_reads_est_on_the_set_the_placement_gives_now() -> None:
@@ -144,8 +133,8 @@ def test_backfill_reads_est_on_the_set_the_placement_gives_now() -> None:
         (Job(1, 0, 1, 8), Job(2, 0, 3, 6), Job(3, 0, 1, 3), Job(4, 0, 1, 2)),
     )
     for spec in ("afkt-backfill:f=fifo", "optimistic:f=fifo"):
-        schedule = _ok(instance, run_combinator(instance, spec))
-        assert _runs(schedule) == {
+        schedule = checked(instance, run_combinator(instance, spec))
+        assert runs_of(schedule) == {
             1: (0, 2, (0,)),
             2: (2, 3, (0, 1, 2)),  # 6 / 6
             3: (3, 4, (0,)),  # ceil(3 / 4)
@@ -160,34 +149,34 @@ def test_span_limit_blocks_a_job_despite_enough_free_cpus() -> None:
     # starts at once on CPUs 1 and 3.
     jobs = (Job(1, 0, 1, 10), Job(2, 0, 1, 10), Job(3, 0, 2, 10))
     tight = Instance(Machine(4, nodes=Nodes(2, 2, tight=0)), jobs)
-    schedule = _ok(tight, simulate(tight, "fcfs").schedule)
-    assert _runs(schedule) == {
+    schedule = run_checked(tight, "fcfs")
+    assert runs_of(schedule) == {
         1: (0, 10, (0,)),
         2: (0, 10, (2,)),
         3: (10, 20, (0, 1)),
     }
     assert schedule.producer == "fcfs"
     loose = Instance(Machine(4, nodes=Nodes(2, 2, tight=1)), jobs)
-    schedule = _ok(loose, simulate(loose, "fcfs").schedule)
-    assert _runs(schedule)[3] == (0, 10, (1, 3))
+    schedule = run_checked(loose, "fcfs")
+    assert runs_of(schedule)[3] == (0, 10, (1, 3))
 
 
 def test_inflation_grows_with_the_span_at_level_two() -> None:
     # Level 2, base 0.05: span 1 costs x1.1, span 2 x1.2 ("ratio").
     jobs = (Job(1, 0, 1, 10), Job(2, 0, 1, 10), Job(3, 0, 2, 10))
     tight = Instance(Machine(4, nodes=Nodes(2, 2, tight=0, level=2)), jobs)
-    assert _runs(_ok(tight, simulate(tight, "easy").schedule)) == {
+    assert runs_of(run_checked(tight, "easy")) == {
         1: (0, 11, (0,)),
         2: (0, 11, (2,)),
         3: (11, 22, (0, 1)),
     }
     loose = Instance(Machine(4, nodes=Nodes(2, 2, tight=1, level=2)), jobs)
-    assert _runs(_ok(loose, simulate(loose, "easy").schedule))[3] == (0, 12, (1, 3))
+    assert runs_of(run_checked(loose, "easy"))[3] == (0, 12, (1, 3))
     # "excess": only the node beyond the minimum pays: 1 + 0.05*2*1.
     excess = Instance(
         Machine(4, nodes=Nodes(2, 2, tight=1, level=2, cost="excess")), jobs
     )
-    runs = _runs(_ok(excess, simulate(excess, "easy").schedule))
+    runs = runs_of(run_checked(excess, "easy"))
     assert runs[1] == (0, 10, (0,))
     assert runs[3] == (0, 11, (1, 3))
 
@@ -205,18 +194,18 @@ def test_topology_aware_easy_backfills_by_the_span_rule() -> None:
         Job(4, 1, 1, 20),
     )
     instance = Instance(Machine(4, nodes=Nodes(2, 2, tight=0)), jobs)
-    easy = _runs(_ok(instance, simulate(instance, "easy").schedule))
+    easy = runs_of(run_checked(instance, "easy"))
     assert easy[4] == (1, 21, (1,))
     assert easy[3] == (4, 9, (2, 3))
-    afkt = _runs(_ok(instance, simulate(instance, "fifo-back").schedule))
+    afkt = runs_of(run_checked(instance, "fifo-back"))
     assert afkt[3] == (4, 9, (2, 3))
     assert afkt[4] == (4, 24, (1,))
 
 
 def test_a_job_without_run_time_gives_its_processors_back_at_once() -> None:
     instance = Instance(Machine(1, speeds=(2,)), (Job(1, 0, 1, 0), Job(2, 0, 1, 4)))
-    schedule = _ok(instance, run_combinator(instance, "blocking:f=fifo"))
-    assert _runs(schedule) == {1: (0, 0, (0,)), 2: (0, 2, (0,))}
+    schedule = checked(instance, run_combinator(instance, "blocking:f=fifo"))
+    assert runs_of(schedule) == {1: (0, 0, (0,)), 2: (0, 2, (0,))}
 
 
 def test_a_job_overrunning_its_estimate_keeps_running() -> None:
@@ -226,7 +215,7 @@ def test_a_job_overrunning_its_estimate_keeps_running() -> None:
     jobs = (Job(1, 0, 1, 6, 2), Job(2, 0, 2, 1), Job(3, 2, 1, 3))
     instance = Instance(Machine(2, speeds=(1, 1)), jobs)
     for spec in ("afkt-backfill:f=fifo", "optimistic:f=fifo"):
-        runs = _runs(_ok(instance, run_combinator(instance, spec)))
+        runs = runs_of(checked(instance, run_combinator(instance, spec)))
         assert runs == {1: (0, 6, (0,)), 2: (6, 7, (0, 1)), 3: (7, 10, (0,))}
 
 
@@ -245,7 +234,7 @@ def test_an_estimated_end_in_the_past_counts_as_now() -> None:
         Job(5, 5, 1, 100),
     )
     instance = Instance(Machine(4, speeds=(1, 1, 1, 1)), jobs)
-    runs = _runs(_ok(instance, run_combinator(instance, "optimistic:f=fifo")))
+    runs = runs_of(checked(instance, run_combinator(instance, "optimistic:f=fifo")))
     assert runs[5] == (5, 105, (3,))
     assert runs[4] == (10, 11, (0, 1))
     flat = Instance(Machine(4), jobs)
@@ -253,7 +242,7 @@ def test_an_estimated_end_in_the_past_counts_as_now() -> None:
     # The gap is 0, not negative: a job with estimate 0 still backfills.
     zero = (*jobs[:4], Job(5, 5, 1, 3, 0))
     instance = Instance(Machine(4, speeds=(1, 1, 1, 1)), zero)
-    runs = _runs(_ok(instance, run_combinator(instance, "afkt-backfill:f=fifo")))
+    runs = runs_of(checked(instance, run_combinator(instance, "afkt-backfill:f=fifo")))
     assert runs[5] == (5, 8, (3,))
 
 
@@ -320,7 +309,7 @@ def test_a_topology_aware_easy_head_starts_by_its_first_shadow_time(
         return choose(sim)
 
     sim.run(spy)
-    _ok(instance, sim.schedule("optimistic:f=fifo"))
+    checked(instance, sim.schedule("optimistic:f=fifo"))
     for j, time in promised.items():
         assert sim.start_time[j] <= time
 
@@ -460,9 +449,9 @@ def test_every_combinator_matches_the_naive_reference(
         g = f
     random_order = "random" in (f, g)
     spec = CombinatorSpec(kind, f, g, seed=seed if random_order else None)
-    schedule = _ok(instance, run_combinator(instance, spec))
+    schedule = checked(instance, run_combinator(instance, spec))
     assert schedule.producer == spec.canonical
-    assert _runs(schedule) == _reference(instance, spec)
+    assert runs_of(schedule) == _reference(instance, spec)
 
 
 @settings(max_examples=40, deadline=None)
@@ -477,8 +466,8 @@ def test_counting_placements_match_the_reference(instance: Instance, kind: str) 
         )
     for placement in ("lowest", "fastest"):
         spec = CombinatorSpec(kind, "spt", "spt", placement=placement)
-        schedule = _ok(instance, run_combinator(instance, spec))
-        assert _runs(schedule) == _reference(instance, spec)
+        schedule = checked(instance, run_combinator(instance, spec))
+        assert runs_of(schedule) == _reference(instance, spec)
 
 
 # -- the KTH trace on Wang's 10 x 10 cluster --------------------------------
@@ -490,5 +479,5 @@ def test_a_kth_window_on_smp_nodes_passes_the_checker() -> None:
     machine = Machine(100, nodes=Nodes(10, 10, tight=2, level=3))
     instance = Instance(machine, jobs)
     for spec in ("easy", "fcfs", "lpt-fifo-optim"):
-        schedule = _ok(instance, simulate(instance, spec).schedule)
+        schedule = run_checked(instance, spec)
         assert len(schedule.placements) == len(jobs)

@@ -15,29 +15,14 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.simulation import assert_engines_equal_combinators, run_checked
 
 from optsched.calendar import Calendar, Period
-from optsched.check import check_schedule
-from optsched.heuristics import simulate
 from optsched.instance import Instance, Job, Machine
 from optsched.nodes import Nodes
-from optsched.schedule import Schedule
 
 ALL_DAYS = tuple(range(8))
 HOUR = 3_600
-
-
-def _run(instance: Instance, spec: str) -> Schedule:
-    schedule = simulate(instance, spec).schedule
-    assert check_schedule(instance, schedule) == []
-    return schedule
-
-
-def _runs(schedule: Schedule) -> dict[int, tuple[int, int, tuple[int, ...]]]:
-    return {
-        j: (p.start, p.end, tuple(p.processors or ()))
-        for j, p in schedule.placements.items()
-    }
 
 
 # -- random calendars: the engine and the combinators agree -----------------
@@ -95,13 +80,7 @@ def site_instances(draw: st.DrawFn) -> Instance:
 def test_the_combinators_follow_the_site_rules_as_the_engine_does(
     instance: Instance,
 ) -> None:
-    # Same starts, ends and processors (both take the lowest free ids).
-    for engine, combinator in (
-        ("easy", "optimistic:f=fifo"),
-        ("firstfit", "fit:f=fifo"),
-        ("fcfs", "blocking:f=fifo"),
-    ):
-        assert _runs(_run(instance, engine)) == _runs(_run(instance, combinator))
+    assert_engines_equal_combinators(instance)
 
 
 @settings(max_examples=100, deadline=None)
@@ -117,7 +96,7 @@ def test_every_node_schedule_under_the_site_rules_passes_the_checker(
     )
     instance = instance.replace(machine=machine)
     for spec in ("easy", "firstfit", "fcfs", "lpt-fifo-optim", "spt-back"):
-        _run(instance, spec)
+        run_checked(instance, spec)
 
 
 # -- hand-checked cases -------------------------------------------------------
@@ -142,7 +121,7 @@ def test_a_calendar_holds_a_job_until_its_hour_on_speeds(spec: str) -> None:
     # over speed 4 = 900 s; job 2 at 08:00 on all four free fast-first
     # (2+2+1+1 = 6): 7200 / 6 = 1200 s.
     instance = _held_back(Machine(6, speeds=(1, 1, 2, 2, 1, 1)))
-    schedule = _run(instance, spec)
+    schedule = run_checked(instance, spec)
     assert (schedule[1].start, schedule[1].end) == (0, 900)
     assert schedule[1].processors == (2, 3)
     assert (schedule[2].start, schedule[2].end) == (8 * HOUR, 8 * HOUR + 1_200)
@@ -155,7 +134,7 @@ def test_a_calendar_holds_a_job_until_its_hour_on_smp_nodes(spec: str) -> None:
     # per node touched)): job 1 on node 0 runs 3600 * 1.1 = 3960 s; job 2
     # at 08:00 on nodes 0 and 1, 7200 * 1.2 = 8640 s.
     instance = _held_back(Machine(6, nodes=Nodes(3, 2, tight=0, level=2)))
-    schedule = _run(instance, spec)
+    schedule = run_checked(instance, spec)
     assert (schedule[1].start, schedule[1].end) == (0, 3_960)
     assert schedule[1].processors == (0, 1)
     assert (schedule[2].start, schedule[2].end) == (8 * HOUR, 8 * HOUR + 8_640)
@@ -191,9 +170,9 @@ def test_the_user_limit_delays_a_users_second_job(machine: Machine, d: int) -> N
     # job 2 [2d, 3d), once user 8's start has emptied user 7's account.
     instance = _limited(machine)
     for spec in ("fcfs", "easy", "firstfit"):
-        schedule = _run(instance, spec)
+        schedule = run_checked(instance, spec)
         starts = {j: (p.start, p.end) for j, p in schedule.placements.items()}
         assert starts == {1: (0, d), 2: (2 * d, 3 * d), 3: (d, 2 * d)}, spec
     free = instance.replace(machine=machine.replace(calendar=None))
-    starts = {j: p.start for j, p in _run(free, "fcfs").placements.items()}
+    starts = {j: p.start for j, p in run_checked(free, "fcfs").placements.items()}
     assert starts == {1: 0, 2: d, 3: 2 * d}  # without the limit: submit order

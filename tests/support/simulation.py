@@ -1,0 +1,45 @@
+"""Checked simulation runs and their comparison, shared by the tests of the
+node simulator and Rassmann's combinators."""
+
+from __future__ import annotations
+
+from optsched.check import check_schedule
+from optsched.heuristics import simulate
+from optsched.instance import Instance
+from optsched.schedule import Schedule
+
+ENGINE_COMBINATORS: tuple[tuple[str, str], ...] = (
+    ("easy", "optimistic:f=fifo"),
+    ("firstfit", "fit:f=fifo"),
+    ("fcfs", "blocking:f=fifo"),
+)
+"""Engine policy and the combinator it equals on a flat machine, job for
+job: the same starts, ends and processors (both take the lowest free ids)."""
+
+
+def checked(instance: Instance, schedule: Schedule) -> Schedule:
+    """``schedule`` once the checker finds nothing wrong with it on
+    ``instance``."""
+    assert check_schedule(instance, schedule) == []
+    return schedule
+
+
+def run_checked(instance: Instance, spec: str) -> Schedule:
+    """The schedule of policy ``spec`` on ``instance``, checked."""
+    return checked(instance, simulate(instance, spec).schedule)
+
+
+def runs_of(schedule: Schedule) -> dict[int, tuple[int, int, tuple[int, ...]]]:
+    """Job id to ``(start, end, processors)`` of every placement, by id."""
+    return {
+        j: (p.start, p.end, tuple(p.processors or ()))
+        for j, p in sorted(schedule.placements.items())
+    }
+
+
+def assert_engines_equal_combinators(instance: Instance) -> None:
+    """Every pair of :data:`ENGINE_COMBINATORS` gives the same runs on
+    ``instance`` (both schedules checked)."""
+    for engine, combinator in ENGINE_COMBINATORS:
+        mine = runs_of(run_checked(instance, engine))
+        assert mine == runs_of(run_checked(instance, combinator)), (engine, combinator)
