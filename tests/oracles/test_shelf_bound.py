@@ -15,9 +15,8 @@ from fractions import Fraction
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.simulation import run_checked
 
-from optsched.check import check_schedule
-from optsched.heuristics import simulate
 from optsched.instance import Instance, Job, Machine
 
 
@@ -35,8 +34,7 @@ def one_batch(draw: st.DrawFn) -> Instance:
 @settings(max_examples=200, deadline=None)
 @given(instance=one_batch(), spec=st.sampled_from(["nfdh", "ffdh"]))
 def test_level_algorithms_keep_coffman_s_bound(instance: Instance, spec: str) -> None:
-    schedule = simulate(instance, spec).schedule
-    assert check_schedule(instance, schedule) == []
+    schedule = run_checked(instance, spec)
     makespan = max(p.end for p in schedule.placements.values())
     area = sum(j.size * j.runtime for j in instance.jobs)
     longest = max(j.runtime for j in instance.jobs)
