@@ -45,6 +45,7 @@ def draw_jobs(
     runtime: int,
     estimate: Callable[[int], st.SearchStrategy[int]] | None = None,
     weights: Sequence[float] = (1.0,),
+    shuffled: bool = False,
     **fields: st.SearchStrategy[object],
 ) -> list[Job]:
     """Random rigid jobs on ``m`` processors, numbered from 1.
@@ -64,16 +65,22 @@ def draw_jobs(
         the estimate unset.
     weights
         Weights to draw from.
+    shuffled
+        Ids in a random order, the list in that order (so that list order
+        and id order differ); default: ids 1, 2, ... in order.
     **fields
         Other job fields (``queue``, ``user`` ...) and their strategies.
 
     Returns
     -------
     list of Job
-        The jobs, in id order.
+        The jobs, in id order unless ``shuffled``.
     """
+    ids: Sequence[int] = range(1, draw(st.integers(*count)) + 1)
+    if shuffled:
+        ids = draw(st.permutations(ids))
     jobs = []
-    for k in range(1, draw(st.integers(*count)) + 1):
+    for k in ids:
         length = draw(st.integers(0, runtime))
         jobs.append(
             Job(

@@ -3,10 +3,13 @@ node simulator and Rassmann's combinators."""
 
 from __future__ import annotations
 
+from hypothesis import strategies as st
+
 from optsched.check import check_schedule
 from optsched.heuristics import simulate
-from optsched.instance import Instance
+from optsched.instance import Instance, Job
 from optsched.schedule import Schedule
+from support.builders import draw_jobs
 
 ENGINE_COMBINATORS: tuple[tuple[str, str], ...] = (
     ("easy", "optimistic:f=fifo"),
@@ -43,3 +46,22 @@ def assert_engines_equal_combinators(instance: Instance) -> None:
     for engine, combinator in ENGINE_COMBINATORS:
         mine = runs_of(run_checked(instance, engine))
         assert mine == runs_of(run_checked(instance, combinator)), (engine, combinator)
+
+
+def draw_shuffled_jobs(
+    draw: st.DrawFn, m: int, *, release: int, **fields: st.SearchStrategy[object]
+) -> list[Job]:
+    """1 to 9 jobs on ``m`` processors for the engine-versus-combinator
+    properties: ids in any order, releases in ``[0, release]`` (ties
+    likely), run times 0 to 9 s, estimates exact, over or under (0 to 14 s);
+    ``fields`` as in :func:`support.builders.draw_jobs`."""
+    return draw_jobs(
+        draw,
+        m,
+        (1, 9),
+        release=release,
+        runtime=9,
+        estimate=lambda runtime: st.one_of(st.just(runtime), st.integers(0, 14)),
+        shuffled=True,
+        **fields,
+    )

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from support.simulation import (
     ENGINE_COMBINATORS,
     assert_engines_equal_combinators,
+    draw_shuffled_jobs,
     run_checked,
 )
 
@@ -323,15 +324,7 @@ def flat_instances(draw: st.DrawFn) -> Instance:
     """Flat machines; releases may tie, ids in any order, estimates exact,
     over or under, run times 0 allowed."""
     m = draw(st.integers(1, 6))
-    ids = draw(st.permutations(range(draw(st.integers(1, 9)))))
-    jobs = []
-    for k in ids:
-        runtime = draw(st.integers(0, 9))
-        estimate = draw(st.one_of(st.just(runtime), st.integers(0, 14)))
-        jobs.append(
-            Job(k, draw(st.integers(0, 10)), draw(st.integers(1, m)), runtime, estimate)
-        )
-    return Instance(Machine(m), tuple(jobs))
+    return Instance(Machine(m), tuple(draw_shuffled_jobs(draw, m, release=10)))
 
 
 @settings(max_examples=200, deadline=None)

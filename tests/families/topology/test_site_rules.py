@@ -15,7 +15,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.simulation import assert_engines_equal_combinators, run_checked
+from support.simulation import (
+    assert_engines_equal_combinators,
+    draw_shuffled_jobs,
+    run_checked,
+)
 
 from optsched.calendar import Calendar, Period
 from optsched.instance import Instance, Job, Machine
@@ -58,20 +62,13 @@ def site_instances(draw: st.DrawFn) -> Instance:
     """Flat machines under a random calendar; jobs of three queues and
     three users (or none), estimates exact, over or under, 0 s allowed."""
     m = draw(st.integers(1, 6))
-    jobs = []
-    for k in draw(st.permutations(range(draw(st.integers(1, 9))))):
-        runtime = draw(st.integers(0, 9))
-        jobs.append(
-            Job(
-                k,
-                draw(st.integers(0, 30)),
-                draw(st.integers(1, m)),
-                runtime,
-                draw(st.one_of(st.just(runtime), st.integers(0, 14))),
-                queue=draw(st.integers(0, 2)),
-                user=draw(st.one_of(st.none(), st.integers(0, 2))),
-            )
-        )
+    jobs = draw_shuffled_jobs(
+        draw,
+        m,
+        release=30,
+        queue=st.integers(0, 2),
+        user=st.one_of(st.none(), st.integers(0, 2)),
+    )
     return Instance(Machine(m, calendar=draw(calendars(m))), tuple(jobs))
 
 
