@@ -52,66 +52,49 @@ def _starts(schedule: Schedule) -> dict[int, tuple[int, int]]:
 
 # -- the worked counterexamples (seed notes §A4.6) --------------------------
 FIG_3_2_12 = _thesis(3, [(0, 1, 3, 1), (1, 0, 3, 2), (2, 0, 1, 2), (3, 0, 1, 3)])
-
-
-def test_figure_3_2_12_optimistic_waits_longer_than_afkt_backfill() -> None:
-    optimistic = run_checked(FIG_3_2_12, "optimistic:f=fifo")
-    # j0 starts at 1 on the extra node (pi = 1 <= extra = 1 at t* = 2).
-    assert _starts(optimistic) == {0: (1, 4), 1: (0, 2), 2: (2, 3), 3: (4, 5)}
-    assert _measures(FIG_3_2_12, optimistic) == (4, 5, 13)
-    backfill = run_checked(FIG_3_2_12, "afkt-backfill:f=fifo")
-    assert _starts(backfill) == {0: (4, 7), 1: (0, 2), 2: (2, 3), 3: (3, 4)}
-    assert _measures(FIG_3_2_12, backfill) == (3, 7, 15)
-    fifo = run_checked(FIG_3_2_12, "blocking:f=fifo")
-    assert _starts(fifo) == _starts(backfill)  # identical to plain FIFO
-
-
-def test_figure_3_2_13_optimistic_loses_on_makespan_and_wait() -> None:
-    instance = _thesis(
+FIGURES = {
+    "3.2.12": FIG_3_2_12,
+    "3.2.13": _thesis(
         4, [(0, 1, 1, 4), (1, 1, 3, 1), (2, 1, 3, 1), (3, 0, 4, 3), (4, 0, 1, 2)]
-    )
-    optimistic = run_checked(instance, "optimistic:f=fifo")
-    # Job 1 starts optimistically at 1 and pushes job 0 (and job 2) back.
-    assert _starts(optimistic) == {
-        0: (4, 5),
-        1: (1, 4),
-        2: (5, 8),
-        3: (0, 2),
-        4: (2, 3),
-    }
-    assert _measures(instance, optimistic) == (4, 8, 19)
-    backfill = run_checked(instance, "afkt-backfill:f=fifo")
-    assert _starts(backfill) == {
-        0: (3, 4),
-        1: (4, 7),
-        2: (4, 7),
-        3: (0, 2),
-        4: (2, 3),
-    }
-    assert _measures(instance, backfill) == (3, 7, 20)
-    assert _starts(run_checked(instance, "blocking:f=fifo")) == _starts(backfill)
-
-
-def test_figure_3_2_14_afkt_backfill_beats_optimistic_and_fifo() -> None:
-    instance = _thesis(
+    ),
+    "3.2.14": _thesis(
         4, [(0, 0, 1, 2), (1, 0, 1, 3), (2, 0, 2, 1), (3, 0, 1, 3), (4, 0, 1, 2)]
-    )
-    backfill = run_checked(instance, "afkt-backfill:f=fifo")
+    ),
+}
+"""The thesis's figures: Fig. 3.2.12, optimistic waits longer than AFKT
+backfill; 3.2.13, optimistic loses on makespan and wait; 3.2.14, AFKT
+backfill beats optimistic and FIFO."""
+
+OPTIMISTIC, AFKT, FIFO = "optimistic:f=fifo", "afkt-backfill:f=fifo", "blocking:f=fifo"
+FIGURE_RUNS = [
+    # Job 0 starts at 1 on the extra node (pi = 1 <= extra = 1 at t* = 2).
+    ("3.2.12", OPTIMISTIC, ((1, 4), (0, 2), (2, 3), (4, 5)), (4, 5, 13)),
+    ("3.2.12", AFKT, ((4, 7), (0, 2), (2, 3), (3, 4)), (3, 7, 15)),
+    ("3.2.12", FIFO, ((4, 7), (0, 2), (2, 3), (3, 4)), (3, 7, 15)),  # = AFKT
+    # Job 1 starts optimistically at 1 and pushes job 0 (and job 2) back.
+    ("3.2.13", OPTIMISTIC, ((4, 5), (1, 4), (5, 8), (0, 2), (2, 3)), (4, 8, 19)),
+    ("3.2.13", AFKT, ((3, 4), (4, 7), (4, 7), (0, 2), (2, 3)), (3, 7, 20)),
+    ("3.2.13", FIFO, ((3, 4), (4, 7), (4, 7), (0, 2), (2, 3)), (3, 7, 20)),  # = AFKT
     # Job 4 is backfilled at 0 on the two spare nodes.
-    assert _starts(backfill) == {0: (0, 1), 1: (1, 2), 2: (1, 3), 3: (2, 3), 4: (0, 1)}
-    assert _measures(instance, backfill)[:2] == (2, 3)
-    optimistic = run_checked(instance, "optimistic:f=fifo")
-    assert _starts(optimistic) == {
-        0: (0, 1),
-        1: (1, 2),
-        2: (0, 2),
-        3: (2, 3),
-        4: (3, 4),
-    }
-    assert _measures(instance, optimistic)[:2] == (3, 4)
-    fifo = run_checked(instance, "blocking:f=fifo")
-    assert _starts(fifo) == {0: (0, 1), 1: (1, 2), 2: (1, 3), 3: (2, 3), 4: (3, 4)}
-    assert _measures(instance, fifo)[:2] == (3, 4)
+    ("3.2.14", AFKT, ((0, 1), (1, 2), (1, 3), (2, 3), (0, 1)), (2, 3, 10)),
+    ("3.2.14", OPTIMISTIC, ((0, 1), (1, 2), (0, 2), (2, 3), (3, 4)), (3, 4, 12)),
+    ("3.2.14", FIFO, ((0, 1), (1, 2), (1, 3), (2, 3), (3, 4)), (3, 4, 13)),
+]
+"""Figure, policy, ``(start, end)`` of jobs 0, 1, ... and :func:`_measures`
+``(L_max, C_max, sum F)``."""
+
+
+@pytest.mark.parametrize(("figure", "spec", "runs", "measures"), FIGURE_RUNS)
+def test_the_thesis_figures(
+    figure: str,
+    spec: str,
+    runs: tuple[tuple[int, int], ...],
+    measures: tuple[int, int, int],
+) -> None:
+    instance = FIGURES[figure]
+    schedule = run_checked(instance, spec)
+    assert tuple(_starts(schedule).values()) == runs
+    assert _measures(instance, schedule) == measures
 
 
 @pytest.mark.parametrize(("widths", "cmax"), [((2, 1, 1), 2), ((1, 2, 1), 3)])
