@@ -4,6 +4,7 @@ Usage::
 
     .venv/bin/python benchmarks/easy_memory.py [--copies 11.5] [--top 15]
         [--policy easy] [--group lineno|filename]
+    .venv/bin/python benchmarks/easy_memory.py --check [--copies 11.5]
 
 Builds the "Atlas/4 saturated" trace of ``benchmarks/sim_scale.py`` (not
 traced), then runs :func:`optsched.heuristics.simulate` under
@@ -14,6 +15,12 @@ per job, and the largest allocation sites (``--group``), so that the
 benchmark's README can say what dominates. Tracing slows the run down
 several times: the CPU times of ``sim_scale.py run`` are the benchmark's,
 not this script's.
+
+``--check`` instead times :func:`optsched.check.check_schedule` on the
+simulated schedule (no tracing): its process CPU time, the resident memory
+before it (the instance and the schedule) and the peak during it
+(``VmHWM``, reset just before). Run it with ``PYTHONPATH`` set to another
+tree to compare.
 """
 
 from __future__ import annotations
@@ -35,7 +42,11 @@ def main() -> None:
     parser.add_argument("--policy", default="easy")
     parser.add_argument("--top", type=int, default=15)
     parser.add_argument("--group", default="lineno", choices=("lineno", "filename"))
+    parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
+    if args.check:
+        _check(args)
+        return
 
     from optsched.heuristics import simulate
     from optsched.heuristics.engine import core
@@ -80,6 +91,27 @@ def main() -> None:
             f"| `{site}` | {code} | {stat.size / mb:.1f} | {stat.size / jobs:.0f} "
             f"| {stat.count:,} |"
         )
+
+
+def _check(args: argparse.Namespace) -> None:
+    import time
+
+    from sim_scale import _reset_peak, _status_mb
+
+    from optsched.check import check_schedule
+    from optsched.heuristics import simulate
+
+    instance = saturated(args.copies)
+    schedule = simulate(instance, args.policy).schedule
+    before = _status_mb("VmRSS")
+    _reset_peak()
+    cpu = time.process_time()
+    violations = check_schedule(instance, schedule)
+    cpu = time.process_time() - cpu
+    print(
+        f"| {len(instance.jobs):,} | {len(violations)} | {cpu:.1f} | "
+        f"{before:.0f} | {_status_mb('VmHWM'):.0f} |"
+    )
 
 
 if __name__ == "__main__":

@@ -538,11 +538,15 @@ class RunColumns(Sequence[Sequence[int]]):
         return len(self._first)
 
     def runs(self, k: int) -> list[Run]:
-        """The runs of set ``k``, inclusive, sorted."""
+        """The runs of set ``k``, inclusive, sorted (their bounds the shared
+        int objects when :data:`POOL_LIMIT` allows: a reader that keeps the
+        runs of every set, as the checker's sweep does, keeps no new ints)."""
         at, bounds = 2 * self._first[k], self._bounds
-        return [
-            (bounds[i], bounds[i + 1]) for i in range(at, at + 2 * self._count[k], 2)
-        ]
+        stop = at + 2 * self._count[k]
+        pool = self._shared_ints()
+        if pool is None:
+            return [(bounds[i], bounds[i + 1]) for i in range(at, stop, 2)]
+        return [(pool[bounds[i]], pool[bounds[i + 1]]) for i in range(at, stop, 2)]
 
     def intervals(self, k: int) -> ProcessorSet:
         """Set ``k`` as a :class:`ProcessorSet`, whatever its width."""
