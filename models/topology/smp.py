@@ -257,9 +257,8 @@ class _SmpModel(OptionModel):
         node_symmetry: bool,
         cliques: bool,
     ) -> None:
-        durations = {jid: [o.duration for o in opts] for jid, opts in options.items()}
         super().__init__(
-            instance, objective, durations, deadlines, bounds, symmetry=symmetry,
+            instance, objective, options, deadlines, bounds, symmetry=symmetry,
             cliques=cliques,
         )  # fmt: skip
         nodes = instance.machine.nodes

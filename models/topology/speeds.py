@@ -321,9 +321,11 @@ class OptionModel:
     """Per job a start, one literal per option (exactly one true), its
     duration and end; the objective; symmetry among identical jobs.
 
-    Subclasses add the resources. ``durations[j]`` lists the options' run
-    times; an option that cannot meet the job's horizon gets no literal
-    (``None``). ``cliques``: redundant no-overlap constraints over jobs that
+    Subclasses add the resources. ``options[j]`` lists the job's options,
+    each with its run time ``duration`` (:class:`Option`,
+    :class:`~optsched.models.topology.smp.SpanOption`); ``durations[j]``
+    their run times. An option that cannot meet the job's horizon gets no
+    literal (``None``). ``cliques``: redundant no-overlap constraints over jobs that
     pairwise cannot run together, their sizes summing to more than ``m``
     (:func:`optsched.models.rigid.cpsat._disjunctive_cliques`; valid on any
     machine, sizes being processor counts).
@@ -333,7 +335,7 @@ class OptionModel:
         self,
         instance: Instance,
         objective: Objective,
-        durations: Mapping[int, Sequence[int]],
+        options: Mapping[int, Sequence[Any]],
         deadlines: Mapping[int, int],
         bounds: Sequence[Bound],
         *,
@@ -343,7 +345,9 @@ class OptionModel:
         self.instance = instance
         self.objective = objective
         self.model = cp_model.CpModel()
-        self.durations = durations
+        self.durations = {
+            jid: [option.duration for option in opts] for jid, opts in options.items()
+        }
         self.deadlines = deadlines
         self.starts: dict[int, cp_model.IntVar] = {}
         self.ends: dict[int, cp_model.IntVar] = {}
@@ -649,9 +653,8 @@ class _SpeedModel(OptionModel):
         symmetry: bool,
         cliques: bool,
     ) -> None:
-        durations = {jid: [o.duration for o in opts] for jid, opts in options.items()}
         super().__init__(
-            instance, objective, durations, deadlines, bounds, symmetry=symmetry,
+            instance, objective, options, deadlines, bounds, symmetry=symmetry,
             cliques=cliques,
         )  # fmt: skip
         self.classes, self.options = classes, options
