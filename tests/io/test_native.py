@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from support import paths
+from support.refusals import refusal
 
 from optsched.errors import InputError
 from optsched.instance import BusyBlock, Instance, Job, Machine, Source, Window
@@ -316,9 +317,7 @@ def _jobs_file(tmp_path: Path, *jobs: str) -> Path:
 
 
 def _error(path: Path) -> str:
-    with pytest.raises(InputError) as info:
-        read_native(path)
-    return str(info.value)
+    return refusal(read_native, path)
 
 
 def _job(job_id: int, size: int = 1, **extra: object) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 from support.paths import DATA, REPO
+from support.refusals import refusal
 
 from optsched.bench.suite import load_suite
 from optsched.check import check_schedule
@@ -43,11 +44,7 @@ HEADER = "job_id,start,end,size,processors\n"
 
 
 def _error(path: Path) -> str:
-    with pytest.raises(InputError) as caught:
-        read_schedule(path)
-    message = str(caught.value)
-    assert "\n" not in message
-    return message
+    return refusal(read_schedule, path)
 
 
 def _check(*args: str | Path) -> Result:

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import paths
+from support.refusals import located_refusal
 
 from optsched.check import check_schedule
 from optsched.errors import InputError
@@ -296,16 +297,9 @@ def test_batsim_reads_back_the_same_placements(
 
 
 def _error(tmp_path: Path, text: str | bytes, fmt: str | None = None) -> str:
-    path = tmp_path / "bad_schedule"
-    if isinstance(text, bytes):
-        path.write_bytes(text)
-    else:
-        path.write_text(text)
-    with pytest.raises(InputError) as info:
-        read_schedule(path, fmt)
-    message = str(info.value)
-    assert message.startswith(str(path))
-    return message[len(str(path)) :]
+    return located_refusal(
+        lambda path: read_schedule(path, fmt), tmp_path / "bad_schedule", text
+    )
 
 
 HEADER = "job_id,start,end,size,processors\n"

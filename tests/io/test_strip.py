@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import paths
+from support.refusals import located_refusal
 
 from optsched.check import check_schedule
-from optsched.errors import InputError
 from optsched.instance import Job
 from optsched.io import detect_format, read
 from optsched.io.strip import read_strip
@@ -151,16 +151,7 @@ def test_items_read_back_in_every_layout(
 
 
 def _error(tmp_path: Path, text: str | bytes) -> str:
-    path = tmp_path / "bad.txt"
-    if isinstance(text, bytes):
-        path.write_bytes(text)
-    else:
-        path.write_text(text)
-    with pytest.raises(InputError) as info:
-        read_strip(path)
-    message = str(info.value)
-    assert message.startswith(str(path))
-    return message[len(str(path)) :]
+    return located_refusal(read_strip, tmp_path / "bad.txt", text)
 
 
 def test_fewer_items_than_announced_names_the_count_line(tmp_path: Path) -> None:
