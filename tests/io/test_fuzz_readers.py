@@ -21,21 +21,18 @@ runs the campaign (tests/support/fuzzing.py).
 from __future__ import annotations
 
 import dataclasses
-import tracemalloc
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from support.fuzzing import SEEDS, fuzz_settings, mutants
+from support.refusals import read_or_refused
 
-from optsched.errors import InputError
 from optsched.instance import MAX_INTEGER, BusyBlock, Instance, Job, Machine
 from optsched.io import read_trace
 
 pytestmark = pytest.mark.fuzz
-
-MEMORY_CAP = 8_000_000  # bytes; the seeds are read with well under 1 MB
 
 
 @pytest.fixture(scope="module")
@@ -64,20 +61,9 @@ def _rebuilt(instance: Instance) -> Instance:
 
 def check_contract(path: Path, data: bytes, fmt: str | None) -> None:
     """Read ``data`` from ``path``: a valid trace or one short located line."""
-    path.write_bytes(data)
-    tracemalloc.start()
-    try:
-        trace = read_trace(path, fmt)
-    except InputError as error:
-        message = str(error)
-        assert "\n" not in message, message
-        assert message.startswith(f"{path}"), message
-        assert len(message) < len(str(path)) + 300, message
+    trace = read_or_refused(lambda p: read_trace(p, fmt), path, data, reason_limit=300)
+    if trace is None:
         return
-    finally:
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-        assert peak < MEMORY_CAP, f"{peak:,} bytes to read {len(data)} bytes"
     instance = trace.instance
     assert _rebuilt(instance) == instance
     assert instance.processors <= MAX_INTEGER
@@ -127,8 +113,8 @@ def test_fuzz_huge_declarations_cost_no_memory(
 ) -> None:
     """A file of about 100 bytes declaring a huge machine, job or time.
 
-    It is refused or read, within :data:`MEMORY_CAP`: nothing is allocated
-    per processor or per time unit while reading.
+    It is refused or read, within :data:`support.refusals.MEMORY_CAP`:
+    nothing is allocated per processor or per time unit while reading.
     """
     if fmt == "swf":
         text = (

@@ -30,6 +30,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from support.fuzzing import JSON_TOKENS, fuzz_settings, mutated
 from support.paths import DATA, REPO
+from support.refusals import assert_located_line
 
 from optsched.bench.suite import Suite, load_suite
 from optsched.check import check_schedule
@@ -109,13 +110,6 @@ def _mutant(seeds: list[bytes]) -> st.SearchStrategy[bytes]:
     return mutated(seeds, TOKENS)
 
 
-def _one_located_line(error: InputError, path: Path) -> None:
-    message = str(error)
-    assert message.startswith(str(path)), message
-    assert "\n" not in message and "\r" not in message, message
-    assert len(message) < 400 + len(str(path)), message
-
-
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("fuzz_schedules")
@@ -145,7 +139,7 @@ def test_schedule_readers_and_check(
     try:
         schedule = read_schedule(path, forced)
     except InputError as error:
-        _one_located_line(error, path)
+        assert_located_line(error, path, 400)
         return
     for violation in check_schedule(INSTANCE, schedule):
         assert "\n" not in str(violation) and len(str(violation)) < 400
@@ -185,6 +179,6 @@ def test_suite_reader(mutant: bytes, suite_dir: Path) -> None:
     try:
         suite = load_suite(path)
     except InputError as error:
-        _one_located_line(error, path)
+        assert_located_line(error, path, 400)
         return
     assert isinstance(suite, Suite) and suite.traces
