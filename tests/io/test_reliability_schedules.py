@@ -330,10 +330,8 @@ def _suite(folder: Path, text: str) -> Path:
 
 
 def _suite_error(path: Path) -> str:
-    with pytest.raises(InputError) as caught:
-        load_suite(path)
-    message = str(caught.value)
-    assert message.startswith(str(path)) and "\n" not in message
+    message = refusal(load_suite, path)
+    assert message.startswith(str(path))
     return message
 
 

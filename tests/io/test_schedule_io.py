@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import paths
-from support.refusals import located_refusal
+from support.refusals import located_refusal, refusal
 
 from optsched.check import check_schedule
 from optsched.errors import InputError
@@ -138,9 +138,7 @@ def test_times_beyond_2_53_are_refused(tmp_path: Path) -> None:
         "job_id,starting_time,finish_time\n1,123456789012345678.000000,"
         "123456789012345679.0\n"
     )
-    with pytest.raises(InputError) as error:
-        read_schedule(path)
-    assert str(error.value) == (
+    assert refusal(read_schedule, path) == (
         f"{path}:2: starting_time: time '123456789012345678' is beyond the limit "
         "2**53 (9007199254740992)"
     )

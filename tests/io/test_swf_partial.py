@@ -12,9 +12,9 @@ from click.testing import CliRunner, Result
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.paths import INSTANCES, trace_path
+from support.refusals import refusal
 
 from optsched.cli import main
-from optsched.errors import InputError
 from optsched.io.native import read_native, write_native
 from optsched.io.swf import (
     SKIP_RUNTIME,
@@ -133,9 +133,7 @@ def test_true_duplicates_are_still_refused(
     tmp_path: Path, lines: tuple[str, ...], message: str
 ) -> None:
     path = swf(tmp_path, *lines)
-    with pytest.raises(InputError) as caught:
-        read_swf(path)
-    assert str(caught.value).endswith(message)
+    assert refusal(read_swf, path).endswith(message)
     result = run("info", path)
     assert result.exit_code == 2
     assert result.output.strip().endswith(message)
