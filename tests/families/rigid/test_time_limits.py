@@ -260,3 +260,17 @@ def test_the_shelf_height_bound_keeps_the_cases_examined_by_the_deadline() -> No
     assert (cut.value, cut.partial) == (7, True)
     whole = shelf_height_bound(instance, deadline=float("inf"))
     assert (whole.value, whole.partial) == (12, False)
+
+
+def test_milp_leaves_out_a_solve_with_less_time_left_than_its_building() -> None:
+    import time
+
+    from optsched.models.rigid import milp
+
+    run = milp._Run(_window(), CMAX, 0.0, 60.0, 1, "highs", False)
+    run.deadline = time.monotonic() + 1000.0
+    milp._enough_left(run, 0.5)  # plenty left
+    with pytest.raises(OutOfTime, match="less time left than its building"):
+        milp._enough_left(run, 10_000.0)
+    run.deadline = None  # no limit: never left out
+    milp._enough_left(run, 10_000.0)
