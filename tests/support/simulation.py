@@ -40,6 +40,16 @@ def runs_of(schedule: Schedule) -> dict[int, tuple[int, int, tuple[int, ...]]]:
     }
 
 
+def spans_of(schedule: Schedule) -> dict[int, tuple[int, int]]:
+    """Job id to ``(start, end)`` of its placement."""
+    return {j: (p.start, p.end) for j, p in schedule.placements.items()}
+
+
+def lost_of(schedule: Schedule) -> dict[int, list[tuple[int, int]]]:
+    """Job id to the ``(start, end)`` of each run it lost (killed), in order."""
+    return {j: [(r.start, r.end) for r in runs] for j, runs in schedule.lost.items()}
+
+
 def assert_engines_equal_combinators(instance: Instance) -> None:
     """Every pair of :data:`ENGINE_COMBINATORS` gives the same runs on
     ``instance`` (both schedules checked)."""

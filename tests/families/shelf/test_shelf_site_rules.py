@@ -19,10 +19,10 @@ from contextlib import contextmanager
 
 import pytest
 from support.paths import INSTANCES
+from support.simulation import lost_of, run_checked, spans_of
 from support.specs import LEVEL_SPECS, SHELF_SPECS
 
 from optsched.calendar import Calendar
-from optsched.check import check_schedule
 from optsched.heuristics import simulate
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.io import read
@@ -56,24 +56,15 @@ def _deadline(seconds: int = SECONDS) -> Iterator[None]:
 
 
 def _run(instance: Instance, spec: str) -> Schedule:
-    """The checked schedule of ``spec`` on ``instance``."""
+    """The checked schedule of ``spec`` on ``instance``, every job placed."""
     with _deadline():
-        schedule = simulate(instance, spec).schedule
-    assert check_schedule(instance, schedule) == [], spec
-    assert set(schedule.placements) == {job.id for job in instance.jobs}
+        schedule = run_checked(instance, spec)
+    assert set(schedule.placements) == {job.id for job in instance.jobs}, spec
     return schedule
-
-
-def _spans(schedule: Schedule) -> dict[int, tuple[int, int]]:
-    return {j: (p.start, p.end) for j, p in schedule.placements.items()}
 
 
 def _processors(schedule: Schedule) -> dict[int, tuple[int, ...]]:
     return {j: tuple(p.processors or ()) for j, p in schedule.placements.items()}
-
-
-def _lost(schedule: Schedule) -> dict[int, list[tuple[int, int]]]:
-    return {j: [(r.start, r.end) for r in runs] for j, runs in schedule.lost.items()}
 
 
 # --------------------------------------------------------------------------
@@ -107,8 +98,8 @@ def test_a_member_killed_by_an_outage_runs_again_in_its_level(spec: str) -> None
     # they are the running level, and job 3 is planned at its end (100).
     instance = _with_outage(SIDE_BY_SIDE, 2)
     schedule = _run(instance, spec)
-    assert _spans(schedule) == {1: (0, 100), 2: (30, 80), 3: (100, 110)}
-    assert _lost(schedule) == {2: [(0, 20)]}
+    assert spans_of(schedule) == {1: (0, 100), 2: (30, 80), 3: (100, 110)}
+    assert lost_of(schedule) == {2: [(0, 20)]}
     if spec == "nfdh":
         # On the processors the plan gave it, where it ran before.
         assert _processors(schedule)[2] == (2, 3)
@@ -121,8 +112,8 @@ def test_an_outage_of_the_whole_machine_restarts_the_whole_level(spec: str) -> N
     # ends; the level ends with job 1 at 130, then job 3 runs.
     instance = _with_outage(SIDE_BY_SIDE, 4)
     schedule = _run(instance, spec)
-    assert _spans(schedule) == {1: (30, 130), 2: (30, 80), 3: (130, 140)}
-    assert _lost(schedule) == {1: [(0, 20)], 2: [(0, 20)]}
+    assert spans_of(schedule) == {1: (30, 130), 2: (30, 80), 3: (130, 140)}
+    assert lost_of(schedule) == {1: [(0, 20)], 2: [(0, 20)]}
     if spec == "nfdh":
         assert _processors(schedule) == {1: (0, 1), 2: (2, 3), 3: (0, 1, 2, 3)}
 
@@ -141,7 +132,7 @@ def test_a_job_stacked_behind_a_killed_one_waits_for_its_restart() -> None:
         Job(4, 5, 4, 10),
     )
     schedule = _run(_with_outage(jobs, 2), "ffdh-stack")
-    assert _spans(schedule) == {
+    assert spans_of(schedule) == {
         1: (0, 100),
         2: (30, 70),
         3: (70, 100),
@@ -153,7 +144,7 @@ def test_a_job_stacked_behind_a_killed_one_waits_for_its_restart() -> None:
         3: (2, 3),
         4: (0, 1, 2, 3),
     }
-    assert _lost(schedule) == {2: [(0, 20)]}
+    assert lost_of(schedule) == {2: [(0, 20)]}
 
 
 # --------------------------------------------------------------------------
@@ -194,7 +185,7 @@ def test_a_member_refused_by_the_user_limit_does_not_block_its_level(
     # job 3 is refused while job 5 waits, job 5 starts, then nobody the
     # limit allows waits and job 3 starts too.
     schedule = _run(_limited(LIMITED), spec)
-    assert _spans(schedule) == {
+    assert spans_of(schedule) == {
         1: (0, 200),
         2: (200, 300),
         3: (330, 370),
@@ -224,7 +215,7 @@ def test_pc2_plans_a_refused_member_again_like_a_new_submission() -> None:
     )
     instance = _limited(jobs)
     schedule = _run(instance, "pc2")
-    assert _spans(schedule) == {1: (0, 100), 2: (110, 160), 3: (100, 110)}
+    assert spans_of(schedule) == {1: (0, 100), 2: (110, 160), 3: (100, 110)}
     with _deadline():
         stats = simulate(instance, "pc2").stats
     assert stats.predictions == 3
@@ -239,7 +230,7 @@ def test_a_refused_member_may_still_start_in_its_level() -> None:
     jobs = (Job(1, 0, 2, 40, user=1), Job(2, 0, 2, 10, user=2))
     for spec in ("nfdh", "ffdh-stack", "pc2"):
         schedule = _run(_limited(jobs), spec)
-        assert _spans(schedule) == {1: (0, 40), 2: (0, 10)}, spec
+        assert spans_of(schedule) == {1: (0, 40), 2: (0, 10)}, spec
 
 
 # --------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from support.builders import (
     random_site_jobs,
     simulate_checked,
 )
+from support.simulation import lost_of, run_checked, runs_of, spans_of
 
 from optsched.calendar import Calendar, Period
 from optsched.check import check_schedule
@@ -30,14 +31,6 @@ from optsched.schedule import Placement, Schedule
 JOBS = (Job(1, 0, 2, 10), Job(2, 0, 2, 10), Job(3, 1, 2, 3))
 
 
-def _spans(schedule: Schedule) -> dict[int, tuple[int, int]]:
-    return {j: (p.start, p.end) for j, p in schedule.placements.items()}
-
-
-def _lost(schedule: Schedule) -> dict[int, list[tuple[int, int]]]:
-    return {j: [(r.start, r.end) for r in runs] for j, runs in schedule.lost.items()}
-
-
 def test_outage_kills_the_last_started_job_and_requeues_it() -> None:
     # At 5 all 4 processors are busy: the outage needs 2, so one job dies;
     # both started at 0, the later job (2) goes. It lost [0, 5) and waits,
@@ -46,16 +39,15 @@ def test_outage_kills_the_last_started_job_and_requeues_it() -> None:
     instance = Instance(Machine(4, outages=(BusyBlock(5, 8, 2, label="down"),)), JOBS)
     for policy in ("fcfs", "easy", "firstfit"):
         result = simulate(instance, policy)
-        assert _spans(result.schedule) == {1: (0, 10), 2: (8, 18), 3: (10, 13)}
-        assert _lost(result.schedule) == {2: [(0, 5)]}
+        assert spans_of(result.schedule) == {1: (0, 10), 2: (8, 18), 3: (10, 13)}
+        assert lost_of(result.schedule) == {2: [(0, 5)]}
         assert (result.stats.outage_kills, result.stats.lost_area) == (1, 10)
         assert check_schedule(instance, result.schedule) == []
     # Conservative: job 3 holds a reservation at 10 made before job 2 came
     # back; compression then moves it to 8 (the outage's end), and job 2,
     # reserved behind it, starts at 10.
-    schedule = simulate(instance, "conservative").schedule
-    assert _spans(schedule) == {1: (0, 10), 2: (10, 20), 3: (8, 11)}
-    assert check_schedule(instance, schedule) == []
+    schedule = run_checked(instance, "conservative")
+    assert spans_of(schedule) == {1: (0, 10), 2: (10, 20), 3: (8, 11)}
 
 
 def test_contiguous_outage_kills_the_jobs_on_its_processors() -> None:
@@ -63,15 +55,13 @@ def test_contiguous_outage_kills_the_jobs_on_its_processors() -> None:
     # Job 2 dies although processor... none is idle; job 1 runs on.
     machine = Machine(4, "contiguous", outages=(BusyBlock(5, 8, 1, offset=3),))
     instance = Instance(machine, JOBS)
-    schedule = simulate(instance, "fcfs").schedule
-    assert {j: (p.start, p.end, tuple(p.processors or ())) for j, p in
-            schedule.placements.items()} == {
+    schedule = run_checked(instance, "fcfs")
+    assert runs_of(schedule) == {
         1: (0, 10, (0, 1)), 2: (8, 18, (2, 3)), 3: (10, 13, (0, 1))
     }  # fmt: skip
     assert [(r.start, r.end, tuple(r.processors or ())) for r in schedule.lost[2]] == [
         (0, 5, (2, 3))
     ]
-    assert check_schedule(instance, schedule) == []
 
 
 def test_idle_processors_go_down_first() -> None:
@@ -82,7 +72,7 @@ def test_idle_processors_go_down_first() -> None:
     result = simulate(instance, "fcfs")
     assert result.schedule.lost == {}
     # Job 2 needs the whole machine: after the outage and job 1, at 10.
-    assert _spans(result.schedule) == {1: (0, 10), 2: (10, 11)}
+    assert spans_of(result.schedule) == {1: (0, 10), 2: (10, 11)}
     assert check_schedule(instance, result.schedule) == []
 
 
@@ -91,28 +81,25 @@ def test_whole_machine_downtime_kills_everything_mallmann() -> None:
     # after it (a job never resumes where it was).
     outage = BusyBlock(4, 6, 4)
     instance = Instance(Machine(4, outages=(outage,)), JOBS)
-    schedule = simulate(instance, "fcfs").schedule
-    assert _lost(schedule) == {1: [(0, 4)], 2: [(0, 4)]}
-    assert _spans(schedule) == {1: (6, 16), 2: (6, 16), 3: (16, 19)}
-    assert check_schedule(instance, schedule) == []
+    schedule = run_checked(instance, "fcfs")
+    assert lost_of(schedule) == {1: [(0, 4)], 2: [(0, 4)]}
+    assert spans_of(schedule) == {1: (6, 16), 2: (6, 16), 3: (16, 19)}
 
 
 def test_a_job_killed_twice_records_both_attempts() -> None:
     outages = (BusyBlock(3, 4, 2), BusyBlock(9, 10, 2))
     instance = Instance(Machine(2, outages=outages), (Job(1, 0, 2, 6),))
-    schedule = simulate(instance, "easy").schedule
-    assert _lost(schedule) == {1: [(0, 3), (4, 9)]}
-    assert _spans(schedule) == {1: (10, 16)}
-    assert check_schedule(instance, schedule) == []
+    schedule = run_checked(instance, "easy")
+    assert lost_of(schedule) == {1: [(0, 3), (4, 9)]}
+    assert spans_of(schedule) == {1: (10, 16)}
 
 
 def test_chain_successor_waits_for_the_complete_run() -> None:
     jobs = (Job(1, 0, 2, 10), Job(2, 0, 2, 5, preceding_job=1, think_time=1))
     instance = Instance(Machine(2, outages=(BusyBlock(4, 6, 2),)), jobs)
-    schedule = simulate(instance, "fcfs").schedule
+    schedule = run_checked(instance, "fcfs")
     # Job 1 dies at 4, runs again [6, 16); its successor arrives at 17.
-    assert _spans(schedule) == {1: (6, 16), 2: (17, 22)}
-    assert check_schedule(instance, schedule) == []
+    assert spans_of(schedule) == {1: (6, 16), 2: (17, 22)}
 
 
 def test_outage_counts_as_held_under_a_calendar() -> None:
@@ -122,9 +109,8 @@ def test_outage_counts_as_held_under_a_calendar() -> None:
     machine = Machine(4, calendar=calendar, outages=(BusyBlock(2, 6, 1),))
     jobs = (Job(1, 0, 1, 10), Job(2, 3, 2, 2))
     instance = Instance(machine, jobs)
-    schedule = simulate(instance, "fcfs").schedule
-    assert _spans(schedule) == {1: (0, 10), 2: (6, 8)}
-    assert check_schedule(instance, schedule) == []
+    schedule = run_checked(instance, "fcfs")
+    assert spans_of(schedule) == {1: (0, 10), 2: (6, 8)}
 
 
 # -- the checker -------------------------------------------------------------
@@ -216,7 +202,7 @@ def test_json_and_csv_keep_lost_attempts_and_batsim_refuses_them(
     text = json.dumps(schedule_to_dict(schedule))
     again = schedule_from_json(text)
     assert again == schedule
-    assert _lost(again) == {2: [(0, 5)]}
+    assert lost_of(again) == {2: [(0, 5)]}
     # CSV: one row per run, the killed one with lost = 1.
     path = tmp_path / "s.csv"
     write_schedule(schedule, path, "csv", instance=_instance())
@@ -232,7 +218,7 @@ def test_json_and_csv_keep_lost_attempts_and_batsim_refuses_them(
     )
     killed_twice = simulate(twice, "easy").schedule
     write_schedule(killed_twice, path, "csv", instance=twice)
-    assert _lost(read_schedule(path)) == {1: [(0, 3), (4, 9)]}
+    assert lost_of(read_schedule(path)) == {1: [(0, 3), (4, 9)]}
     with pytest.raises(ValueError, match="killed by outages"):
         write_schedule(
             schedule, tmp_path / "b_jobs.csv", "batsim", instance=_instance()
