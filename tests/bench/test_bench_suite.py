@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from support.paths import DATA, REPO, swf_job, write_swf
+from support.refusals import refusal
 
 from optsched.bench.suite import (
     DEFAULT_SOLVER_WORKERS,
@@ -189,11 +190,8 @@ def test_random_windows_of_several_seeds_are_pooled(tmp_path: Path) -> None:
 
 
 def _error(tmp_path: Path, text: str) -> str:
-    with pytest.raises(InputError) as caught:
-        load_suite(write_suite(tmp_path, text))
-    message = str(caught.value)
-    assert "\n" not in message
-    return message
+    """The one-line refusal of the suite file ``text``."""
+    return refusal(load_suite, write_suite(tmp_path, text))
 
 
 def test_unknown_top_level_key(tmp_path: Path) -> None:
