@@ -30,6 +30,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 from PIL import Image as PILImage
+from support.bench import write_suite
 from support.pages import Page, parse_page
 
 from optsched.analysis.gap import aggregate
@@ -738,18 +739,17 @@ def test_worst_window_draws_the_row_the_reference_names(store_path: Path) -> Non
     assert "best known schedule, cpsat (right)" in gantt_image.caption
 
 
-def write_suite(folder: Path, name: str, trace: str, policies: list[str]) -> Path:
-    """A suite of 4-job windows of ``trace`` with recorded initial state."""
-    path = folder / f"{name}.toml"
-    path.write_text(
-        f'policies = {json.dumps(policies)}\nobjectives = ["cmax"]\n'
-        f'[suite]\nname = "{name}"\n'
-        f'[[traces]]\npath = "{trace}"\n'
-        '[windows]\nkind = "consecutive"\njobs = 4\ncount = 3\n'
-        'initial_state = "recorded"\n'
-        '[[solvers]]\nbackend = "cpsat"\ntime_limit = 5\nworkers = 1\n'
+def _tiny_suite(folder: Path, name: str, policies: list[str]) -> Path:
+    """A suite of 4-job windows of ``tiny.json`` (beside it) with recorded
+    initial state, solved by CP-SAT."""
+    return write_suite(
+        folder / f"{name}.toml",
+        Path("tiny.json"),
+        policies,
+        tables='[windows]\nkind = "consecutive"\njobs = 4\ncount = 3\n'
+        'initial_state = "recorded"\n',
+        solver='backend = "cpsat"\ntime_limit = 5\nworkers = 1',
     )
-    return path
 
 
 def test_report_of_a_real_bench_run(tmp_path: Path) -> None:
@@ -757,7 +757,7 @@ def test_report_of_a_real_bench_run(tmp_path: Path) -> None:
     from optsched.bench import run_suite
 
     write_native(trace_instance(), tmp_path / "tiny.json")
-    suite = write_suite(tmp_path, "real", "tiny.json", ["fcfs", "easy", "conservative"])
+    suite = _tiny_suite(tmp_path, "real", ["fcfs", "easy", "conservative"])
     summary = run_suite(suite, tmp_path / "results.sqlite")
     assert summary.ran == 3 * (3 + 1)
     out = build_report(tmp_path / "results.sqlite", tmp_path / "report.html")
@@ -796,7 +796,7 @@ def test_report_from_elsewhere_draws_the_stored_instances(
     run = tmp_path / "run"
     run.mkdir()
     write_native(trace_instance(), run / "tiny.json")
-    suite = write_suite(run, "moved", "tiny.json", ["fcfs", "easy"])
+    suite = _tiny_suite(run, "moved", ["fcfs", "easy"])
     run_suite(suite, run / "results.sqlite")
     trace = read_trace(run / "tiny.json")
     (run / "tiny.json").unlink()

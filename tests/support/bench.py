@@ -124,9 +124,11 @@ def write_suite(
     objectives: Sequence[str] = ("cmax",),
     trace_options: str = "",
     tables: str = "",
+    solver: str = 'backend = "bounds-only"',
 ) -> Path:
     """A suite file named after ``path``'s stem: ``policies`` on ``trace``,
-    solved by ``bounds-only``; ``trace_options`` are TOML lines of the
+    solved as ``solver`` says (TOML lines of the one ``[[solvers]]`` table,
+    ``bounds-only`` by default); ``trace_options`` are TOML lines of the
     trace's table (``allocation = "contiguous"``), ``tables`` further
     tables (``[windows]``, ``[run]``, ``[schedules]``)."""
     quoted = ", ".join(f'"{p}"' for p in policies)
@@ -135,7 +137,7 @@ def write_suite(
         f"policies = [{quoted}]\nobjectives = [{wanted}]\n\n"
         f'[suite]\nname = "{path.stem}"\n\n'
         f'[[traces]]\npath = "{trace}"\n{trace_options}\n\n'
-        '[[solvers]]\nbackend = "bounds-only"\n\n'
+        f"[[solvers]]\n{solver}\n\n"
         f"{textwrap.dedent(tables)}\n"
     )
     return path
