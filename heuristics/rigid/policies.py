@@ -453,30 +453,18 @@ class Backfill(EnginePolicy):
     ) -> None:
         profile = sim.base_profile()
         queue = sim.queue
-        now = sim.now
         size, estimate = sim.size, sim.estimate
         reserved = 0
         head: int | None = None
         stop = len(queue)
-        end_time = sim.end_time
         holders: set[int] = set()  # the jobs reserved in this pass
         for pos, j in enumerate(queue):
             if reserved == self.depth:
                 stop = pos
                 break
-            q, d = size[j], estimate[j]
-            # A job of zero duration that starts now delays nobody: it gives
-            # its processors back at once.
-            if (
-                q <= sim.free
-                and (d == 0 or profile.fits(now, d, q))
-                and sim.can_start(j)
-            ):
-                sim.start(j)
-                if end_time[j] > now:  # else it already ended
-                    profile.add(now, now + d, -q)
+            if _start_within(sim, profile, j):
                 continue
-            span = planned(d)
+            q, span = size[j], planned(estimate[j])
             t = profile.earliest(q, span)
             assert t is not None, "a job larger than the machine"
             profile.add(t, t + span, -q)
@@ -497,17 +485,8 @@ class Backfill(EnginePolicy):
                 sim, index, profile, queue[stop - 1], holders
             )
         for c in candidates:
-            q, d = size[c], estimate[c]
-            if (
-                q <= sim.free
-                and (d == 0 or profile.fits(now, d, q))
-                and sim.can_start(c)
-            ):
-                sim.start(c)
-                if end_time[c] > now:  # else it already ended
-                    profile.add(now, now + d, -q)
-                if sim.free == 0:
-                    return
+            if _start_within(sim, profile, c) and sim.free == 0:
+                return
 
     def _indexed_fitting(
         self,
@@ -601,6 +580,25 @@ def planned(estimate: int) -> int:
     starts).
     """
     return estimate if estimate > 0 else 1
+
+
+def _start_within(sim: Simulator, profile: Profile, j: int) -> bool:
+    """Start job ``j`` now if the machine lets it and it fits ``profile``
+    for its estimate (so it delays no reservation there), then take its
+    processors out of the profile until its estimate; whether it started.
+
+    A job of zero duration that starts now delays nobody: it gives its
+    processors back at once (nothing to fit, nothing to take out).
+    """
+    q, d, now = sim.size[j], sim.estimate[j], sim.now
+    if q > sim.free or not (d == 0 or profile.fits(now, d, q)):
+        return False
+    if not sim.can_start(j):
+        return False
+    sim.start(j)
+    if sim.end_time[j] > now:  # else it already ended
+        profile.add(now, now + d, -q)
+    return True
 
 
 def _fewest_free(profile: Profile) -> Callable[[float], float]:
