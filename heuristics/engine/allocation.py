@@ -261,15 +261,7 @@ def _lowest_clear(position: int, size: int, fixed: Sequence[Range]) -> int:
 def free_ranges(taken: Iterable[Range], processors: int) -> list[Range]:
     """Maximal free ranges ``[lo, hi)`` of ``[0, processors)`` outside ``taken``
     (half-open ranges, in any order, overlapping or not)."""
-    out: list[Range] = []
-    cursor = 0
-    for lo, hi in sorted(taken):
-        if lo > cursor:
-            out.append((cursor, lo))
-        cursor = max(cursor, hi)
-    if cursor < processors:
-        out.append((cursor, processors))
-    return out
+    return _subtract([(0, processors)], tuple(taken))
 
 
 def _subtract(free: Sequence[Range], excluded: Sequence[Range]) -> list[Range]:
