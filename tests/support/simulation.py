@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from optsched.check import check_schedule
-from optsched.heuristics import simulate
+from optsched.heuristics import SimulationResult, simulate
 from optsched.instance import Instance, Job
 from optsched.schedule import Schedule
 from support.builders import draw_jobs
@@ -27,9 +27,16 @@ def checked(instance: Instance, schedule: Schedule) -> Schedule:
     return schedule
 
 
+def simulated(instance: Instance, spec: str, **options: object) -> SimulationResult:
+    """``simulate(instance, spec, **options)``, its schedule checked."""
+    result = simulate(instance, spec, **options)
+    checked(instance, result.schedule)
+    return result
+
+
 def run_checked(instance: Instance, spec: str) -> Schedule:
     """The schedule of policy ``spec`` on ``instance``, checked."""
-    return checked(instance, simulate(instance, spec).schedule)
+    return simulated(instance, spec).schedule
 
 
 def runs_of(schedule: Schedule) -> dict[int, tuple[int, int, tuple[int, ...]]]:

@@ -13,7 +13,8 @@ import random
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from support.builders import random_periods, simulate_checked, slow_settings
+from support.builders import random_periods, simulate_checked, slow_settings, starts_of
+from support.simulation import run_checked
 
 from optsched.calendar import HOLIDAY, Calendar, Period
 from optsched.check import check_schedule
@@ -26,11 +27,9 @@ from optsched.instance import Instance, Job, Machine
 
 
 def _starts(instance: Instance, spec: str) -> dict[int, int]:
-    result = simulate(instance, spec)
-    schedule = result.schedule
-    assert check_schedule(instance, schedule) == []
+    schedule = run_checked(instance, spec)
     assert sorted(schedule.placements) == sorted(j.id for j in instance.jobs)
-    return {j: p.start for j, p in schedule.placements.items()}
+    return starts_of(schedule)
 
 
 def _instance(m: int, *jobs: Job, calendar: Calendar | None = None) -> Instance:

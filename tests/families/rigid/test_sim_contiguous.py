@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from support.simulation import simulated
 
 from optsched.check import check_schedule
-from optsched.heuristics import SimulationResult, simulate
+from optsched.heuristics import SimulationResult
 from optsched.heuristics.engine.allocation import AnyAllocator, ContiguousAllocator
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.schedule import Placement, Schedule
@@ -19,12 +20,6 @@ def make(
     """Exact-estimate jobs from ``(id, release, size, runtime)`` rows."""
     jobs = [Job(i, r, q, p) for i, r, q, p in rows]
     return Instance(Machine(m, "contiguous", blocks), tuple(jobs), name="line")
-
-
-def run(instance: Instance, spec: str, **options: object) -> SimulationResult:
-    result = simulate(instance, spec, **options)
-    assert check_schedule(instance, result.schedule) == []
-    return result
 
 
 def where(result: SimulationResult) -> dict[int, tuple[int, int, int | None]]:
@@ -45,7 +40,7 @@ FRAGMENTED = make(
 
 @pytest.mark.parametrize("spec", ["fcfs", "firstfit", "easy", "conservative"])
 def test_fragmentation_delays_a_job(spec: str) -> None:
-    result = run(FRAGMENTED, spec)
+    result = simulated(FRAGMENTED, spec)
     assert where(result) == {
         1: (0, 10, 0),
         2: (0, 5, 1),
@@ -58,7 +53,7 @@ def test_fragmentation_delays_a_job(spec: str) -> None:
 @pytest.mark.parametrize("spec", ["fcfs", "firstfit", "easy", "conservative"])
 def test_migration_compacts_to_the_low_end(spec: str) -> None:
     # At 5: job 1 stays on 0, job 3 moves from 2 to 1; job 4 takes 2-3.
-    result = run(FRAGMENTED, spec, migration=True)
+    result = simulated(FRAGMENTED, spec, migration=True)
     assert where(result) == {
         1: (0, 10, 0),
         2: (0, 5, 1),
@@ -91,7 +86,7 @@ TWO_HOLES = make(
 
 
 def test_first_fit_takes_the_lowest_hole() -> None:
-    result = run(TWO_HOLES, "fcfs", allocation_rule="first-fit")
+    result = simulated(TWO_HOLES, "fcfs", allocation_rule="first-fit")
     assert where(result)[6] == (6, 8, 1)
     assert where(result)[7] == (8, 9, 1)
     # Job 4 ended at 5 too, so the holes were [1, 4) and [5, 6).
@@ -99,7 +94,7 @@ def test_first_fit_takes_the_lowest_hole() -> None:
 
 
 def test_best_fit_takes_the_shortest_hole() -> None:
-    result = run(TWO_HOLES, "fcfs", allocation_rule="best-fit")
+    result = simulated(TWO_HOLES, "fcfs", allocation_rule="best-fit")
     assert where(result)[6] == (6, 8, 5)
     assert where(result)[7] == (6, 7, 1)
 
@@ -114,7 +109,7 @@ def test_contiguous_busy_block_is_an_obstacle() -> None:
         (BusyBlock(0, 20, 2, offset=1, label="down"),),
     )
     for migration in (False, True):
-        result = run(instance, "firstfit", migration=migration)
+        result = simulated(instance, "firstfit", migration=migration)
         assert where(result) == {1: (20, 25, 0), 2: (0, 3, 0)}
         assert result.stats.migrations == 0
 
@@ -130,7 +125,7 @@ def test_migration_never_moves_onto_a_future_block() -> None:
         [(1, 0, 1, 10), (2, 0, 1, 5), (3, 0, 1, 10), (4, 1, 2, 4)],
         (BusyBlock(50, 60, 2, offset=0, label="reservation"),),
     )
-    result = run(instance, "fcfs", migration=True)
+    result = simulated(instance, "fcfs", migration=True)
     assert where(result)[4] == (10, 14, 0)
     assert result.stats.migrations == 0
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 from support.builders import starts_of
+from support.simulation import simulated
 
 from optsched.check import check_schedule
-from optsched.heuristics import SimulationResult, simulate
+from optsched.heuristics import simulate
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.schedule import Schedule
 
@@ -20,12 +21,6 @@ def make(
     """Jobs from ``(id, release, size, runtime, estimate)`` rows."""
     jobs = [Job(i, r, q, p, e) for i, r, q, p, e in rows]
     return Instance(Machine(m, allocation, blocks), tuple(jobs), name="engine")
-
-
-def run(instance: Instance, spec: str, **options: object) -> SimulationResult:
-    result = simulate(instance, spec, **options)
-    assert check_schedule(instance, result.schedule) == []
-    return result
 
 
 Where = tuple[int, int, tuple[int, ...] | None]
@@ -56,7 +51,7 @@ ZERO = make(
     "spec", ["fcfs", "easy", "conservative", "firstfit", "best-package"]
 )
 def test_equal_timestamps_and_zero_runtimes(spec: str) -> None:
-    result = run(ZERO, spec)
+    result = simulated(ZERO, spec)
     assert placements(result.schedule) == {
         1: (0, 5, (0, 1)),
         2: (5, 5, (0, 1)),
@@ -66,7 +61,7 @@ def test_equal_timestamps_and_zero_runtimes(spec: str) -> None:
 
 
 def test_events_and_passes_are_counted() -> None:
-    result = run(ZERO, "fcfs")
+    result = simulated(ZERO, "fcfs")
     # 4 arrivals + 4 completions; passes at 0, 5 and 8.
     assert result.stats.events == 8
     assert result.stats.passes == 3
@@ -89,7 +84,7 @@ OVERRUN = make(
 
 
 def test_easy_with_an_overrunning_job() -> None:
-    result = run(OVERRUN, "easy")
+    result = simulated(OVERRUN, "easy")
     assert starts_of(result.schedule) == {1: 0, 2: 20, 3: 2, 4: 12}
     assert result.reservations[2] == 10  # the shadow when 2 became head
     assert result.schedule.killed == frozenset()
@@ -100,13 +95,13 @@ def test_conservative_with_an_overrunning_job() -> None:
     # reservation of 2 is in the past: it is placed again from now (12);
     # 4 arrives and is reserved at 12 too and starts (1 processor is really
     # free); 2 cannot start until 1 ends at 20.
-    result = run(OVERRUN, "conservative")
+    result = simulated(OVERRUN, "conservative")
     assert starts_of(result.schedule) == {1: 0, 2: 20, 3: 2, 4: 12}
     assert result.reservations == {1: 0, 2: 10, 3: 2, 4: 12}
 
 
 def test_kill_at_estimate() -> None:
-    result = run(OVERRUN, "easy", kill_at_estimate=True)
+    result = simulated(OVERRUN, "easy", kill_at_estimate=True)
     assert placements(result.schedule)[1][:2] == (0, 10)
     assert starts_of(result.schedule) == {1: 0, 2: 10, 3: 2, 4: 12}
     assert result.schedule.killed == frozenset({1})
@@ -117,7 +112,7 @@ def test_kill_at_estimate() -> None:
 def test_oracle_sees_the_killed_duration() -> None:
     # With kills, the oracle sees min(runtime, estimate) = 10 for job 1 and
     # plans exactly like EASY with exact estimates.
-    result = run(OVERRUN, "easy:oracle", kill_at_estimate=True)
+    result = simulated(OVERRUN, "easy:oracle", kill_at_estimate=True)
     assert starts_of(result.schedule) == {1: 0, 2: 10, 3: 2, 4: 12}
 
 
@@ -146,7 +141,7 @@ def test_fcfs_respects_busy_blocks() -> None:
     # t0: 1 on the 2 free processors (2-3). t10: 2 ([10, 18) ends before B).
     # t18: 3 would overlap B, which leaves 1 processor: it waits for B's
     # end at 30; 4 then starts beside it.
-    result = run(BLOCKED, "fcfs")
+    result = simulated(BLOCKED, "fcfs")
     assert placements(result.schedule) == {
         1: (0, 10, (2, 3)),
         2: (10, 18, (0, 1, 2)),
@@ -162,7 +157,7 @@ def test_firstfit_avoids_the_processors_of_a_future_block(spec: str) -> None:
     # t18: 4 starts on processor 0, beside B. (Best Package at t10 picks
     # 2 and 4, 3 + 1 = 4 processors, but 4 then finds no processor outside
     # B's range and stays.)
-    result = run(BLOCKED, spec)
+    result = simulated(BLOCKED, spec)
     assert placements(result.schedule) == {
         1: (0, 10, (2, 3)),
         2: (10, 18, (0, 1, 2)),
@@ -178,7 +173,7 @@ def test_backfilling_plans_around_busy_blocks(spec: str) -> None:
     # 10 on 0-1. t10: 2 on 0-2; 4 again only on processor 0, held. t18: 4.
     # Conservative reaches the same schedule (3's reservation is at 5, 4's
     # at 18, the first slot that avoids B's processors by count).
-    result = run(BLOCKED, spec)
+    result = simulated(BLOCKED, spec)
     assert starts_of(result.schedule) == {1: 0, 2: 10, 3: 5, 4: 18}
 
 
@@ -192,7 +187,7 @@ def test_overrun_into_a_busy_block_is_killed_at_the_estimate() -> None:
         [(1, 0, 1, 15, 5), (2, 0, 1, 3, 12), (3, 0, 1, 3, 3)],
         (BusyBlock(10, 20, 2, label="downtime"),),
     )
-    result = run(instance, "firstfit")
+    result = simulated(instance, "firstfit")
     assert placements(result.schedule) == {
         1: (0, 5, (0,)),
         2: (20, 23, (0,)),
@@ -211,7 +206,7 @@ def test_overrun_beside_a_block_keeps_running() -> None:
         (BusyBlock(10, 20, 1, offset=1, label="half"),),
         "contiguous",
     )
-    result = run(instance, "fcfs")
+    result = simulated(instance, "fcfs")
     assert placements(result.schedule) == {1: (0, 15, (0,))}
     assert result.stats.killed == 0
 
@@ -221,7 +216,7 @@ def test_overrun_into_a_counted_block_is_killed() -> None:
     # which the machine picks when it starts, so it may be processor 0 and
     # the overrun collides with it.
     instance = make(2, [(1, 0, 1, 15, 5)], (BusyBlock(10, 20, 1, label="half"),))
-    result = run(instance, "fcfs")
+    result = simulated(instance, "fcfs")
     assert placements(result.schedule) == {1: (0, 5, (0,))}
     assert result.schedule.killed == frozenset({1})
 
@@ -247,7 +242,7 @@ def test_job_ids_and_submit_ties() -> None:
     instance = Instance(
         Machine(1), (Job(9, 0, 1, 4), Job(3, 0, 1, 2), Job(5, 0, 1, 1)), name="ties"
     )
-    result = run(instance, "fcfs")
+    result = simulated(instance, "fcfs")
     assert starts_of(result.schedule) == {3: 0, 5: 2, 9: 3}
 
 
@@ -256,7 +251,7 @@ def test_early_completion_while_nobody_waits(spec: str) -> None:
     # m = 2. Job 1 claims 10 s and ends at 2, when no job waits; job 2
     # arrives at 5 and must see the whole machine free.
     instance = make(2, [(1, 0, 2, 2, 10), (2, 5, 2, 5, 5)])
-    result = run(instance, spec)
+    result = simulated(instance, spec)
     assert starts_of(result.schedule) == {1: 0, 2: 5}
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 import random
 
 import pytest
+from support.builders import starts_of
+from support.simulation import simulated
 
-from optsched.check import check_schedule
 from optsched.heuristics import simulate
 from optsched.instance import Instance, Job, Machine
 
@@ -22,9 +23,7 @@ def make(m: int, rows: list[tuple[int, int, int, int, int]]) -> Instance:
 
 
 def starts(instance: Instance, spec: str, **options: object) -> dict[int, int]:
-    result = simulate(instance, spec, **options)
-    assert check_schedule(instance, result.schedule) == []
-    return {j: p.start for j, p in sorted(result.schedule.placements.items())}
+    return starts_of(simulated(instance, spec, **options).schedule)
 
 
 # Case A, m = 4: (id, release, size, runtime = estimate)
