@@ -9,6 +9,7 @@ import re
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.builders import starts_of
 from support.paths import INSTANCES, REPO
 
 from optsched import check
@@ -250,24 +251,20 @@ def rigid_instances(draw: st.DrawFn) -> Instance:
     return Instance(Machine(m), tuple(jobs))
 
 
-def _starts(schedule: Schedule) -> dict[int, int]:
-    return {j: p.start for j, p in schedule.placements.items()}
-
-
 @settings(max_examples=200, deadline=None)
 @given(rigid_instances())
 def test_rigid_instances_reduce_to_easy_and_fcfs(instance: Instance) -> None:
     scaled = valid(instance, easy_scaling(instance))
-    assert _starts(scaled) == _starts(simulate(instance, "easy").schedule)
+    assert starts_of(scaled) == starts_of(simulate(instance, "easy").schedule)
     partitioned = valid(instance, adaptive(instance))
-    assert _starts(partitioned) == _starts(simulate(instance, "fcfs").schedule)
+    assert starts_of(partitioned) == starts_of(simulate(instance, "fcfs").schedule)
 
 
 @pytest.mark.parametrize("name", ["kth_20", "kth_50", "lublin256_30", "hpc2n_40"])
 def test_trace_windows_reproduce_easy(name: str) -> None:
     instance = read_native(INSTANCES / f"{name}.json").instance
     scaled = valid(instance, easy_scaling(instance))
-    assert _starts(scaled) == _starts(simulate(instance, "easy").schedule)
+    assert starts_of(scaled) == starts_of(simulate(instance, "easy").schedule)
     moldable = parse_model("linear:max=64").apply(instance)
     for policy in (adaptive, easy_scaling):
         valid(moldable, policy(moldable))
