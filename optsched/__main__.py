@@ -1,6 +1,6 @@
-"""``python -m optsched`` and the ``optsched`` script: the command line."""
+"""``python -m optsched``: the command line, as the ``optsched`` script runs it."""
 
-from optsched.startup import install_early, leave_after_interrupt
+from optsched.startup import install_early
 
 # ``python -m optsched``: the package was imported before sys.argv[0] named
 # this file, so the start-up handlers are installed here (before the CLI's
@@ -9,16 +9,5 @@ install_early()
 
 from optsched.cli import main  # noqa: E402
 
-
-def run() -> None:
-    """Run the command line; an interrupted command ends with status 130 or
-    143 (:func:`optsched.startup.leave_after_interrupt`)."""
-    try:
-        main(prog_name="optsched")
-    except SystemExit as done:
-        leave_after_interrupt(done.code)
-        raise
-
-
 if __name__ == "__main__":
-    run()
+    main(prog_name="optsched")

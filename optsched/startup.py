@@ -15,7 +15,6 @@ its own handlers (the commands install theirs while they run).
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import os
 import signal
@@ -234,32 +233,6 @@ def _excepthook(
 
 
 _previous_hook = sys.excepthook
-
-
-def leave_after_interrupt(code: object) -> None:
-    """End the command's process at once with ``code`` if it is an
-    interruption's status (130 or 143); return otherwise.
-
-    Called with the status the command exits with, after its output is
-    written. The interpreter's own shutdown would turn 130 into a death by
-    SIGINT (status -2) whenever the Ctrl-C had landed in code run by
-    ``exec`` of a string (dataclasses build their methods so, during the
-    imports): CPython then flags the interrupt as unhandled and, after
-    shutting down, kills itself with SIGINT whatever the exit status says.
-    Standard streams are flushed and ``atexit`` functions run first; only
-    the thread joins and module teardown are skipped.
-    """
-    interruptions = {128 + int(number) for number in STOP_SIGNALS}
-    if not isinstance(code, int) or code not in interruptions:
-        return
-    if not is_the_command():
-        return
-    ignore_stop_signals()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError, AttributeError):
-            stream.flush()
-    atexit._run_exitfuncs()
-    os._exit(code)
 
 
 def install_early() -> None:

@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 import click
 
-from optsched.cli.ending import LateSignals, interrupted, settled_status
+from optsched.cli.ending import LateSignals, interrupted, leave
 from optsched.cli.version import version_option
 from optsched.console import literal
 from optsched.errors import InputError
@@ -81,7 +81,7 @@ class _Group(click.Group):
         except KeyboardInterrupt as error:  # in click's unwinding
             ignore_stop_signals()
             code = interrupted(_exit_status(error) - 128)
-        sys.exit(settled_status(code, self._late))
+        leave(code, self._late)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -91,6 +91,12 @@ class _Group(click.Group):
             # default one raised while they were being set up): the same
             # line and status, not click's "Aborted!" and status 1.
             _leave_interrupted(error)
+        finally:
+            # However the command ended (a value, an error's exit status, an
+            # interrupt): from now on a signal is recorded, not raised in
+            # click's teardown (optsched.cli.ending).
+            if self._late is not None:
+                self._late.command_ended()
 
     def _invoke_watched(self, ctx: click.Context) -> Any:
         # Ctrl-C and SIGTERM raise, and stop a CP-SAT search at once, for
@@ -162,15 +168,6 @@ def _leave_interrupted(error: KeyboardInterrupt) -> NoReturn:
 @version_option
 def main(debug: bool) -> None:
     """optsched: optimal schedules, lower bounds and competitive gaps."""
-
-
-@main.result_callback()
-def _command_returned(result: Any, **params: Any) -> Any:
-    # Still under the command's own handlers: a signal from now on is
-    # recorded, not raised in click's teardown (optsched.cli.ending).
-    if isinstance(main, _Group) and main._late is not None:
-        main._late.command_ended()
-    return result
 
 
 COMMANDS: dict[str, tuple[str, str]] = {

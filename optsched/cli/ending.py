@@ -16,20 +16,20 @@ The rule, from the command's first line to the process's exit:
   if the command had finished its work: the user asked it to stop, and the
   output, written atomically, is either complete or absent;
 * the status is settled by :func:`settled_status` once every output is
-  written and stdout and stderr are flushed; a signal after that point
-  takes its default action (the process ends at once, killed by it, which
-  a shell also shows as 130 or 143): never a success either, and the
-  process stays stoppable however long the interpreter takes to shut down.
+  written, the ``atexit`` functions have run and stdout and stderr are
+  flushed; the process then ends at once (:func:`leave`), so nothing is
+  left after that point for a signal to interrupt.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import signal
 import sys
 import threading
-from typing import Any
+from typing import Any, NoReturn
 
 from optsched.startup import STOP_SIGNALS, exit_status
 
@@ -98,38 +98,56 @@ class LateSignals:
             os.kill(os.getpid(), signum)
 
 
-def settled_status(code: ExitCode, late: LateSignals) -> ExitCode:
+def settled_status(code: ExitCode, late: LateSignals) -> int:
     """The process's exit status, given the status ``code`` the command ended
     with: ``128 + signum`` if a stop signal arrived before now (module notes).
 
     ``late`` recorded the signals after the command returned. Call it last,
-    on the main thread: it flushes stdout and stderr, and from its return
-    on SIGINT and SIGTERM take their default action.
+    on the main thread, once everything else is done (:func:`leave`): it
+    flushes stdout and stderr with the stop signals blocked, then reads what
+    came. Its handler stays: a signal caught by another thread's C handler
+    while the main thread had them blocked only reaches Python later, and
+    must find a handler that records it (the default or ignoring ones made
+    Python print "Signal 2 ignored due to race condition" and exit 0).
     """
+    status = _status_number(code)
     if threading.current_thread() is not threading.main_thread():
-        return code
+        return status
     try:
-        # Blocked in this thread first, so that the check below is the one
-        # point where a signal counts: before it, it changes the status;
-        # after it, it kills. Caught by another thread's C handler before
-        # the switch to the default action, it is recorded by ``late``:
-        # signal.signal runs the pending Python handlers before it switches.
         signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
         late.command_ended()
         _flush_standard_streams()
-        for number in STOP_SIGNALS:
-            signal.signal(number, signal.SIG_DFL)
         signum = _pending_stop_signal() or late.signum
-        if signum is not None:
-            for number in STOP_SIGNALS:  # discards the pending signal
-                signal.signal(number, signal.SIG_IGN)
     except KeyboardInterrupt as error:  # a handler ran before command_ended
-        for number in STOP_SIGNALS:
-            signal.signal(number, signal.SIG_IGN)
         signum = exit_status(error) - 128
-    finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
-    if signum is None or code not in (0, None):
+    if signum is None or status != 0:
         # An error status stays: the command failed before the signal.
-        return code
+        return status
     return interrupted(signum)
+
+
+def _status_number(code: ExitCode) -> int:
+    """What the interpreter would exit with for ``sys.exit(code)``."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(f"{code}\n")
+    return 1
+
+
+def leave(code: ExitCode, late: LateSignals) -> NoReturn:
+    """End the command's process with its settled status, at once.
+
+    The ``atexit`` functions run first, so that a signal during them still
+    counts; then the status is settled and the process ends through
+    ``os._exit``, skipping only the interpreter's teardown of modules and
+    threads. That teardown made the status unreliable: after a Ctrl-C that
+    had landed in code run by ``exec`` of a string (dataclasses build their
+    methods so, during the imports) CPython kills itself with SIGINT once
+    shut down, status -2 whatever the command said.
+    """
+    late.command_ended()
+    atexit._run_exitfuncs()
+    os._exit(settled_status(code, late))

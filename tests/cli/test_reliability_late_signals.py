@@ -4,8 +4,9 @@ A SIGINT near the end of ``gap -o`` was swallowed (exit 0): between the
 command's end and the process's exit no handler of ours ran. The rule
 (:mod:`optsched.cli.ending`): a signal received before the exit status is
 settled (after the last byte of output) exits with ``128 +`` the signal and
-one line, the output complete or absent, never half-written; a signal after
-that point kills the process (default action). Each point is reached by the
+one line, the output complete or absent, never half-written; the exit
+functions run before that point and the process ends right after it (no
+interpreter teardown left to interrupt). Each point is reached by the
 command sending the signal to itself (``tests/support/late_signal.py``), so
 no test depends on timing.
 """
@@ -117,14 +118,15 @@ def test_a_signal_after_the_command_returned_is_still_an_interruption(
 
 
 @pytest.mark.parametrize("signum", SIGNALS)
-def test_a_signal_during_the_shutdown_kills_the_process(
+def test_a_signal_during_the_exit_functions_is_an_interruption(
     tmp_path: Path, reference: tuple[str, str], signum: int
 ) -> None:
-    # After the status is settled: the signal's default action, which is
-    # not a success either (a shell shows 128 + signum).
+    # An atexit callback sends it: the exit functions run before the status
+    # is settled, so the signal counts like any before that point (it
+    # killed the process, status -signum, when they ran in the teardown).
     done, out = _simulate(tmp_path, "shutdown", signum)
-    assert done.returncode == -signum, done.stderr
-    assert done.stderr == ""
+    assert done.returncode == 128 + signum, done.stderr
+    assert done.stderr == _interrupted(signum)
     assert done.stdout.replace(str(out), "OUT") == reference[0]
     assert out.read_text() == reference[1]
 

@@ -17,7 +17,7 @@ last steps of a command that writes an output file, in order:
     the exit status is being settled: stdout is flushed, the stop signals
     blocked;
 ``shutdown``
-    the interpreter shuts down (an ``atexit`` callback), after the last line.
+    the exit functions run (an ``atexit`` callback), after the last line.
 
 The signal is sent with ``os.kill`` to the process itself, exactly once.
 Used by ``tests/cli/test_reliability_late_signals.py``.
