@@ -83,6 +83,20 @@ class _Group(click.Group):
             code = interrupted(_exit_status(error) - 128)
         leave(code, self._late)
 
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except KeyboardInterrupt as error:
+            # While click parses the command line: the same line and status
+            # as later, not click's "Aborted!" and status 1.
+            _leave_interrupted(error)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return self._invoke_watched(ctx)

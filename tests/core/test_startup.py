@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable
 
 import pytest
+from support.paths import INSTANCES
 
 from optsched.startup import _runs_module_optsched, interrupt_behind
 
@@ -103,3 +104,30 @@ def test_other_errors_are_not_interrupts() -> None:
     looped.__context__.__context__ = looped  # a cycle ends the walk
     assert interrupt_behind(looped) is None
     assert interrupt_behind(_raised(lambda: int("x"))) is None
+
+
+def _interrupt_once(*args: object, **kwargs: object) -> None:
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        # click parsing the command line (the group's arguments)
+        "click.Group.parse_args",
+        # the command's signal handlers being set up
+        "optsched.cli.command_signals",
+    ],
+)
+def test_a_ctrl_c_before_the_command_runs_is_the_one_line(
+    where: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Outside the command's own handlers click said "Aborted!", status 1.
+    from click.testing import CliRunner
+
+    from optsched.cli import main
+
+    monkeypatch.setattr(where, _interrupt_once)
+    done = CliRunner().invoke(main, ["info", str(INSTANCES / "kth_20.json")])
+    assert done.exit_code == 130
+    assert done.output == "optsched: interrupted (SIGINT)\n"
