@@ -48,6 +48,7 @@ from optsched.models.common.settings import (
 from optsched.models.common.solution import Candidate, completion_deadlines
 from optsched.models.common.template import (
     PROBLEM_FACTS,
+    OutOfTime,
     Solving,
     conclude,
     prepare,
@@ -80,6 +81,13 @@ CONTIGUOUS_RELAXATION = (
     "contiguous schedules without migration"
 )
 """``params["relaxation"]`` of a contiguous machine's result (module notes)."""
+
+CONFIGURATION_LP_CUT = (
+    "configuration-lp: column generation stopped by the time limit before "
+    "convergence: its bound is the certified value reached (down to the "
+    "start of the first candidate interval when no master LP was solved)"
+)
+"""``Result.skipped`` note of a makespan call cut by its time limit."""
 
 __all__ = [
     "MAKESPAN_BACKEND",
@@ -305,6 +313,8 @@ def preemptive_makespan(
         candidates=len(generation.candidates),
         **generation.notes,
     )
+    if not solving.params["lp_converged"] and solving.expired():
+        solving.skip(CONFIGURATION_LP_CUT)
     if instance.machine.allocation == "contiguous":
         solving.params["relaxation"] = CONTIGUOUS_RELAXATION
         return _bounded(solving)
@@ -559,20 +569,21 @@ def preemptive_wct(
         # Bounds and the best checked schedule: an interval.
         solving.skip(f"time-indexed model: {refusal}")
         solving.bounds = [
-            preemptive_wct_lp_bound(relaxed, objective),
+            *_wct_lp_bounds(solving, relaxed),
             *preemptive_closed_form_bounds(relaxed, objective),
         ]
         if instance.machine.allocation == "contiguous":
             return _bounded(solving)
         return conclude(solving)
+    # The search gets the time left, not the whole limit: the fallback
+    # schedules and the deadlines above already used some of it.
+    left = None if time_limit is None else solving.left()
     if engine == "highs":
-        solution = solve_slots_highs(
-            relaxed, objective, deadlines, time_limit=time_limit
-        )
+        solution = solve_slots_highs(relaxed, objective, deadlines, time_limit=left)
     else:
         solution = solve_slots(
             relaxed, objective, deadlines, hint=best.schedule,
-            time_limit=time_limit, workers=workers,
+            time_limit=left, workers=workers,
         )  # fmt: skip
     solving.params = {
         "time_limit": time_limit, **solving.params, "engine": engine,
@@ -592,6 +603,30 @@ def preemptive_wct(
         )
         _add_checked(solving, schedule)
     return conclude(solving)
+
+
+WCT_LP_SKIPPED = (
+    "preemptive-lp: the interval-indexed LP bound did not reach its optimum "
+    "before the time limit (a stopped LP certifies nothing): closed-form "
+    "bounds only"
+)
+"""``Result.skipped`` note when the LP bound of a large ``wct`` window is
+left out for the time limit."""
+
+
+def _wct_lp_bounds(solving: Solving, relaxed: Instance) -> list[Bound]:
+    """The interval-indexed LP bound (:mod:`optsched.models.preempt.wct_lp`)
+    if it is proven before the call's deadline; otherwise none, and a
+    ``skipped`` note (:data:`WCT_LP_SKIPPED`)."""
+    try:
+        return [
+            preemptive_wct_lp_bound(
+                relaxed, solving.objective, deadline=solving.deadline
+            )
+        ]
+    except OutOfTime:
+        solving.skip(WCT_LP_SKIPPED)
+        return []
 
 
 def _wct_fallback(

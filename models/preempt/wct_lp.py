@@ -40,6 +40,12 @@ Exactness: the dual of the LP above is feasible for *any* ``π`` and
 ``σ <= 0`` once ``ρ_{j,t} = min(0, w_j a_t / p_j - π_j - q_j σ_t)``; its
 value, computed with :class:`fractions.Fraction` from HiGHS's duals, is the
 bound reported, valid whatever the solver's rounding.
+
+Time limit (issue 30): with a ``deadline`` the building loops, the solve
+(HiGHS's ``time_limit`` is the time left) and the exact dual sum stop there
+and raise :class:`~optsched.models.common.template.OutOfTime`. An LP stopped
+before its optimum gives no bound worth reporting (its duals are not those
+of the optimum), so the caller falls back on the closed-form bounds.
 """
 
 from __future__ import annotations
@@ -48,15 +54,20 @@ import itertools
 import math
 import time
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
 from optsched.instance import Instance, Job
+from optsched.models.common.template import OutOfTime, on_time
 from optsched.objective import Objective
 from optsched.result import Bound
 
 DEFAULT_SLOTS = 400
 """About how many slots the horizon is cut into."""
+
+_CHECK_EVERY = 1024
+"""Columns of the exact dual sum between two looks at the clock."""
 
 
 def slot_starts(instance: Instance, slots: int = DEFAULT_SLOTS) -> list[int]:
@@ -74,12 +85,22 @@ def slot_starts(instance: Instance, slots: int = DEFAULT_SLOTS) -> list[int]:
 
 
 def preemptive_wct_lp_bound(
-    instance: Instance, objective: Objective | str, *, slots: int = DEFAULT_SLOTS
+    instance: Instance,
+    objective: Objective | str,
+    *,
+    slots: int = DEFAULT_SLOTS,
+    deadline: float | None = None,
 ) -> Bound:
     """The certified value of the LP of the module notes (``relative`` applied).
 
     Rounded up when every weight is an integer (the objective is then an
     integer).
+
+    Raises
+    ------
+    OutOfTime
+        When ``deadline`` (``time.monotonic``) passes before the LP's
+        optimum and its certified value are reached (module notes).
     """
     import highspy
 
@@ -107,6 +128,7 @@ def preemptive_wct_lp_bound(
         highs.addRow(-inf, float(capacity[t] * lengths[t]), 0, empty_i, empty_f)
     columns: list[tuple[int, int]] = []
     for j, job in enumerate(jobs):
+        on_time(deadline)
         for t in range(count):
             if starts[t] >= job.release and capacity[t] >= job.size:
                 cost = float(weight[job.id]) * starts[t] / job.runtime
@@ -114,13 +136,36 @@ def preemptive_wct_lp_bound(
                 values = np.array([1.0, float(job.size)])
                 highs.addCol(cost, 0.0, float(lengths[t]), 2, rows, values)
                 columns.append((j, t))
-    highs.run()
+    _run_within(highs, deadline, time.perf_counter() - started)
     duals = list(highs.getSolution().row_dual)
     if len(duals) != n + count or not all(math.isfinite(v) for v in duals):
         duals = [0.0] * (n + count)  # the trivial dual point, still valid
-    value = _dual_value(jobs, weight, starts, lengths, capacity, columns, duals)
+    value = _dual_value(
+        jobs, weight, starts, lengths, capacity, columns, duals, deadline
+    )
     value += sum((weight[j.id] * j.runtime / 2 for j in jobs), Fraction(0))
     return _bound(value + constant, objective, instance, started)
+
+
+def _run_within(highs: Any, deadline: float | None, building: float) -> None:
+    """Solve the LP to its optimum before ``deadline``, else raise
+    :class:`OutOfTime`.
+
+    HiGHS's ``time_limit`` is the time left. With less time left than the
+    model took to build, HiGHS is not started: its presolve and crash do
+    not look at the clock (the MILP back-end's lesson, commit 4ad61ba).
+    """
+    import highspy
+
+    if deadline is not None:
+        left = deadline - time.monotonic()
+        if left <= building:
+            raise OutOfTime
+        highs.setOptionValue("time_limit", left)
+    highs.run()
+    stopped = highs.getModelStatus() == highspy.HighsModelStatus.kTimeLimit
+    if deadline is not None and (stopped or time.monotonic() >= deadline):
+        raise OutOfTime
 
 
 def _free(instance: Instance, start: int, end: int) -> int:
@@ -142,8 +187,11 @@ def _dual_value(
     capacity: list[int],
     columns: list[tuple[int, int]],
     duals: list[float],
+    deadline: float | None = None,
 ) -> Fraction:
-    """Value of the repaired dual point (exact; see the module notes)."""
+    """Value of the repaired dual point (exact; see the module notes);
+    :class:`OutOfTime` once ``deadline`` passes (checked every
+    :data:`_CHECK_EVERY` columns: the sum runs in exact fractions)."""
     n = len(jobs)
     pi = [Fraction(v) for v in duals[:n]]
     sigma = [min(Fraction(0), Fraction(v)) for v in duals[n:]]
@@ -153,7 +201,9 @@ def _dual_value(
         Fraction(0),
     )
     # Only the existing columns constrain the dual (y_{j,t} = 0 otherwise).
-    for j, t in columns:
+    for position, (j, t) in enumerate(columns):
+        if position % _CHECK_EVERY == 0:
+            on_time(deadline)
         job = jobs[j]
         cost = weight[job.id] * starts[t] / job.runtime
         rho = min(Fraction(0), cost - pi[j] - job.size * sigma[t])
