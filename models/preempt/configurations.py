@@ -653,7 +653,11 @@ def solve_configuration_lp(
         notes["rounds"] += candidate.rounds
         if candidate.status == "feasible":
             break
-        if deadline is not None and time.monotonic() >= deadline:
+        # No round: the deadline came before the master could be solved.
+        if deadline is not None and (
+            candidate.rounds == 0 or time.monotonic() >= deadline
+        ):
+            notes["stopped"] = "time limit"
             break
     lower = _combined_bound(problem, candidates)
     notes["columns"] = sum(len(c.columns) for c in candidates)
@@ -801,15 +805,15 @@ def _integer_programme(
     others fixed at 0); ``None`` when HiGHS finds no integer point."""
     import highspy
 
+    began = time.monotonic()
+    if deadline is not None and deadline <= began:
+        return None
     highs = highspy.Highs()
     highs.setOptionValue("output_flag", False)
     highs.setOptionValue("mip_rel_gap", 0.0)
-    left = MIP_SECONDS
-    if deadline is not None:
-        left = min(left, deadline - time.monotonic())
-    if left <= 0:
-        return None
-    highs.setOptionValue("time_limit", left)
+    # The feasibility jump heuristic does not look at the clock (the MILP
+    # back-end's measurements); the floors are the fallback anyway.
+    highs.setOptionValue("mip_heuristic_run_feasibility_jump", False)
     inf = highspy.kHighsInf
     n, last = len(problem.ids), candidate.last
     none_i, none_f = np.array([], dtype=np.int32), np.array([], dtype=np.float64)
@@ -845,6 +849,16 @@ def _integer_programme(
         np.arange(count, dtype=np.int32),
         np.full(count, highspy.HighsVarType.kInteger.value, dtype=np.uint8),
     )
+    left = MIP_SECONDS
+    if deadline is not None:
+        # HiGHS's clock starts with its run: the limit is what is left now.
+        # With less left than the building took, HiGHS's start on the model
+        # (presolve) alone could overrun, so it is not started.
+        now = time.monotonic()
+        left = min(left, deadline - now)
+        if left <= now - began:
+            return None
+    highs.setOptionValue("time_limit", left)
     highs.run()
     info = highs.getInfo()
     if info.primal_solution_status != 2:  # 2: a feasible point is known

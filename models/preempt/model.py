@@ -83,9 +83,9 @@ CONTIGUOUS_RELAXATION = (
 """``params["relaxation"]`` of a contiguous machine's result (module notes)."""
 
 CONFIGURATION_LP_CUT = (
-    "configuration-lp: column generation stopped by the time limit before "
-    "convergence: its bound is the certified value reached (down to the "
-    "start of the first candidate interval when no master LP was solved)"
+    "configuration-lp: column generation did not converge within the time "
+    "limit: its bound is the certified value reached (down to the start of "
+    "the first candidate interval when no master LP was solved)"
 )
 """``Result.skipped`` note of a makespan call cut by its time limit."""
 
@@ -313,7 +313,7 @@ def preemptive_makespan(
         candidates=len(generation.candidates),
         **generation.notes,
     )
-    if not solving.params["lp_converged"] and solving.expired():
+    if not solving.params["lp_converged"] and solving.deadline is not None:
         solving.skip(CONFIGURATION_LP_CUT)
     if instance.machine.allocation == "contiguous":
         solving.params["relaxation"] = CONTIGUOUS_RELAXATION

@@ -172,3 +172,14 @@ def test_a_spent_limit_solves_no_configuration_lp(
     assert result.upper_bound_source == "list:submit"
     bound = configuration_lp_bound(MIXED, deadline=PAST)
     assert (bound.value, bound.partial) == (5, True)
+
+
+def test_no_rounding_mip_after_the_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the deadline the integer run times are the LP's floors (no MIP)."""
+    problem = configurations.ConfigurationProblem.of(MIXED)
+    chosen = configurations.solve_configuration_lp(problem).chosen
+    assert chosen is not None and chosen.converged
+    monkeypatch.setattr(highspy, "Highs", _NeverRun)
+    durations, method = configurations.round_durations(problem, chosen, deadline=PAST)
+    assert method == "floor"
+    assert durations == [int(x + 1e-9) for x in chosen.durations]
