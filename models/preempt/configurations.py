@@ -754,7 +754,8 @@ def round_durations(
       ``min sum_{C in last} d_{C,last}`` with the LP's constraints,
       ``d ∈ Z_{>=0}`` and the objective at least ``ceil(LB) - b_last`` (no
       integer schedule does better; HiGHS may stop there), first on the
-      columns the LP uses (small, fast), then on all the generated ones.
+      columns the LP uses (small, fast), then on all the generated ones
+      (under a ``deadline``, only with :data:`MIP_SECONDS` left).
       Every integer-time preemptive schedule is such a vector over all
       configurations, so with every column present this would be the exact
       integer-time optimum ("price and branch"; a heuristic here, as only
@@ -775,8 +776,13 @@ def round_durations(
     found = _integer_programme(problem, candidate, deadline, support)
     if found is not None:
         tries.append((found, "mip:support"))
-    if found is None or _end(problem, candidate, found) > math.ceil(
-        candidate.bound or 0
+    # Under a deadline the MIP on all columns runs only when its whole
+    # budget is left: HiGHS's start on it ignores the clock (2.4 s past a
+    # 1.1 s limit on 8,458 columns of a 100-job KTH window).
+    roomy = deadline is None or deadline - time.monotonic() >= MIP_SECONDS
+    if roomy and (
+        found is None
+        or _end(problem, candidate, found) > math.ceil(candidate.bound or 0)
     ):
         everything = [True] * len(candidate.columns)
         found = _integer_programme(problem, candidate, deadline, everything)
@@ -851,13 +857,16 @@ def _integer_programme(
     )
     left = MIP_SECONDS
     if deadline is not None:
-        # HiGHS's clock starts with its run: the limit is what is left now.
-        # With less left than the building took, HiGHS's start on the model
-        # (presolve) alone could overrun, so it is not started.
+        # HiGHS's clock starts with its run, so the limit is set now. With
+        # less left than the building took, HiGHS is not started: its start
+        # on the model (presolve) alone could overrun. Otherwise it gets
+        # half of what is left: on 8,041 columns of a 100-job KTH window it
+        # ran 3.7 s against a 2.2 s limit, and the layout and the checks
+        # still follow.
         now = time.monotonic()
-        left = min(left, deadline - now)
-        if left <= now - began:
+        if deadline - now <= now - began:
             return None
+        left = min(left, 0.5 * (deadline - now))
     highs.setOptionValue("time_limit", left)
     highs.run()
     info = highs.getInfo()
