@@ -44,6 +44,14 @@ def exit_status(error: BaseException) -> int:
     return 128 + int(getattr(error, "signum", signal.SIGINT))
 
 
+def interrupted(signum: int) -> int:
+    """Print the interruption line; the status of ``signum``, 128 + it."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(f"optsched: interrupted ({signal.Signals(signum).name})\n")
+        sys.stderr.flush()
+    return 128 + signum
+
+
 def ignore_stop_signals() -> None:
     """Ignore further Ctrl-C and SIGTERM: the command is already stopping,
     and a second signal during its last line would print a traceback."""
@@ -225,11 +233,8 @@ def _excepthook(
         _previous_hook(kind, error, trace)
         return
     ignore_stop_signals()
-    status = exit_status(error)
-    sys.stderr.write(f"optsched: interrupted ({signal.Signals(status - 128).name})\n")
-    sys.stderr.flush()
     # Start-up only (the commands catch their interrupts): nothing to clean.
-    os._exit(status)
+    os._exit(interrupted(exit_status(error) - 128))
 
 
 _previous_hook = sys.excepthook

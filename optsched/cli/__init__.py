@@ -13,13 +13,12 @@ half-written) and exit with status 130 and 143, after one line.
 from __future__ import annotations
 
 import importlib
-import signal
 import sys
 from typing import Any, NoReturn
 
 import click
 
-from optsched.cli.ending import LateSignals, interrupted, leave
+from optsched.cli.ending import LateSignals, leave
 from optsched.cli.version import version_option
 from optsched.console import literal
 from optsched.errors import InputError
@@ -29,6 +28,7 @@ from optsched.startup import (
     command_signals,
     ignore_stop_signals,
     interrupt_behind,
+    interrupted,
     is_the_command,
 )
 from optsched.startup import exit_status as _exit_status
@@ -79,8 +79,7 @@ class _Group(click.Group):
         except SystemExit as done:
             code = done.code
         except KeyboardInterrupt as error:  # in click's unwinding
-            ignore_stop_signals()
-            code = interrupted(_exit_status(error) - 128)
+            code = _report_interrupt(_exit_status(error) - 128)
         leave(code, self._late)
 
     def make_context(
@@ -126,10 +125,7 @@ class _Group(click.Group):
         if stopped.signum is not None:
             # A solve took the signal and returned its best so far, which the
             # command printed: the run was still cut short.
-            ignore_stop_signals()
-            name = signal.Signals(stopped.signum).name
-            click.echo(f"optsched: interrupted ({name})", err=True)
-            sys.exit(128 + stopped.signum)
+            sys.exit(_report_interrupt(stopped.signum))
         return result
 
     def _invoke(self, ctx: click.Context) -> Any:
@@ -171,10 +167,15 @@ class _Group(click.Group):
             _leave_interrupted(interrupt)
 
 
-def _leave_interrupted(error: KeyboardInterrupt) -> NoReturn:
-    """One line for the interrupt ``error`` and its status, 128 + signal."""
+def _report_interrupt(signum: int) -> int:
+    """One line for an interrupt by ``signum``; its status, 128 + signum."""
     ignore_stop_signals()  # a second signal must not cut this line
-    sys.exit(interrupted(_exit_status(error) - 128))
+    return interrupted(signum)
+
+
+def _leave_interrupted(error: KeyboardInterrupt) -> NoReturn:
+    """Exit after the interrupt ``error`` (:func:`_report_interrupt`)."""
+    sys.exit(_report_interrupt(_exit_status(error) - 128))
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

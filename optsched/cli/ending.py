@@ -31,7 +31,7 @@ import sys
 import threading
 from typing import Any, NoReturn
 
-from optsched.startup import STOP_SIGNALS, exit_status
+from optsched.startup import STOP_SIGNALS, interrupted
 
 ExitCode = int | str | None
 
@@ -47,14 +47,6 @@ def _pending_stop_signal() -> int | None:
     """A stop signal blocked and pending in this thread (SIGINT first)."""
     pending = signal.sigpending()
     return next((int(s) for s in STOP_SIGNALS if s in pending), None)
-
-
-def interrupted(signum: int) -> int:
-    """Print the interruption line; the status of ``signum``."""
-    with contextlib.suppress(OSError, ValueError):
-        sys.stderr.write(f"optsched: interrupted ({signal.Signals(signum).name})\n")
-        sys.stderr.flush()
-    return 128 + signum
 
 
 class LateSignals:
@@ -102,24 +94,22 @@ def settled_status(code: ExitCode, late: LateSignals) -> int:
     """The process's exit status, given the status ``code`` the command ended
     with: ``128 + signum`` if a stop signal arrived before now (module notes).
 
-    ``late`` recorded the signals after the command returned. Call it last,
-    on the main thread, once everything else is done (:func:`leave`): it
-    flushes stdout and stderr with the stop signals blocked, then reads what
-    came. Its handler stays: a signal caught by another thread's C handler
-    while the main thread had them blocked only reaches Python later, and
-    must find a handler that records it (the default or ignoring ones made
-    Python print "Signal 2 ignored due to race condition" and exit 0).
+    ``late`` records the signals since the command returned (its
+    :meth:`LateSignals.command_ended` was called, so its handler never
+    raises). Call it last, on the main thread, once everything else is done
+    (:func:`leave`): it flushes stdout and stderr with the stop signals
+    blocked, then reads what came. Its handler stays: a signal caught by
+    another thread's C handler while the main thread had them blocked only
+    reaches Python later, and must find a handler that records it (the
+    default or ignoring ones made Python print "Signal 2 ignored due to race
+    condition" and exit 0).
     """
     status = _status_number(code)
     if threading.current_thread() is not threading.main_thread():
         return status
-    try:
-        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-        late.command_ended()
-        _flush_standard_streams()
-        signum = _pending_stop_signal() or late.signum
-    except KeyboardInterrupt as error:  # a handler ran before command_ended
-        signum = exit_status(error) - 128
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    _flush_standard_streams()
+    signum = _pending_stop_signal() or late.signum
     if signum is None or status != 0:
         # An error status stays: the command failed before the signal.
         return status
