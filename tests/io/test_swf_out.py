@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from support.builders import recorded_schedule
 from support.paths import INSTANCES, trace_path
 
 from optsched import __version__
@@ -24,16 +25,6 @@ from optsched.windows.window import cut_window
 
 def run(*args: object) -> Result:
     return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def recorded(instance: Instance) -> Schedule:
-    """The schedule an SWF trace records: start = submit + wait."""
-    placements = {}
-    for job in instance.jobs:
-        assert job.wait is not None
-        start = job.release + job.wait
-        placements[job.id] = Placement(start, start + job.runtime)
-    return Schedule(placements)
 
 
 def job_lines(path: Path) -> list[list[int]]:
@@ -71,7 +62,7 @@ def test_round_trip_of_a_simulated_window(tmp_path: Path) -> None:
         assert job.status == 1
     # The recorded schedule of the file read back is the written one,
     # shifted by the window's shift, and it is valid on what was read.
-    schedule = recorded(back.instance)
+    schedule = recorded_schedule(back.instance)
     for job_id, placement in result.schedule.placements.items():
         assert schedule[job_id].start == placement.start + window.shift
         assert schedule[job_id].end == placement.end + window.shift
@@ -126,7 +117,7 @@ def test_real_trace_window_keeps_the_trace_header(tmp_path: Path) -> None:
         assert job.release == originals[job.id].release
         assert job.runtime == originals[job.id].runtime
     assert len(back.instance.jobs) == 40
-    assert check_schedule(back.instance, recorded(back.instance)) == []
+    assert check_schedule(back.instance, recorded_schedule(back.instance)) == []
 
 
 def test_killed_and_unplaced_jobs(tmp_path: Path) -> None:
@@ -185,6 +176,6 @@ def test_bound_writes_its_optimal_schedule_as_swf(tmp_path: Path) -> None:
         (2, 1, 2, 2),
         (3, 1, 4, 9),
     ]
-    schedule = recorded(back.instance)
+    schedule = recorded_schedule(back.instance)
     assert check_schedule(back.instance, schedule) == []
     assert max(p.end for p in schedule.placements.values()) == 7

@@ -14,7 +14,7 @@ from optsched.heuristics import SimulationResult, simulate
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.models.rigid.enumerate import solve_exact
 from optsched.objective import Objective
-from optsched.schedule import Schedule
+from optsched.schedule import Placement, Schedule
 
 
 def make(m: int, jobs: list[tuple[int, int, int]], **machine: object) -> Instance:
@@ -265,6 +265,18 @@ def simulate_checked(instance: Instance, policy: str) -> SimulationResult | None
 def starts_of(schedule: Schedule) -> dict[int, int]:
     """Job id to start time of every placement of ``schedule``."""
     return {j: p.start for j, p in schedule.placements.items()}
+
+
+def recorded_schedule(instance: Instance) -> Schedule:
+    """The schedule an SWF trace records, written out independently of
+    :mod:`optsched.heuristics.rigid.orig`: every job starts at submit +
+    wait and runs its run time."""
+    placements = {}
+    for job in instance.jobs:
+        assert job.wait is not None
+        start = job.release + job.wait
+        placements[job.id] = Placement(start, start + job.runtime)
+    return Schedule(placements, producer="recorded")
 
 
 def exact_optimum(instance: Instance, objective: Objective | str) -> float:

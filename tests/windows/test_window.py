@@ -26,13 +26,14 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.builders import recorded_schedule
 from support.paths import DATA, swf_job, trace_path, write_swf
 
 from optsched.check import check_schedule
 from optsched.errors import InputError
 from optsched.instance import BusyBlock, Instance, Job, Machine, Source, Window
 from optsched.io.swf import read_swf
-from optsched.schedule import Placement, Schedule
+from optsched.schedule import Placement
 from optsched.trace import Trace
 from optsched.windows.selection import WindowRule, WindowSpec, select_windows
 from optsched.windows.window import cut_window, wants_window
@@ -145,18 +146,9 @@ def test_recorded_schedule_fits_window_with_blocks(trace: Trace) -> None:
     # The trace's own schedule of the window jobs, rebased, is feasible next
     # to the busy blocks: rebasing of jobs and blocks agree.
     window = cut_window(trace, start=55, end=75, initial_state="recorded")
-    schedule = _recorded_schedule(window)
+    schedule = recorded_schedule(window)
     assert schedule[7] == Placement(55, 85) and schedule[8] == Placement(15, 25)
     assert check_schedule(window, schedule) == []
-
-
-def _recorded_schedule(window: Instance) -> Schedule:
-    placements = {}
-    for job in window.jobs:
-        assert job.wait is not None
-        start = job.release + job.wait
-        placements[job.id] = Placement(start, start + job.runtime)
-    return Schedule(placements, producer="recorded")
 
 
 @pytest.mark.parametrize("first", [0, 500, 1_000, 1_700, 2_500, 3_100])
@@ -166,7 +158,7 @@ def test_hpc2n_recorded_windows_are_consistent(first: int) -> None:
     # busy blocks, and each block must be a job running at the window start.
     trace = read_swf(trace_path("hpc2n.swf"))
     window = cut_window(trace, first_job=first, jobs=40, initial_state="recorded")
-    assert check_schedule(window, _recorded_schedule(window)) == []
+    assert check_schedule(window, recorded_schedule(window)) == []
     t0 = window.source.window.shift  # type: ignore[union-attr]
     running = {
         f"job {j.id}": j.release + j.wait + j.runtime - t0  # type: ignore[operator]
@@ -485,7 +477,7 @@ def test_recorded_windows_feasible(instance: Instance, data: st.DataObject) -> N
     assert window.source.window is not None and window.source.window.shift == t0
     for job in window.jobs:
         assert job.release == instance.job(job.id).release - t0
-    assert check_schedule(window, _recorded_schedule(window)) == []
+    assert check_schedule(window, recorded_schedule(window)) == []
 
 
 # --------------------------------------------------------------------------
