@@ -107,27 +107,41 @@ def test_two_rows_alternate_with_the_quantum() -> None:
     assert max_jobs_per_processor(inst, s) == 2
 
 
-def test_resumed_pieces_pay_the_switch_and_lengthen_the_slice() -> None:
+SWITCH_COSTS = [
     # Same jobs, resume cost 1 s. A: [0,4) work 4. B: [4,8) work 4. A
     # resumes at 8 paying 1 s; its slice is 4 + 1 long: [8,13) work 4, 2
     # left. B resumes [13, 13+1+2=16) and ends. Row 2 empty: A resumes
     # [16, 16+1+2=19).
-    inst = _instance(4, [(0, 3, 10), (0, 2, 6)], switch_cost=1)
-    s = gang(inst, classes=PLAIN, quantum=4)
-    _valid(inst, s)
-    assert _pieces(s, 1) == [(0, 4, 0), (8, 13, 1), (16, 19, 1)]
-    assert _pieces(s, 2) == [(4, 8, 0), (13, 16, 1)]
-
-
-def test_per_processor_switch_cost() -> None:
+    pytest.param(
+        {"switch_cost": 1},
+        [(0, 4, 0), (8, 13, 1), (16, 19, 1)],
+        [(4, 8, 0), (13, 16, 1)],
+        id="per-resume",
+    ),
     # T3D-style cost: 1 s per processor, so A (3 procs) pays 3 s and B 2 s.
     # A [0,4) w4; B [4,8) w4; A [8, 8+3+4=15) w4 (2 left); B [15,15+2+2=19)
     # ends; A [19, 19+3+2=24) ends.
-    inst = _instance(4, [(0, 3, 10), (0, 2, 6)], switch_cost_per_processor=1)
+    pytest.param(
+        {"switch_cost_per_processor": 1},
+        [(0, 4, 0), (8, 15, 3), (19, 24, 3)],
+        [(4, 8, 0), (15, 19, 2)],
+        id="per-processor",
+    ),
+]
+"""Switch costs of the machine, then job A's and job B's pieces."""
+
+
+@pytest.mark.parametrize(("switch", "pieces_a", "pieces_b"), SWITCH_COSTS)
+def test_resumed_pieces_pay_the_switch_and_lengthen_the_slice(
+    switch: dict[str, int],
+    pieces_a: list[tuple[int, int, int]],
+    pieces_b: list[tuple[int, int, int]],
+) -> None:
+    inst = _instance(4, [(0, 3, 10), (0, 2, 6)], **switch)
     s = gang(inst, classes=PLAIN, quantum=4)
     _valid(inst, s)
-    assert _pieces(s, 1) == [(0, 4, 0), (8, 15, 3), (19, 24, 3)]
-    assert _pieces(s, 2) == [(4, 8, 0), (15, 19, 2)]
+    assert _pieces(s, 1) == pieces_a
+    assert _pieces(s, 2) == pieces_b
 
 
 def test_alternative_scheduling_fills_idle_processors() -> None:
