@@ -211,35 +211,45 @@ def test_releases_split_the_horizon() -> None:
     valid(inst, result.schedule)
 
 
-def test_preemption_around_a_busy_block() -> None:
+BLOCK_CASES = [
     # m = 2, a block takes 1 processor during [1, 3). Job (2 procs, 2 s) at
     # 0 runs [0, 1), is preempted by the block and resumes at 3: C = 4
     # (non-preemptively it waits until 3 and ends at 5).
-    inst = Instance(Machine(2, "any", (BusyBlock(1, 3, 1),)), (Job(1, 0, 2, 2),))
-    result = preemptive_makespan(inst)
-    assert (result.lower_bound, result.objective) == (4, 4)
-    valid(inst, result.schedule)
-    assert result.schedule is not None
-    assert [(p.start, p.end) for p in result.schedule[1].pieces] == [(0, 1), (3, 4)]
-
-
-def test_a_candidate_interval_proven_infeasible() -> None:
+    pytest.param(
+        BusyBlock(1, 3, 1), Job(1, 0, 2, 2), 4, None, [(0, 1), (3, 4)], id="around"
+    ),
     # m = 2, a block takes 1 processor during [0, 3): the job of 2
     # processors cannot run before 3, so phase 1 of the first candidate
     # [0, 3) must prove infeasibility; the second gives C = 3 + 2 = 5.
-    inst = Instance(Machine(2, "any", (BusyBlock(0, 3, 1),)), (Job(1, 0, 2, 2),))
-    result = preemptive_makespan(inst)
-    assert result.params["candidates"] == 2
-    assert (result.lower_bound, result.objective) == (5, 5)
-    valid(inst, result.schedule)
-
-
-def test_a_block_after_the_work_does_not_count() -> None:
+    pytest.param(
+        BusyBlock(0, 3, 1), Job(1, 0, 2, 2), 5, 2, None, id="candidate-infeasible"
+    ),
     # The block [5, 10) starts after the only job ends: C = 1.
-    inst = Instance(Machine(2, "any", (BusyBlock(5, 10, 2),)), (Job(1, 0, 1, 1),))
+    pytest.param(BusyBlock(5, 10, 2), Job(1, 0, 1, 1), 1, 1, None, id="block-after"),
+]
+"""A busy block and one job on 2 processors: the optimum, then the number
+of candidate intervals and the job's pieces where the case pins them."""
+
+
+@pytest.mark.parametrize(
+    ("block", "job", "optimum", "candidates", "pieces"), BLOCK_CASES
+)
+def test_one_job_beside_a_busy_block(
+    block: BusyBlock,
+    job: Job,
+    optimum: int,
+    candidates: int | None,
+    pieces: list[tuple[int, int]] | None,
+) -> None:
+    inst = Instance(Machine(2, "any", (block,)), (job,))
     result = preemptive_makespan(inst)
-    assert (result.lower_bound, result.objective) == (1, 1)
-    assert result.params["candidates"] == 1
+    assert (result.lower_bound, result.objective) == (optimum, optimum)
+    valid(inst, result.schedule)
+    assert result.schedule is not None
+    if candidates is not None:
+        assert result.params["candidates"] == candidates
+    if pieces is not None:
+        assert [(p.start, p.end) for p in result.schedule[1].pieces] == pieces
 
 
 def test_zero_runtime_jobs_end_at_their_release() -> None:
