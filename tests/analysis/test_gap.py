@@ -136,34 +136,55 @@ def small_trace(tmp_path: Path) -> Path:
     return path
 
 
-def test_consecutive_and_random_windows(small_trace: Path) -> None:
+WINDOW_KEYS = [
+    pytest.param(
+        WindowRule("consecutive", jobs=2),
+        [
+            "first=0,jobs=2,state=none",
+            "first=2,jobs=2,state=none",
+            "first=4,jobs=2,state=none",
+        ],
+        [(3, 0), (4, 10)],
+        id="consecutive",
+    ),
+    # submits 0, 10, 20 | 30, 40 | (50-200 empty) | 200: the empty time
+    # windows are skipped; the second one is shifted by its start 25.
+    pytest.param(
+        WindowRule("time", step=25),
+        [
+            "start=0,end=25,state=none",
+            "start=25,end=50,state=none",
+            "start=200,end=201,state=none",
+        ],
+        [(4, 5), (5, 15)],
+        id="time",
+    ),
+]
+"""A window rule on the small trace, the keys of its windows, then the
+(id, release) of the jobs of its second window."""
+
+
+@pytest.mark.parametrize(("rule", "keys", "second"), WINDOW_KEYS)
+def test_windows_of_a_rule(
+    small_trace: Path,
+    rule: WindowRule,
+    keys: list[str],
+    second: list[tuple[int, int]],
+) -> None:
     trace = read_swf(small_trace)
-    specs = select_windows(trace, WindowRule("consecutive", jobs=2))
-    assert [s.key for s in specs] == [
-        "first=0,jobs=2,state=none",
-        "first=2,jobs=2,state=none",
-        "first=4,jobs=2,state=none",
-    ]
-    window = specs[1].cut(trace)
-    assert [(j.id, j.release) for j in window.jobs] == [(3, 0), (4, 10)]
+    specs = select_windows(trace, rule)
+    assert [s.key for s in specs] == keys
+    assert [(j.id, j.release) for j in specs[1].cut(trace).jobs] == second
+
+
+def test_random_windows_and_too_many_consecutive(small_trace: Path) -> None:
+    trace = read_swf(small_trace)
     again = select_windows(trace, WindowRule("random", jobs=3, count=2, seed=7))
     assert again == select_windows(trace, WindowRule("random", jobs=3, count=2, seed=7))
     assert len({s.first_job for s in again}) == 2
     assert all(0 <= s.first_job <= 3 for s in again)  # type: ignore[operator]
     with pytest.raises(ValueError, match="4 windows of 2 jobs from job 0 do not fit"):
         select_windows(trace, WindowRule("consecutive", jobs=2, count=4))
-
-
-def test_time_windows_skip_empty_ones(small_trace: Path) -> None:
-    trace = read_swf(small_trace)
-    specs = select_windows(trace, WindowRule("time", step=25))
-    # submits 0, 10, 20 | 30, 40 | (50-200 empty) | 200
-    assert [s.key for s in specs] == [
-        "start=0,end=25,state=none",
-        "start=25,end=50,state=none",
-        "start=200,end=201,state=none",
-    ]
-    assert [j.id for j in specs[1].cut(trace).jobs] == [4, 5]
 
 
 def test_simulated_initial_state_hands_over_running_jobs(small_trace: Path) -> None:
