@@ -54,10 +54,27 @@ def _reservation() -> Instance:
     return instance_from_dict(ADVANCE_RESERVATION)
 
 
+@pytest.fixture
+def reservation_file(tmp_path: Path) -> str:
+    """:data:`ADVANCE_RESERVATION` written as an instance file."""
+    path = tmp_path / "adv.json"
+    path.write_text(json.dumps(ADVANCE_RESERVATION))
+    return str(path)
+
+
 def _gap(*args: str) -> Any:
     return CliRunner().invoke(
         main, ["gap", *args, "--time-limit", "5", "--workers", "1", "--no-progress"]
     )
+
+
+def _gap_rows(folder: Path, status: int, *args: str) -> tuple[str, pd.DataFrame]:
+    """The output and the rows (``-o rows.csv`` in ``folder``) of a ``gap``
+    run that ends with exit status ``status``."""
+    out = folder / "rows.csv"
+    result = _gap(*args, "-o", str(out))
+    assert result.exit_code == status, result.output
+    return result.output, pd.read_csv(out)
 
 
 def test_killed_schedule_is_never_an_upper_bound() -> None:
@@ -78,23 +95,18 @@ def test_killed_schedule_is_never_an_upper_bound() -> None:
 
 
 def test_gap_command_on_the_killing_instance_reports_not_comparable(
-    tmp_path: Path,
+    tmp_path: Path, reservation_file: str
 ) -> None:
-    path = tmp_path / "adv.json"
-    path.write_text(json.dumps(ADVANCE_RESERVATION))
-    out = tmp_path / "rows.csv"
-    result = _gap(
-        str(path), "--policies", "fcfs", "--objective", "cmax", "-o", str(out)
+    output, frame = _gap_rows(
+        tmp_path, 0, reservation_file, "--policies", "fcfs", "--objective", "cmax"
     )
-    assert result.exit_code == 0, result.output
-    assert "not comparable: 1 killed" in result.output
-    frame = pd.read_csv(out)
+    assert "not comparable: 1 killed" in output
     assert list(frame["comparable"]) == [False]
     assert list(frame["upper"]) == [32.0]
 
 
 def test_a_value_below_the_lower_bound_is_a_saved_defect(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reservation_file: str
 ) -> None:
     real = tasks_module.execute_task
 
@@ -107,9 +119,7 @@ def test_a_value_below_the_lower_bound_is_a_saved_defect(
 
     monkeypatch.setattr(tasks_module, "execute_task", lying_bound)
     monkeypatch.chdir(tmp_path)
-    path = tmp_path / "adv.json"
-    path.write_text(json.dumps(ADVANCE_RESERVATION))
-    result = _gap(str(path), "--policies", "easy:oracle", "--objective", "cmax")
+    result = _gap(reservation_file, "--policies", "easy:oracle", "--objective", "cmax")
     assert result.exit_code == 3, result.output
     assert "Traceback" not in result.output
     assert "optsched: defect: window whole: cmax: the schedule of" in result.output
@@ -120,17 +130,15 @@ def test_a_value_below_the_lower_bound_is_a_saved_defect(
     assert {r["kind"] for r in saved["rows"]} == {"policy", "solver"}
 
 
-def test_policy_specs_with_parameters_and_aliases(tmp_path: Path) -> None:
-    path = tmp_path / "adv.json"
-    path.write_text(json.dumps(ADVANCE_RESERVATION))
-    out = tmp_path / "rows.csv"
-    result = _gap(
-        str(path), "--policies", "easy:order=sjf,oracle,fcfs", "--objective",
-        "cmax", "-o", str(out),
+def test_policy_specs_with_parameters_and_aliases(
+    tmp_path: Path, reservation_file: str
+) -> None:
+    _, frame = _gap_rows(
+        tmp_path, 0, reservation_file, "--policies", "easy:order=sjf,oracle,fcfs",
+        "--objective", "cmax",
     )  # fmt: skip
-    assert result.exit_code == 0, result.output
-    assert list(pd.read_csv(out)["policy"]) == ["easy:order=spt,oracle", "fcfs"]
-    twice = _gap(str(path), "--policies", "sjf,spt", "--objective", "cmax")
+    assert list(frame["policy"]) == ["easy:order=spt,oracle", "fcfs"]
+    twice = _gap(reservation_file, "--policies", "sjf,spt", "--objective", "cmax")
     assert twice.exit_code == 2
     assert "'sjf' and 'spt' are one policy (spt)" in twice.output
 
@@ -168,13 +176,10 @@ def test_ctrl_c_keeps_the_finished_windows(
         return real(task, instance)
 
     monkeypatch.setattr(tasks_module, "execute_task", interrupted)
-    out = tmp_path / "rows.csv"
-    result = _gap(
-        str(RECORDED), "--window-jobs", "2", "--policies", "fcfs", "-o", str(out)
+    output, frame = _gap_rows(
+        tmp_path, 130, str(RECORDED), "--window-jobs", "2", "--policies", "fcfs"
     )
-    assert result.exit_code == 130, result.output
-    assert "interrupted: 1 of 4 window(s) finished" in result.output
-    frame = pd.read_csv(out)
+    assert "interrupted: 1 of 4 window(s) finished" in output
     assert set(frame["window"]) == {"first=0,jobs=2,state=none"}
     assert len(frame) == 2  # fcfs x (cmax, wct)
 
@@ -190,10 +195,10 @@ def test_progress_is_a_line_per_window_off_a_terminal(tmp_path: Path) -> None:
     assert "window 1 (first=4,jobs=4,state=none) done, 2 window(s)" in result.output
 
 
-def test_objective_labels_print_literally(tmp_path: Path) -> None:
-    path = tmp_path / "adv.json"
-    path.write_text(json.dumps(ADVANCE_RESERVATION))
-    result = _gap(str(path), "--policies", "easy:oracle", "--objective", "wct:one")
+def test_objective_labels_print_literally(reservation_file: str) -> None:
+    result = _gap(
+        reservation_file, "--policies", "easy:oracle", "--objective", "wct:one"
+    )
     assert result.exit_code == 0, result.output
     assert "wct:one (job-s)" in result.output
 
@@ -202,15 +207,13 @@ def test_gap_with_shelves_reports_the_price_of_shelves(tmp_path: Path) -> None:
     # pp_g_10: a perfect packing of height 20 (the optimum by construction);
     # the best shelf schedule is 21 (proven by the shelf back-end, and equal
     # to FFDH's makespan here), so the price of shelves is 21 / 20.
-    out = tmp_path / "rows.csv"
-    result = _gap(
+    output, frame = _gap_rows(
+        tmp_path, 0,
         str(DATA.parent.parent / "instances" / "perfect" / "pp_g_10.json"),
-        "--policies", "ffdh", "--objective", "cmax", "--shelves", "-o", str(out),
-        "--wide",
+        "--policies", "ffdh", "--objective", "cmax", "--shelves", "--wide",
     )  # fmt: skip
-    assert result.exit_code == 0, result.output
-    assert "price of shelves" in result.output
-    row = pd.read_csv(out).iloc[0]
+    assert "price of shelves" in output
+    row = frame.iloc[0]
     assert (row["value"], row["upper"], row["shelves_upper"]) == (21, 20, 21)
     assert row["shelves_lower"] == 21 and row["lower"] == 20
     assert row["shelves_ratio_low"] == row["shelves_ratio_high"] == 1.0
