@@ -1192,11 +1192,21 @@ class Simulator:
         self.size[j] = mode.processors
         self.runtime[j] = mode.runtime
         self.requested[j] = mode.requested
-        killed = self.kill_at_estimate and mode.requested < mode.runtime
-        self.duration[j] = mode.requested if killed else mode.runtime
-        self.estimate[j] = self.duration[j] if self.oracle else mode.requested
+        self.duration[j] = self._mode_duration(mode)
+        self.estimate[j] = self.mode_estimate(mode)
         if self._gate is not None:
             self._gate.resized(j)
+
+    def _mode_duration(self, mode: Mode) -> int:
+        # How long a job runs in ``mode``: its run time, or its estimate when
+        # the run kills jobs at their estimates.
+        killed = self.kill_at_estimate and mode.requested < mode.runtime
+        return mode.requested if killed else mode.runtime
+
+    def mode_estimate(self, mode: Mode) -> int:
+        """The estimate a policy sees for a job run in ``mode``: the mode's
+        requested time, or (an oracle policy) how long it will really run."""
+        return self._mode_duration(mode) if self.oracle else mode.requested
 
     @property
     def policy_state(self) -> Any:

@@ -6,7 +6,10 @@ the public protocol (:mod:`optsched.heuristics.plugins`) only picks jobs. At
 every scheduling point the engine hands it a :class:`PolicyView`: the time,
 the machine size, the free processors, the waiting jobs in queue order, the
 running jobs with their *expected* ends, and two questions the engine
-answers (:meth:`PolicyView.fits`, :meth:`PolicyView.earliest_start`).
+answers (:meth:`PolicyView.fits`, :meth:`PolicyView.earliest_start`). A
+moldable job's modes (:class:`JobMode`: processors and estimate) are listed
+on its record, for a policy that chooses them (the protocol's optional
+``choose_mode``).
 
 What the view never shows: the actual run time of a job (a policy sees the
 user's estimate, SWF field 9; only a policy that declares ``oracle = True``
@@ -22,11 +25,27 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from optsched.heuristics.engine.core import WAITING
+from optsched.instance import Mode
 
 if TYPE_CHECKING:
     from optsched.heuristics.engine.core import Simulator
 
-__all__ = ["FinishedJob", "PolicyView", "RunningJob", "WaitingJob"]
+__all__ = ["FinishedJob", "JobMode", "PolicyView", "RunningJob", "WaitingJob"]
+
+
+@dataclass(frozen=True, slots=True)
+class JobMode:
+    """One way to run a waiting job: on ``processors`` processors, for
+    ``estimate`` seconds by the user's estimate of that mode.
+
+    A rigid job has one mode, its request; a moldable (or malleable) job
+    has one per processor count it can run on, sorted by processors. Only
+    an oracle policy sees, as ``estimate``, how long the job will really
+    run in the mode.
+    """
+
+    processors: int
+    estimate: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +68,12 @@ class WaitingJob:
         User id (SWF field 12), ``None`` when unknown.
     queue
         Queue number (SWF field 15), ``None`` when unknown.
+    modes
+        The modes it may run on (:class:`JobMode`, sorted by processors):
+        one, ``(size, estimate)``, for a rigid job. ``size`` and
+        ``estimate`` are those of the mode it starts on unless the policy's
+        ``choose_mode`` picks another: its request (after an outage killed
+        it, the mode it ran on).
     """
 
     id: int
@@ -57,6 +82,7 @@ class WaitingJob:
     submit: int
     user: int | None
     queue: int | None
+    modes: tuple[JobMode, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,8 +185,9 @@ class PolicyView:
             for _, j in sim.running_ends
         )
 
-    def fits(self, job_id: int) -> bool:
-        """Whether the engine would start waiting job ``job_id`` now.
+    def fits(self, job_id: int, mode: JobMode | None = None) -> bool:
+        """Whether the engine would start waiting job ``job_id`` now (in
+        ``mode``, one of its :attr:`WaitingJob.modes`, when given).
 
         True when its processors are free now and every rule of the machine
         admits it: busy blocks by its estimate, a contiguous range (after a
@@ -171,12 +198,26 @@ class PolicyView:
         ------
         KeyError
             ``job_id`` is not a waiting job.
+        ValueError
+            ``mode`` is not one of the job's modes.
         """
         sim = self._sim
         j = self._number.get(job_id)
         if j is None or sim.state[j] != WAITING:
             raise KeyError(f"job {job_id} is not waiting")
-        return sim.size[j] <= sim.free and (sim.simple or sim.can_start(j))
+        if mode is None:
+            return _startable(sim, j)
+        wanted = engine_mode(sim, j, mode)
+        if wanted is None:
+            raise ValueError(f"{mode!r} is not one of job {job_id}'s modes")
+        # Asked of the engine in that mode, then the job's own mode back
+        # (the policy runner asks can_start again right before any start).
+        current = Mode(int(sim.size[j]), int(sim.runtime[j]), int(sim.requested[j]))
+        sim.choose_mode(j, wanted)
+        try:
+            return _startable(sim, j)
+        finally:
+            sim.choose_mode(j, current)
 
     def earliest_start(self, size: int, duration: int) -> int | None:
         """Earliest time ``t >= now`` at which ``size`` processors are free
@@ -196,6 +237,10 @@ class PolicyView:
         return self._sim.base_profile().earliest(size, duration)
 
 
+def _startable(sim: Simulator, j: int) -> bool:
+    return sim.size[j] <= sim.free and (sim.simple or sim.can_start(j))
+
+
 def waiting_job(sim: Simulator, j: int) -> WaitingJob:
     """The public record of the engine's job ``j``."""
     job = sim.jobs[j]
@@ -206,4 +251,30 @@ def waiting_job(sim: Simulator, j: int) -> WaitingJob:
         job.release,
         job.user,
         job.queue,
+        _job_modes(sim, j),
     )
+
+
+def _job_modes(sim: Simulator, j: int) -> tuple[JobMode, ...]:
+    """The public records of job ``j``'s modes (estimates only)."""
+    modes = sim.jobs[j].modes
+    if not modes:
+        return (JobMode(sim.size[j], sim.estimate[j]),)
+    return tuple(JobMode(m.processors, sim.mode_estimate(m)) for m in modes)
+
+
+def engine_mode(sim: Simulator, j: int, mode: object) -> Mode | None:
+    """The engine's mode of job ``j`` that ``mode`` (a :class:`JobMode`)
+    names, or ``None`` when it names none of the job's modes."""
+    if not isinstance(mode, JobMode):
+        return None
+    modes = sim.jobs[j].modes
+    if not modes:
+        current = (int(sim.size[j]), int(sim.estimate[j]))
+        if (mode.processors, mode.estimate) != current:
+            return None
+        return Mode(current[0], int(sim.runtime[j]), int(sim.requested[j]))
+    for candidate in modes:
+        if mode == JobMode(candidate.processors, sim.mode_estimate(candidate)):
+            return candidate
+    return None

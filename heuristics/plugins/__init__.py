@@ -22,6 +22,7 @@ engine runs it and checks what it returns.
 
 from optsched.heuristics.engine.view import (
     FinishedJob,
+    JobMode,
     PolicyView,
     RunningJob,
     WaitingJob,
@@ -33,6 +34,7 @@ from optsched.heuristics.plugins.protocol import OnlinePolicy
 __all__ = [
     "ENTRY_POINT_GROUP",
     "FinishedJob",
+    "JobMode",
     "OnlinePolicy",
     "PolicyError",
     "PolicyView",

@@ -7,6 +7,11 @@ adapter calls the user's hooks, then ``select(view)``, and starts the jobs
 it returns, in that order, after checking each one: a job id that is not
 waiting, a job that does not fit now, or a job returned twice stops the
 run with one :class:`PolicyError` naming the policy, the time and the job.
+A policy with a ``choose_mode(view, job)`` method is asked, for each job
+it selects, which of the job's modes to start it on; the adapter gives
+that mode to the engine
+(:meth:`~optsched.heuristics.engine.core.Simulator.choose_mode`) after
+checking that it is one of the job's, then checks that the job fits in it.
 The schedule is the engine's, so it carries every guarantee the built-in
 policies have (allocation, busy blocks, the site's rules are the engine's)
 and goes through the independent checker like theirs.
@@ -23,7 +28,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from optsched.heuristics.engine.core import DONE, RUNNING, WAITING, Simulator
-from optsched.heuristics.engine.view import FinishedJob, PolicyView, waiting_job
+from optsched.heuristics.engine.view import (
+    FinishedJob,
+    PolicyView,
+    engine_mode,
+    waiting_job,
+)
 from optsched.heuristics.plugins.loader import load_plugin
 from optsched.heuristics.plugins.options import plugin_options
 from optsched.heuristics.rigid.policies import EnginePolicy
@@ -93,6 +103,12 @@ class UserPolicy(EnginePolicy):
     def needs_profile(self) -> bool:
         return True  # PolicyView.earliest_start reads the profile
 
+    @property
+    def chooses_modes(self) -> bool:
+        """Whether the class has the optional ``choose_mode(view, job)``:
+        the engine then starts a moldable job on the mode it returns."""
+        return callable(getattr(self._class, "choose_mode", None))
+
     def new_state(self, sim: Simulator) -> _Run:
         if self.implementation is not None:
             user = copy.deepcopy(self.implementation)
@@ -105,9 +121,14 @@ class UserPolicy(EnginePolicy):
         user, view = state.user, state.view
         _hooks(self, sim, state)
         chosen = _call(self, sim, user.select, view)
+        choose = getattr(user, "choose_mode", None)
         taken: set[int] = set()
         for job_id in _guarded(self, sim, chosen):
-            j = _checked(self, sim, state.number, taken, job_id)
+            j = _waiting(self, sim, state.number, taken, job_id)
+            if choose is not None:
+                _choose_mode(self, sim, state, choose, j)
+            _check_fits(self, sim, j, in_mode=choose is not None)
+            taken.add(j)
             sim.start(j)
         _watch_idle(self, sim, state, bool(taken))
 
@@ -238,7 +259,7 @@ def _object_policy(obj: Any) -> UserPolicy:
     cls = type(obj)
     try:
         source = inspect.getsourcefile(cls)
-    except TypeError:
+    except (TypeError, OSError):  # defined in a notebook, python -c or a REPL
         source = None
     digest = hashlib.sha256(Path(source).read_bytes()).hexdigest() if source else ""
     oracle = getattr(obj, "oracle", False)
@@ -278,18 +299,22 @@ def _finished(sim: Simulator, j: int, end: int) -> FinishedJob:
     return FinishedJob(sim.job_id[j], sim.size[j], start, end, completed)
 
 
-def _checked(
+def _refusal(policy: UserPolicy, sim: Simulator, reason: str) -> PolicyError:
+    return PolicyError(f"policy {policy.label!r} at t={sim.now}: {reason}")
+
+
+def _waiting(
     policy: UserPolicy,
     sim: Simulator,
     number: dict[int, int],
     taken: set[int],
     job_id: Any,
 ) -> int:
-    """The engine's number of ``job_id`` if it may start now, else the
+    """The engine's number of ``job_id`` if it is a waiting job, else the
     :class:`PolicyError` saying why not."""
 
     def refuse(reason: str) -> PolicyError:
-        return PolicyError(f"policy {policy.label!r} at t={sim.now}: {reason}")
+        return _refusal(policy, sim, reason)
 
     if isinstance(job_id, bool) or not isinstance(job_id, int):
         raise refuse(f"select returned {job_id!r}, not a job id (an int)")
@@ -301,17 +326,52 @@ def _checked(
     if sim.state[j] != WAITING:
         what = "has already finished" if sim.state[j] == DONE else "has not arrived yet"
         raise refuse(f"job {job_id} {what}")
+    return j
+
+
+def _check_fits(policy: UserPolicy, sim: Simulator, j: int, in_mode: bool) -> None:
+    """A :class:`PolicyError` unless waiting job ``j`` may start now (in the
+    mode ``choose_mode`` gave it, when ``in_mode``)."""
+    job_id = sim.job_id[j]
+    mode = f" in its {sim.size[j]}-processor mode" if in_mode else ""
     if sim.size[j] > sim.free:
-        raise refuse(
-            f"job {job_id} needs {sim.size[j]} processors, {sim.free} are free"
+        raise _refusal(
+            policy,
+            sim,
+            f"job {job_id}{mode} needs {sim.size[j]} processors, {sim.free} are free",
         )
     if not (sim.simple or sim.can_start(j)):
-        raise refuse(
-            f"job {job_id} cannot start now (a busy block, the processors' layout "
-            "or the site's rules; ask view.fits first)"
+        raise _refusal(
+            policy,
+            sim,
+            f"job {job_id}{mode} cannot start now (a busy block, the processors' "
+            "layout or the site's rules; ask view.fits first)",
         )
-    taken.add(j)
-    return j
+
+
+def _choose_mode(
+    policy: UserPolicy,
+    sim: Simulator,
+    state: _Run,
+    choose: Callable[..., Any],
+    j: int,
+) -> None:
+    """Give job ``j`` the mode ``choose_mode(view, job)`` returns (``None``:
+    the mode the view shows for it), after checking it is one of its own."""
+    job = waiting_job(sim, j)
+    chosen = _call(policy, sim, choose, state.view, job)
+    if chosen is None:
+        return
+    mode = engine_mode(sim, j, chosen)
+    if mode is None:
+        shown = ", ".join(f"{m.processors}" for m in job.modes)
+        raise _refusal(
+            policy,
+            sim,
+            f"choose_mode returned {chosen!r} for job {job.id}, not one of its "
+            f"modes (on {shown} processors; return one of job.modes)",
+        )
+    sim.choose_mode(j, mode)
 
 
 def _guarded(policy: UserPolicy, sim: Simulator, chosen: Any) -> Iterable[Any]:

@@ -27,10 +27,21 @@ Guarantees
 - Each run (each window) starts from a fresh object: a new instance of the
   class for a spec, a deep copy of an object given directly.
 
+- A policy that defines ``choose_mode(view, job)`` picks, for each job it
+  selects, one of ``job.modes`` (a moldable or malleable job's processor
+  counts with their estimates; a rigid job's only mode is its request).
+  The engine starts the job in that mode
+  (:meth:`~optsched.heuristics.engine.core.Simulator.choose_mode`, the hook
+  of the built-in ``adaptive`` and ``easy-scaling``); ``None`` keeps the
+  mode the view shows (the request). A value that is not one of the job's
+  modes, or a mode that does not fit now, stops the run with one
+  :class:`~optsched.heuristics.plugins.policy.PolicyError` naming the
+  policy, the time and the job; ``view.fits(job_id, mode)`` asks first.
+  Without ``choose_mode`` every job runs on its request.
+
 What needs more than job selection is refused before the run, in one line:
 machines with node speeds or SMP nodes (the node simulator places jobs on
-nodes) and moldable or malleable jobs (a policy would choose processor
-counts).
+nodes).
 """
 
 from __future__ import annotations
@@ -38,7 +49,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol, runtime_checkable
 
-from optsched.heuristics.engine.view import FinishedJob, PolicyView, WaitingJob
+from optsched.heuristics.engine.view import (
+    FinishedJob,
+    JobMode,
+    PolicyView,
+    WaitingJob,
+)
 
 
 @runtime_checkable
@@ -59,6 +75,10 @@ class OnlinePolicy(Protocol):
         Called for each run that ended since the previous scheduling point,
         before ``on_submit``. Scheduling points exist while jobs wait: the
         runs that end after the last one are not reported.
+    choose_mode(view, job: WaitingJob) -> JobMode | None
+        Called for each job ``select`` returns, right before it starts: the
+        mode to start it on, one of ``job.modes`` (``None``: the mode the
+        view shows, ``job.size`` and ``job.estimate``).
     ``__init__`` keyword parameters
         Set from the spec: ``file.py:Class:limit=8,strict=true``.
     """
@@ -69,4 +89,4 @@ class OnlinePolicy(Protocol):
         ...
 
 
-__all__ = ["FinishedJob", "OnlinePolicy", "PolicyView", "WaitingJob"]
+__all__ = ["FinishedJob", "JobMode", "OnlinePolicy", "PolicyView", "WaitingJob"]
