@@ -28,6 +28,7 @@ import pytest
 from click.testing import CliRunner, Result
 from support.csvrows import simulated_rows, write_rows
 from support.paths import DATA, INSTANCES, swf_job, write_swf
+from support.scenarios import SCENARIO_HEAD, write_scenario
 
 from optsched.cli import main
 from optsched.coreserve.scenario import load_scenario
@@ -151,17 +152,6 @@ def test_co_reservation_requests_out_of_range(
     assert result.stderr == f"optsched: error: {path}:1: {message}\n"
 
 
-SCENARIO = """\
-[scenario]
-name = "tiny"
-
-[workload]
-trace = "log.swf"
-clusters = 3
-{extra}
-"""
-
-
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
@@ -172,8 +162,7 @@ clusters = 3
 )
 def test_scenario_counts_out_of_range(tmp_path: Path, extra: str, message: str) -> None:
     write_swf(tmp_path / "log.swf", [swf_job(1, 0, 60, 1)], 8)
-    path = tmp_path / "s.toml"
-    path.write_text(SCENARIO.format(extra=extra))
+    path = write_scenario(tmp_path, f"{SCENARIO_HEAD}{extra}\n")
     with pytest.raises(InputError) as refused:
         load_scenario(path)
     assert str(refused.value).startswith(f"{path}:7: {message}")
@@ -181,8 +170,7 @@ def test_scenario_counts_out_of_range(tmp_path: Path, extra: str, message: str) 
 
 def test_a_huge_cluster_count_is_refused(tmp_path: Path) -> None:
     write_swf(tmp_path / "log.swf", [swf_job(1, 0, 60, 1)], 8)
-    path = tmp_path / "s.toml"
-    path.write_text(SCENARIO.format(extra="").replace("= 3", "= 100000000"))
+    path = write_scenario(tmp_path, SCENARIO_HEAD.replace("= 3", "= 100000000"))
     with pytest.raises(InputError) as refused:
         load_scenario(path)
     assert str(refused.value) == (

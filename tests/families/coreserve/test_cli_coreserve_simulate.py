@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from support.paths import swf_job, write_swf
+from support.scenarios import SCENARIO_HEAD, write_scenario
 
 from optsched.cli import main
 from optsched.coreserve.scenario import load_scenario
@@ -28,13 +29,9 @@ def _swf(path: Path, seed: int = 1) -> Path:
     return write_swf(path, lines, 32)
 
 
-SCENARIO = """\
-[scenario]
-name = "tiny"
-
-[workload]
-trace = "log.swf"
-clusters = 3
+SCENARIO = (
+    SCENARIO_HEAD
+    + """\
 cap = 32
 
 [requests]
@@ -45,13 +42,12 @@ probability = 0.3
 [prices]
 scenario = "cheap-weekends"
 """
+)
 
 
 def _scenario(tmp_path: Path, text: str = SCENARIO) -> Path:
     _swf(tmp_path / "log.swf")
-    path = tmp_path / "s.toml"
-    path.write_text(text)
-    return path
+    return write_scenario(tmp_path, text)
 
 
 def test_simulate_prints_the_measures_and_writes_json(tmp_path: Path) -> None:
