@@ -26,10 +26,16 @@ How the values were checked:
   51,310: 2830 moves there and starts; 2834 ends at 51,338: 2833 starts;
   2830 ends at 51,399: 2831 starts and ends at 51,467 = the makespan (was
   51,509); total completion 407,812 (was 407,929).
+- ``conservative`` with ``--kill-at-estimate`` on the same window
+  (``KILLED``): 2823 is stopped at its estimated end, 46,135, where 2830
+  (42) and 2831 (41), reserved there, start; 2831 ends at 46,203 and 2832
+  (43) starts; 2830 ends at 46,224 and 2833 (36) starts; 2832 ends at
+  46,285 and 2834 (44) starts and ends at 46,395 = the makespan (no
+  reservation is void: every job ends by its estimate).
 - Every engine row (strict orders, firstfit, EASY, depth 3, conservative,
   Best Package), the combinators and ``strict-backfill`` equal the plain
   references of ``support.oracle`` job for job
-  (``test_reference_policies.py``).
+  (``test_reference_policies.py``), with and without kills.
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ from functools import cache
 
 import pytest
 from support.paths import INSTANCES
-from support.simulation import run_checked
+from support.simulation import simulated
 
 from optsched.heuristics import simulate
 from optsched.instance import Instance
@@ -195,6 +201,59 @@ GOLDEN: dict[str, dict[str, tuple[int, int] | None]] = {
 """Instance file -> policy spec -> (makespan, total completion time)."""
 GOLDEN["default.json"] = GOLDEN["kth_20.json"]  # the same file, byte for byte
 
+KILLED: dict[str, dict[str, tuple[int, int]]] = {
+    "hpc2n_40.json": {
+        "fcfs": (65543, 908874),
+        "firstfit": (57840, 898443),
+        "easy": (61098, 903464),
+        "backfill:depth=3": (65660, 891948),
+        "conservative": (65156, 892592),
+        "conservative:oracle": (64917, 890579),
+        "best-package": (57840, 877826),
+    },
+    "kth_20.json": {
+        "fcfs": (46395, 544397),
+        "firstfit": (46395, 374660),
+        "easy": (46395, 375450),
+        "backfill:depth=3": (46395, 375450),
+        "conservative": (46395, 375450),
+        "conservative:oracle": (46395, 374660),
+        "best-package": (46369, 232494),
+    },
+    "kth_20_recorded.json": {
+        "fcfs": (102035, 1083988),
+        "firstfit": (102035, 1065348),
+        "easy": (102035, 1068761),
+        "backfill:depth=3": (102035, 1068761),
+        "conservative": (102035, 1068761),
+        "conservative:oracle": (102035, 1068761),
+        "best-package": (102035, 1065348),
+    },
+    "kth_50.json": {
+        "fcfs": (98583, 3382282),
+        "firstfit": (71989, 738640),
+        "easy": (71989, 738640),
+        "backfill:depth=3": (71989, 738640),
+        "conservative": (71989, 738366),
+        "conservative:oracle": (71989, 738366),
+        "best-package": (71989, 738640),
+    },
+    "lublin256_30.json": {
+        "fcfs": (54532, 753362),
+        "firstfit": (42631, 233590),
+        "easy": (46872, 248499),
+        "backfill:depth=3": (46872, 248499),
+        "conservative": (46872, 248499),
+        "conservative:oracle": (46872, 248499),
+        "best-package": (42631, 233587),
+    },
+}
+"""The engine policies with ``--kill-at-estimate`` (every job stopped at
+its requested time): instance file -> spec -> (makespan, total completion
+time). Conservative's three settings (overruns above, ``oracle``, kills
+here) are all pinned; the killed schedules are valid, not upper bounds."""
+KILLED["default.json"] = KILLED["kth_20.json"]
+
 DEQ_MALLEABLE_KTH_20 = (42626, 187423)
 """DEQ on ``kth_20`` with every job malleable under linear speed-up (DEQ
 reallocates running jobs, so it refuses rigid ones)."""
@@ -205,13 +264,16 @@ def _instance(name: str) -> Instance:
     return read(INSTANCES / name)
 
 
-def _values(instance: Instance, spec: str) -> tuple[int, int]:
-    ends = [p.end for p in run_checked(instance, spec).placements.values()]
+def _values(instance: Instance, spec: str, kill: bool = False) -> tuple[int, int]:
+    schedule = simulated(instance, spec, kill_at_estimate=kill).schedule
+    ends = [p.end for p in schedule.placements.values()]
     return max(ends), sum(ends)
 
 
-def test_the_table_covers_every_bundled_instance() -> None:
-    assert sorted(GOLDEN) == sorted(p.name for p in INSTANCES.glob("*.json"))
+def test_the_tables_cover_every_bundled_instance() -> None:
+    bundled = sorted(p.name for p in INSTANCES.glob("*.json"))
+    assert sorted(GOLDEN) == bundled
+    assert sorted(KILLED) == bundled
 
 
 @pytest.mark.parametrize(
@@ -225,6 +287,13 @@ def test_golden_value(name: str, spec: str) -> None:
             simulate(instance, spec)
     else:
         assert _values(instance, spec) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "spec"), [(n, s) for n, row in KILLED.items() for s in row]
+)
+def test_golden_value_killed_at_the_estimate(name: str, spec: str) -> None:
+    assert _values(_instance(name), spec, kill=True) == KILLED[name][spec]
 
 
 def test_deq_on_malleable_jobs() -> None:
