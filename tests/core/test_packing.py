@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.builders import make
+from support.builders import make, rectangles
 
 from optsched.check import check_schedule
 from optsched.instance import BusyBlock, Instance, Job, Machine
@@ -38,10 +38,7 @@ def test_profile_of_blocks_and_earliest_from() -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(
-    st.lists(
-        st.tuples(st.integers(0, 12), st.integers(1, 6), st.integers(1, 4)),
-        max_size=6,
-    ),
+    rectangles(12, 6, (1, 4), most=6),
     st.integers(0, 15),
     st.integers(1, 4),
     st.integers(0, 6),

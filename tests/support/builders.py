@@ -123,6 +123,19 @@ def draw_blocks(
     return tuple(blocks)
 
 
+def rectangles(
+    latest: int, longest: int, third: tuple[int, int], *, most: int, least: int = 0
+) -> st.SearchStrategy[list[tuple[int, int, int]]]:
+    """Lists of ``least`` to ``most`` ``(start, length, x)`` triples: a start
+    in ``[0, latest]``, a length in ``[1, longest]`` and a third field (a
+    width, an offset, a processor count) in the closed range ``third``."""
+    return st.lists(
+        st.tuples(st.integers(0, latest), st.integers(1, longest), st.integers(*third)),
+        min_size=least,
+        max_size=most,
+    )
+
+
 def draw_machine(
     draw: st.DrawFn, m: int, allocation: str, *, latest_block: int
 ) -> Machine:

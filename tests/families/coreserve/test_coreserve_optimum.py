@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.builders import slow_settings
+from support.builders import rectangles, slow_settings
 
 from optsched.coreserve.optimum import (
     FreeProfile,
@@ -440,10 +440,7 @@ def test_enumeration_equals_brute_force(
 
 @settings(max_examples=100, deadline=None)
 @given(
-    st.lists(
-        st.tuples(st.integers(0, 500), st.integers(1, 200), st.integers(1, 3)),
-        max_size=8,
-    ),
+    rectangles(500, 200, (1, 3), most=8),
     st.integers(1, 300),
 )
 def test_free_profile_equals_cluster_free(

@@ -14,6 +14,7 @@ import types
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.builders import rectangles
 
 from optsched import models
 from optsched.check import check_schedule
@@ -205,16 +206,9 @@ def test_a_bounded_lookback_gives_checked_schedules(
 
 @settings(max_examples=150, deadline=None)
 @given(
-    st.lists(
-        st.tuples(st.integers(0, 20), st.integers(1, 6), st.integers(0, 5)),
-        max_size=12,
-    ),
+    rectangles(20, 6, (0, 5), most=12),
     st.integers(0, 20),
-    st.lists(
-        st.tuples(st.integers(0, 30), st.integers(1, 6), st.integers(1, 6)),
-        min_size=1,
-        max_size=5,
-    ),
+    rectangles(30, 6, (1, 6), most=5, least=1),
 )
 def test_a_strip_that_forgets_the_past_answers_as_before_from_then_on(
     rectangles: list[tuple[int, int, int]],
