@@ -150,3 +150,31 @@ def test_node_machines_are_refused_in_one_line(feature: str) -> None:
         ValueError, match="does not run on a machine with speeds or SMP"
     ):
         simulate(instance, Recorder())
+
+
+def test_an_object_defined_without_a_source_file_runs() -> None:
+    # A class typed in a notebook, a REPL or ``python -c`` has no file to
+    # hash (inspect raises OSError for __main__ there): it runs, without a
+    # digest.
+    import subprocess
+    import sys
+
+    code = (
+        "from optsched.heuristics import parse_policy, simulate\n"
+        "from optsched.io.native import read_native\n"
+        "class Fcfs:\n"
+        "    def select(self, view):\n"
+        "        for job in view.waiting:\n"
+        "            if not view.fits(job.id):\n"
+        "                return\n"
+        "            yield job.id\n"
+        f"instance = read_native({str(INSTANCES / 'kth_20.json')!r}).instance\n"
+        "policy = parse_policy(Fcfs())\n"
+        "schedule = simulate(instance, policy).schedule\n"
+        "print(policy.spec, repr(policy.digest), len(schedule.placements))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["__main__:Fcfs", "''", "20"]
