@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 import pytest
@@ -92,31 +94,48 @@ def test_hill_climbing_keeps_only_strict_improvements():
     assert trace.best == (0,)
 
 
+class Search(NamedTuple):
+    """A search of an engine on :func:`hashed`: the number of modes of each
+    position, the budget of evaluations and the seed of the generator."""
+
+    choices: list[int]
+    budget: int
+    seed: int
+
+
+def searches(modes: int, budgets: tuple[int, int]) -> st.SearchStrategy[Search]:
+    """Searches over 1 to 4 positions of 2 to ``modes`` modes each, with a
+    budget in the closed range ``budgets``."""
+    return st.builds(
+        Search,
+        st.lists(st.integers(2, modes), min_size=1, max_size=4),
+        st.integers(*budgets),
+        st.integers(0, 10**6),
+    )
+
+
+def on_hashed(engine: Callable[..., Any], search: Search) -> Any:
+    """``engine``'s trace of ``search`` from the all-zero vector."""
+    start = tuple(0 for _ in search.choices)
+    rng = np.random.default_rng(search.seed)
+    return engine(start, search.choices, hashed, search.budget, rng)
+
+
 @settings(max_examples=40, deadline=None)
-@given(
-    choices=st.lists(st.integers(2, 5), min_size=1, max_size=4),
-    budget=st.integers(0, 60),
-    seed=st.integers(0, 10**6),
-)
-def test_hill_climbing_never_worsens(choices, budget, seed):
-    start = tuple(0 for _ in choices)
-    trace = hill_climbing(start, choices, hashed, budget, np.random.default_rng(seed))
+@given(searches(5, (0, 60)))
+def test_hill_climbing_never_worsens(search: Search) -> None:
+    trace = on_hashed(hill_climbing, search)
     values = [trace.initial_cost, *trace.current]
     assert all(b <= a for a, b in itertools.pairwise(values))
     assert trace.best_cost == values[-1] == hashed(trace.best)
-    assert trace.evaluations == budget
+    assert trace.evaluations == search.budget
 
 
 @settings(max_examples=40, deadline=None)
-@given(
-    choices=st.lists(st.integers(2, 4), min_size=1, max_size=4),
-    budget=st.integers(1, 80),
-    seed=st.integers(0, 10**6),
-)
-def test_deluge_threshold_never_below_best(choices, budget, seed):
-    start = tuple(0 for _ in choices)
-    trace = great_deluge(start, choices, hashed, budget, np.random.default_rng(seed))
-    assert len(trace.thresholds) == budget
+@given(searches(4, (1, 80)))
+def test_deluge_threshold_never_below_best(search: Search) -> None:
+    trace = on_hashed(great_deluge, search)
+    assert len(trace.thresholds) == search.budget
     assert min(trace.thresholds) >= trace.best_cost
     assert trace.best_cost == hashed(trace.best) <= trace.initial_cost
 
