@@ -101,101 +101,112 @@ def test_adaptive_smallest_mode_when_the_target_is_below_it() -> None:
     assert sizes(schedule) == {1: (0, 4), 2: (5, 2), 3: (5, 2)}
 
 
-def test_easy_scaling_backfills_on_fewer_processors() -> None:
-    # m = 4. Job 1 runs [0, 10) on 3. At 1, job 2 (4 processors for 5 s, or
-    # 2 for 10) is the head: on 4 it ends at 10 + 5, on 2 at 10 + 10, so it
-    # is reserved on 4 at the shadow time 10 (extra 0). Job 3 requests 2
-    # processors for 4 s but only 1 is free: on 1 it takes 8 s and ends by
-    # 9 <= 10, so it backfills on 1 processor. Plain EASY makes it wait
-    # for job 2 (start 15).
-    instance = Instance(
-        Machine(4),
-        (
-            Job(1, 0, 3, 10, modes=(Mode(3, 10),)),
-            Job(2, 1, 4, 5, modes=(Mode(2, 10), Mode(4, 5))),
-            Job(3, 1, 2, 4, modes=(Mode(1, 8), Mode(2, 4))),
-        ),
-    )
-    schedule = valid(instance, easy_scaling(instance))
-    assert sizes(schedule) == {1: (0, 3), 2: (10, 4), 3: (1, 1)}
-    assert schedule[3] == Placement(1, 9, (3,))
-    assert schedule.producer == "easy-scaling"
-    rigid = simulate(instance.rigid(), "easy").schedule
-    assert rigid[3].start == 15
+# m = 4. Job 1 runs [0, 10) on 3. At 1, job 2 (4 processors for 5 s, or 2
+# for 10) is the head: on 4 it ends at 10 + 5, on 2 at 10 + 10, so it is
+# reserved on 4 at the shadow time 10 (extra 0). Job 3 requests 2 processors
+# for 4 s but only 1 is free: on 1 it takes 8 s and ends by 9 <= 10, so it
+# backfills on 1 processor. Plain EASY makes it wait for job 2 (start 15).
+FEWER = Instance(
+    Machine(4),
+    (
+        Job(1, 0, 3, 10, modes=(Mode(3, 10),)),
+        Job(2, 1, 4, 5, modes=(Mode(2, 10), Mode(4, 5))),
+        Job(3, 1, 2, 4, modes=(Mode(1, 8), Mode(2, 4))),
+    ),
+)
 
+# m = 8. Job 1 holds 4 until 10; the head job 2 needs 5: shadow 10, 8
+# available then, extra 3. Job 3 takes 2 extra processors (ends at 20 on 2,
+# 40 on 1): extra 1.
+SHRINK = Instance(
+    Machine(8),
+    (
+        Job(1, 0, 4, 10),
+        Job(2, 0, 5, 3),
+        Job(3, 0, 2, 20, modes=(Mode(1, 40), Mode(2, 20))),
+        Job(4, 0, 2, 30, modes=(Mode(1, 60), Mode(2, 30))),
+        Job(5, 0, 1, 50),
+    ),
+)
 
-def test_easy_scaling_head_starts_scaled_when_that_ends_earlier() -> None:
+EASY_SCALING_CASES = [
+    pytest.param(FEWER, True, {1: (0, 3), 2: (10, 4), 3: (1, 1)}, id="fewer"),
     # Job 1 holds 2 of 4 processors until 10. The head, job 2, ends at 6 on
     # the 2 free processors and at 10 + 5 = 15 on its requested 4: it
     # starts now on 2. Job 3 is never scaled up (modes above its request
     # are not considered): it starts on its 1 at once.
-    instance = Instance(
-        Machine(4),
-        (
-            Job(1, 0, 2, 10, modes=(Mode(2, 10),)),
-            Job(2, 0, 4, 5, modes=(Mode(2, 6), Mode(4, 5))),
-            Job(3, 0, 1, 20, modes=(Mode(1, 20), Mode(4, 5))),
+    pytest.param(
+        Instance(
+            Machine(4),
+            (
+                Job(1, 0, 2, 10, modes=(Mode(2, 10),)),
+                Job(2, 0, 4, 5, modes=(Mode(2, 6), Mode(4, 5))),
+                Job(3, 0, 1, 20, modes=(Mode(1, 20), Mode(4, 5))),
+            ),
         ),
-    )
-    schedule = valid(instance, easy_scaling(instance))
-    assert sizes(schedule) == {1: (0, 2), 2: (0, 2), 3: (6, 1)}
-
-
-def test_easy_scaling_waits_when_no_mode_keeps_the_reservation() -> None:
+        True,
+        {1: (0, 2), 2: (0, 2), 3: (6, 1)},
+        id="head-scaled",
+    ),
     # m = 6. Job 1 holds 4 until 10; the head job 2 needs 6: shadow 10,
     # extra 0. Job 3 (2 processors for 20 s, or 1 for 40) cannot end by 10
     # on either and extra is 0: it waits. Job 4 (1 for 5 s) ends by 10 and
     # backfills. Job 3 then starts after job 2, on its faster mode.
-    instance = Instance(
-        Machine(6),
-        (
-            Job(1, 0, 4, 10),
-            Job(2, 0, 6, 3),
-            Job(3, 0, 2, 20, modes=(Mode(1, 40), Mode(2, 20))),
-            Job(4, 0, 1, 5),
+    pytest.param(
+        Instance(
+            Machine(6),
+            (
+                Job(1, 0, 4, 10),
+                Job(2, 0, 6, 3),
+                Job(3, 0, 2, 20, modes=(Mode(1, 40), Mode(2, 20))),
+                Job(4, 0, 1, 5),
+            ),
         ),
-    )
-    schedule = valid(instance, easy_scaling(instance))
-    assert sizes(schedule) == {1: (0, 4), 2: (10, 6), 3: (13, 2), 4: (0, 1)}
-
-
-def test_easy_scaling_extra_processors_shrink() -> None:
-    # m = 8. Job 1 holds 4 until 10; the head job 2 needs 5: shadow 10,
-    # 8 available then, extra 3. Job 3 takes 2 extra processors (ends at
-    # 20 on 2, 40 on 1): extra 1. Unguarded, job 4 (2 for 30 s or 1 for
-    # 60) may only use 1 extra processor now: it starts on 1, extra 0. Job
-    # 5 (1 processor, 50 s) fits now but neither ends by 10 nor finds extra
-    # processors: it waits for job 2 (ends at 13).
-    instance = Instance(
-        Machine(8),
-        (
-            Job(1, 0, 4, 10),
-            Job(2, 0, 5, 3),
-            Job(3, 0, 2, 20, modes=(Mode(1, 40), Mode(2, 20))),
-            Job(4, 0, 2, 30, modes=(Mode(1, 60), Mode(2, 30))),
-            Job(5, 0, 1, 50),
-        ),
-    )
-    schedule = valid(instance, easy_scaling(instance, guarded=False))
-    assert sizes(schedule) == {
-        1: (0, 4),
-        2: (10, 5),
-        3: (0, 2),
-        4: (0, 1),
-        5: (13, 1),
-    }
+        True,
+        {1: (0, 4), 2: (10, 6), 3: (13, 2), 4: (0, 1)},
+        id="no-mode-keeps-the-reservation",
+    ),
+    # Unguarded, job 4 (2 for 30 s or 1 for 60) may only use 1 extra
+    # processor now: it starts on 1, extra 0. Job 5 (1 processor, 50 s)
+    # fits now but neither ends by 10 nor finds extra processors: it waits
+    # for job 2 (ends at 13).
+    pytest.param(
+        SHRINK,
+        False,
+        {1: (0, 4), 2: (10, 5), 3: (0, 2), 4: (0, 1), 5: (13, 1)},
+        id="extra-shrinks-unguarded",
+    ),
     # Guarded: job 4's request (2) is free now (s_2 = 0), so on 1 it would
     # end at 60 against 30: refused, it waits. Job 5 takes the extra
     # processor instead, [0, 50). At 13 (job 2 done) job 4 is the head: on
     # 1 it ends at 73, on 2 at 43; it runs on 2.
-    schedule = valid(instance, easy_scaling(instance))
-    assert sizes(schedule) == {
-        1: (0, 4),
-        2: (10, 5),
-        3: (0, 2),
-        4: (13, 2),
-        5: (0, 1),
-    }
+    pytest.param(
+        SHRINK,
+        True,
+        {1: (0, 4), 2: (10, 5), 3: (0, 2), 4: (13, 2), 5: (0, 1)},
+        id="extra-shrinks-guarded",
+    ),
+]
+"""Hand-checked EASY-with-scaling cases: the instance, the guard, then each
+job's start and processor count."""
+
+
+@pytest.mark.parametrize(("instance", "guarded", "expected"), EASY_SCALING_CASES)
+def test_easy_scaling_by_hand(
+    instance: Instance, guarded: bool, expected: dict[int, tuple[int, int]]
+) -> None:
+    schedule = valid(instance, easy_scaling(instance, guarded=guarded))
+    assert sizes(schedule) == expected
+
+
+def test_easy_scaling_backfills_on_fewer_processors() -> None:
+    # FEWER: job 3 backfills on processor 3 for 8 s; plain EASY makes it
+    # wait for job 2 (start 15).
+    schedule = valid(FEWER, easy_scaling(FEWER))
+    assert schedule[3] == Placement(1, 9, (3,))
+    assert schedule.producer == "easy-scaling"
+    rigid = simulate(FEWER.rigid(), "easy").schedule
+    assert rigid[3].start == 15
 
 
 def test_spec_and_refusals() -> None:
