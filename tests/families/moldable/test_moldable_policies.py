@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given, settings
@@ -324,31 +325,36 @@ def _waiting_case() -> Instance:
     )
 
 
-def test_the_guard_under_linear_speed_up_by_hand() -> None:
+GUARD_CASES = [
     # EASY with scaling: job 2 is reserved at 10 on 3 of 4 processors,
     # extra 1. Job 3 on 1 processor keeps that (extra), so unguarded it
-    # runs [0, 60). Guarded: its request (2) is free now, so it would end
-    # at 0 + 30 by waiting; 0 + 60 > 30, refused. At 10 (job 2 starts on
-    # 3) its request is next free at 20, ending 50; 10 + 60 = 70 > 50,
-    # refused. At 20 it runs on 2, [20, 50): the makespan falls from 60
-    # to 50.
-    instance = _waiting_case()
-    unguarded = valid(instance, easy_scaling(instance, guarded=False))
-    assert sizes(unguarded) == {1: (0, 2), 2: (10, 3), 3: (0, 1)}
-    assert unguarded[3].end == 60
-    guarded = valid(instance, easy_scaling(instance))
-    assert sizes(guarded) == {1: (0, 2), 2: (10, 3), 3: (20, 2)}
-    assert guarded[3].end == 50
+    # runs [0, 60).
+    pytest.param(easy_scaling, False, (0, 1), 60, id="easy-scaling-unguarded"),
+    # Guarded: its request (2) is free now, so it would end at 0 + 30 by
+    # waiting; 0 + 60 > 30, refused. At 10 (job 2 starts on 3) its request
+    # is next free at 20, ending 50; 10 + 60 = 70 > 50, refused. At 20 it
+    # runs on 2, [20, 50): the makespan falls from 60 to 50.
+    pytest.param(easy_scaling, True, (20, 2), 50, id="easy-scaling-guarded"),
     # Adaptive partitioning (strict FCFS): job 2 waits for 10; then job 3
     # has 1 free processor and nobody behind it, target 1. Unguarded it
     # runs [10, 70); guarded (waited end 20 + 30 = 50 < 10 + 60) it waits
     # for its request and runs [20, 50).
-    unguarded = valid(instance, adaptive(instance, guarded=False))
-    assert sizes(unguarded) == {1: (0, 2), 2: (10, 3), 3: (10, 1)}
-    assert unguarded[3].end == 70
-    guarded = valid(instance, adaptive(instance))
-    assert sizes(guarded) == {1: (0, 2), 2: (10, 3), 3: (20, 2)}
-    assert guarded[3].end == 50
+    pytest.param(adaptive, False, (10, 1), 70, id="adaptive-unguarded"),
+    pytest.param(adaptive, True, (20, 2), 50, id="adaptive-guarded"),
+]
+"""A policy and its guard on :func:`_waiting_case`, then job 3's start and
+processor count, and its end (jobs 1 and 2 run [0, 10) on 2 and from 10 on
+3 in every case)."""
+
+
+@pytest.mark.parametrize(("policy", "guarded", "third", "end"), GUARD_CASES)
+def test_the_guard_under_linear_speed_up_by_hand(
+    policy: Callable[..., Schedule], guarded: bool, third: tuple[int, int], end: int
+) -> None:
+    instance = _waiting_case()
+    schedule = valid(instance, policy(instance, guarded=guarded))
+    assert sizes(schedule) == {1: (0, 2), 2: (10, 3), 3: third}
+    assert schedule[3].end == end
 
 
 def test_the_guard_admits_a_shrink_that_ends_earlier() -> None:
