@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from click.testing import CliRunner
@@ -28,8 +29,19 @@ from optsched.models.rigid.enumerate import solve_exact
 INSTANCES = REPO / "instances" / "perfect"
 
 
+class Cut(NamedTuple):
+    """The arguments of a cut of a ``width`` x ``height`` rectangle into
+    ``items`` pieces (:func:`cut_rectangle`, :func:`perfect_packing_layout`)."""
+
+    width: int
+    height: int
+    items: int
+    seed: int
+    guillotine: bool
+
+
 @st.composite
-def parameters(draw: st.DrawFn) -> tuple[int, int, int, int, bool]:
+def cuts(draw: st.DrawFn) -> Cut:
     guillotine = draw(st.booleans())
     # Tiny non-guillotine cases can be impossible (a 3 x 3 square has exactly
     # one non-guillotine tiling, the 5-piece pinwheel): keep room for them.
@@ -37,37 +49,28 @@ def parameters(draw: st.DrawFn) -> tuple[int, int, int, int, bool]:
     width, height = draw(st.integers(low, 40)), draw(st.integers(low, 40))
     most = width * height if guillotine else width * height // 4
     items = draw(st.integers(1 if guillotine else 5, min(most, 40)))
-    return width, height, items, draw(st.integers(0, 10**6)), guillotine
+    return Cut(width, height, items, draw(st.integers(0, 10**6)), guillotine)
 
 
 @settings(max_examples=150, deadline=None)
-@given(params=parameters())
-def test_the_cut_is_a_schedule_of_makespan_h(
-    params: tuple[int, int, int, int, bool],
-) -> None:
-    width, height, items, seed, guillotine = params
-    instance, schedule = perfect_packing_layout(
-        width, height, items, seed=seed, guillotine=guillotine
-    )
-    assert len(instance.jobs) == items
-    assert [j.id for j in instance.jobs] == list(range(1, items + 1))
+@given(cut=cuts())
+def test_the_cut_is_a_schedule_of_makespan_h(cut: Cut) -> None:
+    instance, schedule = perfect_packing_layout(**cut._asdict())
+    assert len(instance.jobs) == cut.items
+    assert [j.id for j in instance.jobs] == list(range(1, cut.items + 1))
     assert all(j.size >= 1 and j.runtime >= 1 and j.release == 0 for j in instance.jobs)
-    assert sum(j.size * j.runtime for j in instance.jobs) == width * height
-    assert instance.processors == width
+    assert sum(j.size * j.runtime for j in instance.jobs) == cut.width * cut.height
+    assert instance.processors == cut.width
     assert instance.machine.allocation == "contiguous"
     assert check_schedule(instance, schedule) == []
-    assert makespan(instance, schedule) == height
-    assert area_bound(instance).value == height
+    assert makespan(instance, schedule) == cut.height
+    assert area_bound(instance).value == cut.height
 
 
 @settings(max_examples=60, deadline=None)
-@given(params=parameters())
-def test_non_guillotine_cuts_are_non_guillotine(
-    params: tuple[int, int, int, int, bool],
-) -> None:
-    width, height, items, seed, guillotine = params
-    pieces = cut_rectangle(width, height, items, seed=seed, guillotine=guillotine)
-    assert is_guillotine(pieces) == guillotine
+@given(cut=cuts())
+def test_non_guillotine_cuts_are_non_guillotine(cut: Cut) -> None:
+    assert is_guillotine(cut_rectangle(**cut._asdict())) == cut.guillotine
 
 
 def test_deterministic_per_seed() -> None:
