@@ -22,6 +22,7 @@ The regular run draws ``REGULAR_EXAMPLES`` inputs per test; ``pytest
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,7 @@ pytestmark = pytest.mark.fuzz
 
 KTH = REPO / "instances" / "kth_20.json"
 SUITES = DATA / "suites"
+FORMATS = ("csv", "batsim", "json")
 INSTANCE = read(KTH)
 
 TOKENS = (
@@ -96,18 +98,25 @@ def _valid_schedule(instance: Instance) -> Schedule:
     return Schedule(placements, "sequential")
 
 
-def _seeds(folder: Path) -> dict[str, bytes]:
-    schedule = _valid_schedule(INSTANCE)
-    assert check_schedule(INSTANCE, schedule) == []
-    seeds = {}
-    for fmt in ("csv", "batsim", "json"):
-        write_schedule(schedule, folder / fmt, fmt, INSTANCE)
-        seeds[fmt] = (folder / fmt).read_bytes()
-    return seeds
-
-
 def _mutant(seeds: list[bytes]) -> st.SearchStrategy[bytes]:
     return mutated(seeds, TOKENS)
+
+
+@dataclass(frozen=True)
+class Seeds:
+    """The valid schedule of :data:`INSTANCE` written in each format
+    (``by_format``), and the folder mutants are written to."""
+
+    folder: Path
+    by_format: dict[str, bytes]
+
+    def mutant_file(self, data: st.DataObject, stem: str) -> tuple[str, Path]:
+        """A drawn format and a mutant of its seed, written as
+        ``stem.<format>`` in :attr:`folder`."""
+        fmt = data.draw(st.sampled_from(FORMATS))
+        path = self.folder / f"{stem}.{fmt}"
+        path.write_bytes(data.draw(_mutant([self.by_format[fmt]])))
+        return fmt, path
 
 
 @pytest.fixture(scope="module")
@@ -116,26 +125,27 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def seeds(workdir: Path) -> dict[str, bytes]:
-    return _seeds(workdir)
+def seeds(workdir: Path) -> Seeds:
+    schedule = _valid_schedule(INSTANCE)
+    assert check_schedule(INSTANCE, schedule) == []
+    by_format = {}
+    for fmt in FORMATS:
+        write_schedule(schedule, workdir / fmt, fmt, INSTANCE)
+        by_format[fmt] = (workdir / fmt).read_bytes()
+    return Seeds(workdir, by_format)
 
 
-@pytest.mark.parametrize("fmt", ["csv", "batsim", "json"])
-def test_seeds_are_valid(seeds: dict[str, bytes], workdir: Path, fmt: str) -> None:
-    (workdir / "seed").write_bytes(seeds[fmt])
-    assert check_schedule(INSTANCE, read_schedule(workdir / "seed")) == []
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_seeds_are_valid(seeds: Seeds, fmt: str) -> None:
+    (seeds.folder / "seed").write_bytes(seeds.by_format[fmt])
+    assert check_schedule(INSTANCE, read_schedule(seeds.folder / "seed")) == []
 
 
 @fuzz_settings(regular=60)
 @given(data=st.data())
-def test_schedule_readers_and_check(
-    data: st.DataObject, seeds: dict[str, bytes], workdir: Path
-) -> None:
-    fmt = data.draw(st.sampled_from(["csv", "batsim", "json"]))
+def test_schedule_readers_and_check(data: st.DataObject, seeds: Seeds) -> None:
+    fmt, path = seeds.mutant_file(data, "mutant")
     forced = data.draw(st.sampled_from([None, fmt]))
-    mutant = data.draw(_mutant([seeds[fmt]]))
-    path = workdir / f"mutant.{fmt}"
-    path.write_bytes(mutant)
     try:
         schedule = read_schedule(path, forced)
     except InputError as error:
@@ -147,12 +157,8 @@ def test_schedule_readers_and_check(
 
 @fuzz_settings(regular=20)
 @given(data=st.data())
-def test_check_command(
-    data: st.DataObject, seeds: dict[str, bytes], workdir: Path
-) -> None:
-    fmt = data.draw(st.sampled_from(["csv", "batsim", "json"]))
-    path = workdir / f"cli.{fmt}"
-    path.write_bytes(data.draw(_mutant([seeds[fmt]])))
+def test_check_command(data: st.DataObject, seeds: Seeds) -> None:
+    _, path = seeds.mutant_file(data, "cli")
     result = CliRunner().invoke(main, ["check", str(KTH), str(path), "--all"])
     assert result.exit_code in (0, 1, 2), result.output
     if result.exit_code == 2:
