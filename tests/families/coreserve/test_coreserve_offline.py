@@ -6,6 +6,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import replace
 from fractions import Fraction
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -37,6 +38,14 @@ def _valid(
 
 Window = tuple[list[OfflineCluster], list[Request]]
 """Clusters and the requests to place on them."""
+
+
+def _solved(case: Window, *args: Any, **options: Any) -> OfflineSolution:
+    """``solve_offline`` on the window ``case``, its solution checked."""
+    clusters, requests = case
+    solution = solve_offline(clusters, requests, *args, **options)
+    _valid(clusters, requests, solution)
+    return solution
 
 
 # --------------------------------------------------------------------------
@@ -365,12 +374,9 @@ def tiny_windows(draw: st.DrawFn) -> Window:
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tiny_windows())
-def test_accepted_optimum_matches_brute_force(
-    case: Window,
-) -> None:
+def test_accepted_optimum_matches_brute_force(case: Window) -> None:
     clusters, requests = case
-    result = solve_offline(clusters, requests, time_limit=20)
-    _valid(clusters, requests, result)
+    result = _solved(case, time_limit=20)
     _valid(clusters, requests, greedy(clusters, requests))
     options = _brute(clusters, requests)
     best = max(len(acc) for acc, _ in options)
@@ -383,10 +389,7 @@ def test_accepted_optimum_matches_brute_force(
         assert result.local_wait == least
     # Weighted by area: the best total area of a feasible accepted set.
     area = {r.id: r.area for r in requests}
-    by_area = solve_offline(
-        clusters, requests, request_weight=lambda r: r.area, time_limit=20
-    )
-    _valid(clusters, requests, by_area)
+    by_area = _solved(case, request_weight=lambda r: r.area, time_limit=20)
     most = max(sum(area[rid] for rid in acc) for acc, _ in options)
     assert by_area.accepted_weight == most == by_area.accepted_bound
 
@@ -402,10 +405,7 @@ def test_weighted_optimum_matches_brute_force(
     case: Window, k: int, s: Fraction, lam: int
 ) -> None:
     clusters, requests = case
-    result = solve_offline(
-        clusters, requests, "weighted", k=k, s=s, local_weight=lam, time_limit=20
-    )
-    _valid(clusters, requests, result)
+    result = _solved(case, "weighted", k=k, s=s, local_weight=lam, time_limit=20)
     by_name = {c.name: c for c in clusters}
     best = None
     for acc, wait in _brute(clusters, requests):
@@ -456,17 +456,12 @@ def _with_waits(
 
 @settings(max_examples=15, deadline=None)
 @given(tiny_windows())
-def test_bounds_hold_at_any_time_limit(
-    case: Window,
-) -> None:
-    clusters, requests = case
+def test_bounds_hold_at_any_time_limit(case: Window) -> None:
     # No search time: the greedy answer and a trivial (still valid) bound.
-    quick = solve_offline(clusters, requests, time_limit=0)
-    _valid(clusters, requests, quick)
-    best = max(len(acc) for acc, _ in _brute(clusters, requests))
+    quick = _solved(case, time_limit=0)
+    best = max(len(acc) for acc, _ in _brute(*case))
     assert quick.accepted_count <= best <= quick.accepted_bound
-    weighted = solve_offline(clusters, requests, "weighted", time_limit=0)
-    _valid(clusters, requests, weighted)
+    weighted = _solved(case, "weighted", time_limit=0)
     assert weighted.lower_bound is not None and weighted.lower_bound <= weighted.value
 
 
