@@ -8,6 +8,7 @@ import networkx as nx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.builders import draw_jobs
 from support.paths import trace_path
 
 from optsched.instance import BusyBlock, Instance, Job, Machine, Mode
@@ -284,20 +285,18 @@ def reference_infer(
 @st.composite
 def queue_jobs(draw: st.DrawFn) -> list[Job]:
     n = draw(st.integers(0, 12))
-    return [
-        Job(
-            i,
-            draw(st.integers(0, 40)),
-            1,
-            draw(st.integers(0, 15)),
-            wait=draw(st.none() | st.integers(0, 10)),
-            user=draw(st.sampled_from([1, 2])),
-            queue=draw(st.sampled_from([5, 6, None])),
-            # Now and then a recorded predecessor (or SWF's -1 marker).
-            preceding_job=draw(st.none() | st.none() | st.integers(-1, n)),
-        )
-        for i in range(1, n + 1)
-    ]
+    return draw_jobs(
+        draw,
+        1,
+        (n, n),
+        release=40,
+        runtime=15,
+        wait=st.none() | st.integers(0, 10),
+        user=st.sampled_from([1, 2]),
+        queue=st.sampled_from([5, 6, None]),
+        # Now and then a recorded predecessor (or SWF's -1 marker).
+        preceding_job=st.none() | st.none() | st.integers(-1, n),
+    )
 
 
 @given(queue_jobs(), st.integers(0, 20), st.sampled_from([{5}, {5, None}]))
