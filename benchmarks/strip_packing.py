@@ -47,7 +47,7 @@ PERFECT: dict[int, tuple[int, int]] = {
 }
 """Items -> (strip width, height), after BKW's N5, N9-N12 (as recalled)."""
 
-REDUCED: dict[int, int] = {20: 20, 30: 30, 40: 40, 50: 40}
+REDUCED: dict[int, int] = {20: 20, 30: 30, 40: 40, 50: 40, 60: 50}
 """Items -> side ``W = H`` of the cut before the removal."""
 
 SHARES = (0.10, 0.15, 0.20, 0.25, 0.30)

@@ -95,6 +95,7 @@ from typing import Any
 
 from optsched.instance import Instance
 from optsched.models.common.solution import Candidate, checked_candidate
+from optsched.models.rigid import guillotine
 from optsched.objective import Objective
 from optsched.result import Bound
 from optsched.schedule import Placement, Schedule
@@ -109,6 +110,15 @@ TILING_SHARE = 1.0 / 3.0
 
 _LEVEL_SHARE = 0.5
 """:func:`strengthen`: share of its remaining time given to each height."""
+
+_PERFECT_SHARE = 2.0 / 3.0
+_PERFECT_LEVEL_SHARE = 0.75
+_SKYLINE_SHARE = 0.25
+"""When the area bound leaves no waste (a perfect packing is the only way to
+meet it), :func:`strengthen` may use this share of the time left (CP-SAT
+rarely finds such packings), gives the zero-waste height this share of it
+and, at that height, the skyline search this share before the guillotine
+merge search (benchmarks/README.md, issue 30)."""
 
 _FIRST_CUTOFF = 1000
 _GROWTH = 1.5
@@ -609,13 +619,16 @@ def strengthen(
     if not applies(instance, objective):
         return Strengthening()
     began = time.monotonic()
-    stop = began + share * max(0.0, deadline - began)
     jobs = instance.jobs
     release = jobs[0].release
     widths = [j.size for j in jobs]
     heights = [j.runtime for j in jobs]
     lower = math.ceil(max(b.value for b in bounds)) if bounds else 0
     level = max(lower - release, max(heights))
+    perfect = sum(j.area for j in jobs) == instance.processors * level
+    if perfect:
+        share = max(share, _PERFECT_SHARE)
+    stop = began + share * max(0.0, deadline - began)
     tried: list[dict[str, object]] = []
     result = Strengthening(notes={"decisions": tried})
     best = min(c.value for c in candidates) if candidates else math.inf
@@ -623,10 +636,11 @@ def strengthen(
         # Half of what is left per height: an undecided height leaves time
         # to look for a packing one unit higher (a better schedule).
         now = time.monotonic()
-        decision = decide(
+        decision = _decide_level(
             widths, heights, instance.processors, level,
-            deadline=now + _LEVEL_SHARE * (stop - now),
+            now + (_PERFECT_LEVEL_SHARE if perfect else _LEVEL_SHARE) * (stop - now),
         )  # fmt: skip
+        perfect = False
         tried.append(
             {
                 "height": release + level,
@@ -654,6 +668,33 @@ def strengthen(
         # domain closed (lower bound = hint), and ends at once.
         result.notes["proved"] = True
     return result
+
+
+def _decide_level(
+    widths: list[int], heights: list[int], width: int, level: int, deadline: float
+) -> Decision:
+    """:func:`decide` at ``level``; at a zero-waste level (a perfect packing)
+    the skyline gets :data:`_SKYLINE_SHARE` of the time and the guillotine
+    merge search (:func:`optsched.models.rigid.guillotine.tile`) the rest.
+
+    A guillotine tiling found is a packing; one not found proves nothing
+    (the skyline's answer stands).
+    """
+    if sum(w * h for w, h in zip(widths, heights, strict=True)) != width * level:
+        return decide(widths, heights, width, level, deadline=deadline)
+    now = time.monotonic()
+    decision = decide(
+        widths, heights, width, level,
+        deadline=now + _SKYLINE_SHARE * max(0.0, deadline - now),
+    )  # fmt: skip
+    if decision.status != "unknown":
+        return decision
+    tiled = guillotine.tile(widths, heights, width, level, deadline=deadline)
+    seconds = decision.seconds + tiled.seconds
+    nodes = decision.nodes + tiled.nodes
+    if tiled.status == "feasible":
+        return Decision("feasible", tiled.positions, nodes, seconds)
+    return Decision("unknown", (), nodes, seconds)
 
 
 def _schedule(
