@@ -15,6 +15,7 @@ import random
 from bisect import bisect_right
 from collections.abc import Sequence
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import pytest
@@ -132,6 +133,12 @@ def profiles(draw: st.DrawFn) -> _Profile:
 # --------------------------------------------------------------------------
 
 
+def _columns(rows: Sequence[tuple[Any, ...]], count: int) -> list[list[Any]]:
+    """The ``count`` columns of ``rows`` as lists (empty ones when there are
+    no rows)."""
+    return [[row[k] for row in rows] for k in range(count)]
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     profile=profiles(),
@@ -143,9 +150,7 @@ def profiles(draw: st.DrawFn) -> _Profile:
 def test_energy_kernel_is_the_definition(
     profile: _Profile, jobs: list[tuple[int, int, int]]
 ) -> None:
-    demands = [d for d, _, _ in jobs]
-    releases = [r for _, r, _ in jobs]
-    durations = [p for _, _, p in jobs]
+    demands, releases, durations = _columns(jobs, 3)
     expected = naive_energy(demands, releases, durations, profile) if jobs else 0
     assert _energy_makespan(demands, releases, durations, profile) == expected
 
@@ -176,9 +181,8 @@ def test_energy_kernel_switches_to_python_integers_beyond_int64() -> None:
 def test_fluid_kernel_is_the_event_loop(
     profile: _Profile, jobs: list[tuple[int, int, float]]
 ) -> None:
-    releases = [r for r, _, _ in jobs]
-    works = [a for _, a, _ in jobs]
-    weights = exact_weights([w for _, _, w in jobs])
+    releases, works, raw_weights = _columns(jobs, 3)
+    weights = exact_weights(raw_weights)
     work = np.array(works, dtype=np.int64)
     value = _fluid_weighted_mean_busy(
         np.array(releases, dtype=np.int64),
@@ -189,7 +193,7 @@ def test_fluid_kernel_is_the_event_loop(
         profile,
     )
     expected = naive_mean_busy(
-        releases, works, [Fraction(w) for _, _, w in jobs], profile
+        releases, works, [Fraction(w) for w in raw_weights], profile
     )
     assert value / weights.den == expected
 
