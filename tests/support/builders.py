@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from itertools import product
+from typing import NamedTuple
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -13,7 +15,7 @@ from optsched.check import check_schedule
 from optsched.heuristics import SimulationResult, simulate
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.models.rigid.enumerate import solve_exact
-from optsched.objective import Objective
+from optsched.objective import WEIGHT_RULES, Objective
 from optsched.schedule import Placement, Schedule
 
 
@@ -299,3 +301,31 @@ def exact_optimum(instance: Instance, objective: Objective | str) -> float:
     optimum = solve_exact(instance, objective).objective
     assert optimum is not None
     return optimum
+
+
+RIGID_OBJECTIVES: tuple[Objective, ...] = (
+    Objective("cmax"),
+    *(
+        Objective("wct", weights, relative)
+        for weights, relative in product(WEIGHT_RULES, (False, True))
+    ),
+)
+"""The makespan and the weighted completion time under every weight rule,
+absolute and relative."""
+
+
+class Optimum(NamedTuple):
+    """A small rigid instance, an objective and its exact optimum."""
+
+    instance: Instance
+    objective: Objective
+    value: float
+
+
+@st.composite
+def optima(draw: st.DrawFn) -> Optimum:
+    """A :func:`small_instances` instance, one of :data:`RIGID_OBJECTIVES`
+    and its :func:`exact_optimum`."""
+    instance = draw(small_instances())
+    objective = draw(st.sampled_from(RIGID_OBJECTIVES))
+    return Optimum(instance, objective, exact_optimum(instance, objective))

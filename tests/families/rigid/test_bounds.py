@@ -5,13 +5,11 @@ from __future__ import annotations
 import math
 import random
 from fractions import Fraction
-from itertools import product
 
 import networkx as nx
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
-from support.builders import exact_optimum, make, slow_settings, small_instances
+from support.builders import Optimum, make, optima, slow_settings, small_instances
 
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.models.rigid.bounds import (
@@ -295,24 +293,11 @@ def test_lower_bounds_lists_every_method_and_best_is_the_max() -> None:
 # --------------------------------------------------------------------------
 
 
-OBJECTIVES = [
-    Objective("cmax"),
-    *(
-        Objective("wct", weights, relative)
-        for weights, relative in product(
-            ["one", "size", "area", "instance"], [False, True]
-        )
-    ),
-]
-
-
 @slow_settings(400)
-@given(instance=small_instances(), objective=st.sampled_from(OBJECTIVES))
-def test_every_bound_is_at_most_the_optimum(
-    instance: Instance, objective: Objective
-) -> None:
-    optimum = exact_optimum(instance, objective)
-    for bound in lower_bounds(instance, objective):
+@given(optima())
+def test_every_bound_is_at_most_the_optimum(case: Optimum) -> None:
+    optimum = case.value
+    for bound in lower_bounds(case.instance, case.objective):
         assert bound.value <= optimum + 1e-9 * max(1.0, abs(optimum)), bound
 
 

@@ -7,7 +7,7 @@ from itertools import product
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.builders import exact_optimum, make, slow_settings, small_instances
+from support.builders import Optimum, make, optima, slow_settings, small_instances
 
 from optsched.check import check_schedule
 from optsched.heuristics.rigid.offline import (
@@ -248,21 +248,12 @@ def test_local_search_reaches_the_optimum_the_lists_miss() -> None:
 # --------------------------------------------------------------------------
 
 
-OBJECTIVES = [
-    Objective("cmax"),
-    *(
-        Objective("wct", w, rel)
-        for w, rel in product(["one", "size", "area", "instance"], [False, True])
-    ),
-]
-
-
 @slow_settings(250)
-@given(instance=small_instances(), objective=st.sampled_from(OBJECTIVES))
+@given(optima())
 def test_every_heuristic_is_feasible_and_no_better_than_the_optimum(
-    instance: Instance, objective: Objective
+    case: Optimum,
 ) -> None:
-    optimum = exact_optimum(instance, objective)
+    instance, objective, optimum = case
     for name, schedule in heuristic_schedules(instance, objective).items():
         assert check_schedule(instance, schedule) == [], name
         assert objective.value(instance, schedule) >= optimum - 1e-9, name
