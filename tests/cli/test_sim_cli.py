@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from support.builders import CASE_A
 
 from optsched.check import check_schedule
 from optsched.cli import main
@@ -20,15 +21,7 @@ from optsched.metrics import summarize
 
 @pytest.fixture
 def instance_file(tmp_path: Path) -> tuple[Path, Instance]:
-    # The golden case A of test_sim_policies (m = 4).
-    jobs = (
-        Job(1, 0, 2, 10),
-        Job(2, 0, 3, 5),
-        Job(3, 1, 1, 3),
-        Job(4, 2, 4, 2),
-        Job(5, 2, 1, 20),
-    )
-    instance = Instance(Machine(4), jobs, name="case-a")
+    instance = CASE_A.replace(name="case-a")
     path = tmp_path / "case-a.json"
     write_native(instance, path)
     return path, instance

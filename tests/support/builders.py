@@ -216,6 +216,25 @@ def golden_instance(allocation: str = "any") -> Instance:
     return Instance(Machine(2, allocation), jobs, name="golden")
 
 
+CASE_A = Instance(
+    Machine(4),
+    tuple(
+        Job(k, release, size, runtime, runtime)
+        for k, release, size, runtime in (
+            (1, 0, 2, 10),
+            (2, 0, 3, 5),
+            (3, 1, 1, 3),
+            (4, 2, 4, 2),
+            (5, 2, 1, 20),
+        )
+    ),
+    name="golden",
+)
+"""Golden case A of the online policies (tests/families/rigid/
+test_sim_policies.py, where every policy's starts are worked by hand):
+m = 4, jobs ``(id, release, size, runtime)``, estimates exact."""
+
+
 def random_instance(seed: int, allocation: str) -> Instance:
     """At most 6 jobs on 2-4 processors; sometimes a busy block with an offset."""
     rng = random.Random(seed)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from support.builders import starts_of
+from support.builders import CASE_A, starts_of
 from support.simulation import simulated
 
 from optsched.heuristics import simulate
@@ -25,18 +25,6 @@ def make(m: int, rows: list[tuple[int, int, int, int, int]]) -> Instance:
 def starts(instance: Instance, spec: str, **options: object) -> dict[int, int]:
     return starts_of(simulated(instance, spec, **options).schedule)
 
-
-# Case A, m = 4: (id, release, size, runtime = estimate)
-CASE_A = make(
-    4,
-    [
-        (1, 0, 2, 10, 10),
-        (2, 0, 3, 5, 5),
-        (3, 1, 1, 3, 3),
-        (4, 2, 4, 2, 2),
-        (5, 2, 1, 20, 20),
-    ],
-)
 
 GOLDEN_A = {
     # t0: 1 starts, 2 (3 procs) blocked. t10: 2 and 3 start. t15: 4. t17: 5.
