@@ -136,45 +136,42 @@ def small_trace(tmp_path: Path) -> Path:
     return path
 
 
-WINDOW_KEYS = [
+WINDOWS = [
+    # Two jobs a window, each shifted by its first job's submit time.
     pytest.param(
         WindowRule("consecutive", jobs=2),
-        [
-            "first=0,jobs=2,state=none",
-            "first=2,jobs=2,state=none",
-            "first=4,jobs=2,state=none",
-        ],
-        [(3, 0), (4, 10)],
+        {
+            "first=0,jobs=2,state=none": [(1, 0), (2, 10)],
+            "first=2,jobs=2,state=none": [(3, 0), (4, 10)],
+            "first=4,jobs=2,state=none": [(5, 0), (6, 160)],
+        },
         id="consecutive",
     ),
     # submits 0, 10, 20 | 30, 40 | (50-200 empty) | 200: the empty time
-    # windows are skipped; the second one is shifted by its start 25.
+    # windows are skipped; each window is shifted by its start.
     pytest.param(
         WindowRule("time", step=25),
-        [
-            "start=0,end=25,state=none",
-            "start=25,end=50,state=none",
-            "start=200,end=201,state=none",
-        ],
-        [(4, 5), (5, 15)],
+        {
+            "start=0,end=25,state=none": [(1, 0), (2, 10), (3, 20)],
+            "start=25,end=50,state=none": [(4, 5), (5, 15)],
+            "start=200,end=201,state=none": [(6, 0)],
+        },
         id="time",
     ),
 ]
-"""A window rule on the small trace, the keys of its windows, then the
-(id, release) of the jobs of its second window."""
+"""A window rule on the small trace, then the key of each of its windows
+and the (id, release) of the window's jobs."""
 
 
-@pytest.mark.parametrize(("rule", "keys", "second"), WINDOW_KEYS)
+@pytest.mark.parametrize(("rule", "windows"), WINDOWS)
 def test_windows_of_a_rule(
-    small_trace: Path,
-    rule: WindowRule,
-    keys: list[str],
-    second: list[tuple[int, int]],
+    small_trace: Path, rule: WindowRule, windows: dict[str, list[tuple[int, int]]]
 ) -> None:
     trace = read_swf(small_trace)
     specs = select_windows(trace, rule)
-    assert [s.key for s in specs] == keys
-    assert [(j.id, j.release) for j in specs[1].cut(trace).jobs] == second
+    assert [s.key for s in specs] == list(windows)
+    for spec, jobs in zip(specs, windows.values(), strict=True):
+        assert [(j.id, j.release) for j in spec.cut(trace).jobs] == jobs
 
 
 def test_random_windows_and_too_many_consecutive(small_trace: Path) -> None:
