@@ -139,10 +139,12 @@ def test_gap_cpsat_rates_the_plug_in(policy_file: Path, tmp_path: Path) -> None:
 
     rows = pd.read_csv(out)
     mine = rows[rows["policy"] == f"{policy_file}:LargestFirst"]
-    expected = reference_makespan(read_native(INSTANCES / "kth_20.json").instance)
-    cmax = mine[mine["objective"] == "cmax"].iloc[0]
-    assert cmax["value"] == expected
-    assert cmax["lower"] <= cmax["value"]
+    instance = read_native(INSTANCES / "kth_20.json").instance
+    jobs = instance.jobs_by_id()
+    ends = [t + jobs[j].runtime for j, t in largest_first_reference(instance).items()]
+    values = dict(zip(mine["objective"], mine["value"], strict=True))
+    assert values == {"cmax": max(ends), "wct:one": sum(ends)}
+    assert (mine["lower"] <= mine["value"]).all()
 
 
 def test_competitive_gap_takes_an_object_and_a_spec(policy_file: Path) -> None:
@@ -163,6 +165,17 @@ def test_competitive_gap_takes_an_object_and_a_spec(policy_file: Path) -> None:
     assert values["easy"] == max(p.end for p in easy.placements.values())
     (plug_in,) = [v for p, v in values.items() if p != "easy"]
     assert plug_in == expected
+
+
+def test_compare_policies_takes_an_object(policy_file: Path) -> None:
+    from optsched.cli.compare import compare_policies
+
+    namespace: dict = {}
+    exec(compile(LARGEST_FIRST, str(policy_file), "exec"), namespace)
+    instance = read_native(INSTANCES / "kth_20.json").instance
+    rows = compare_policies(instance, [namespace["LargestFirst"](), "easy"])
+    assert rows[0].policy.endswith(":LargestFirst") and rows[1].policy == "easy"
+    assert rows[0].makespan == reference_makespan(instance)
 
 
 @pytest.mark.parametrize(
