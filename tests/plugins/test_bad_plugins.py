@@ -106,6 +106,19 @@ def test_raising_shows_the_users_frames_only(bad_file: Path) -> None:
     ]
 
 
+def test_debug_shows_every_frame(bad_file: Path) -> None:
+    result = CliRunner().invoke(
+        main, ["--debug", "simulate", str(KTH_20), "-p", f"{bad_file}:Raises"]
+    )
+    assert isinstance(result.exception, PolicyError)
+    import traceback
+
+    shown = "".join(traceback.format_exception(result.exception))
+    assert f'File "{bad_file}", line 7, in helper' in shown  # the user's
+    assert "plugins/policy.py" in shown  # and ours
+    assert "ZeroDivisionError" in shown
+
+
 def test_gap_names_the_window(bad_file: Path) -> None:
     result = CliRunner().invoke(
         main,
