@@ -30,6 +30,16 @@ the feature table), so it imports no family: the families import it for
 the tokenizer, and no import cycle arises. A new family adds its record and
 one line to :data:`FAMILIES`.
 
+A family declares its options once, in an :class:`Options` table of
+:class:`Option` records (key, typed reader, default, writer, flag, in
+canonical order): its parser reads a spec's tokens with
+:meth:`Options.read` and its policies write their canonical ``spec`` with
+:meth:`Options.spec`, so the two cannot drift apart (the engine's rigid
+policies, Mallmann's, the shelf algorithms, PC² and the mode-choosing
+policies do; the standalone algorithms keep the spec their parser
+normalised). The canonical specs are store identities:
+``tests/core/test_spec_canonical.py`` pins them.
+
 Names (aliases in parentheses):
 
 - ``fcfs`` (``fifo``), ``spt`` (``sjf``), ``lpt`` (``ljf``), ``ssf``,
@@ -122,6 +132,8 @@ if TYPE_CHECKING:
 __all__ = [
     "FAMILIES",
     "Family",
+    "Option",
+    "Options",
     "SpecError",
     "SpecParts",
     "boolean",
@@ -135,7 +147,9 @@ __all__ = [
     "spec_name",
     "split_policy_specs",
     "split_spec",
+    "text",
     "valid_names",
+    "write_float",
 ]
 
 
@@ -312,6 +326,122 @@ def optional(
 ) -> Any:
     """``convert(key, value)`` if ``key`` was given, else ``None``."""
     return convert(key, params[key]) if key in params else None
+
+
+# --------------------------------------------------------------------------
+# Option declarations: parsing and the canonical spec from one table
+# --------------------------------------------------------------------------
+
+
+def text(key: str, value: str) -> str:
+    """``value`` in lower case (a name: an order, a variant, a rule)."""
+    return value.lower()
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of a family: its key, how a spec reads and writes it.
+
+    Attributes
+    ----------
+    key
+        The spec key (lower case).
+    read
+        ``read(key, value)``: the typed value of the text (``ValueError``
+        naming the key on a bad one).
+    default
+        The value when the key is absent; a value equal to it is left out
+        of the canonical spec.
+    write
+        The text of a value in the canonical spec (``str``; floats are
+        written ``str(float(v))`` so that ``1`` and ``1.0`` write alike).
+    attribute
+        The policy's field holding the value (default: ``key``).
+    flag
+        A boolean written alone (``oracle``) when true, and which a spec
+        may give alone.
+    """
+
+    key: str
+    read: Callable[[str, str], Any] = text
+    default: Any = None
+    write: Callable[[Any], str] = str
+    attribute: str = ""
+    flag: bool = False
+
+    @property
+    def field(self) -> str:
+        """The policy's field of this option."""
+        return self.attribute or self.key
+
+    def item(self, value: Any) -> str | None:
+        """This option's canonical text for ``value`` (``None``: left out)."""
+        if value == self.default:
+            return None
+        return self.key if self.flag else f"{self.key}={self.write(value)}"
+
+
+def write_float(value: float) -> str:
+    """A number written as a float (``1`` as ``1.0``): the canonical form."""
+    return str(float(value))
+
+
+@dataclass(frozen=True)
+class Options:
+    """A family's options, declared once, in their canonical order.
+
+    Both directions come from the declaration: :meth:`read` turns the tokens
+    of a spec into the policy's keyword arguments (each given key read by
+    its :class:`Option`, each absent one at its default), :meth:`spec`
+    writes a policy's canonical spec (the options that differ from their
+    default, in declaration order, flags alone). So ``parse(p.spec) == p``
+    holds as long as each option reads back what it writes.
+    """
+
+    options: tuple[Option, ...]
+
+    def __getitem__(self, key: str) -> Option:
+        for option in self.options:
+            if option.key == key:
+                return option
+        raise KeyError(key)
+
+    def check(self, parts: SpecParts, keys: Sequence[str]) -> None:
+        """:meth:`SpecParts.check` with ``keys`` (listed in that order in the
+        error) and this family's flags."""
+        flags = [option.key for option in self.options if option.flag]
+        parts.check(keys, flags=flags)
+
+    def read(
+        self, parts: SpecParts, keys: Sequence[str], **fixed: Any
+    ) -> dict[str, Any]:
+        """The keyword arguments of the options ``keys`` from a spec's
+        tokens (checked: :meth:`check`), ``fixed`` ones added as given."""
+        self.check(parts, keys)
+        params = parts.options()
+        values: dict[str, Any] = {}
+        for key in keys:
+            option = self[key]
+            given = params.get(key)
+            values[option.field] = (
+                option.default if given is None else option.read(key, given)
+            )
+        values.update(fixed)
+        return values
+
+    def items(self, policy: Any, keys: Collection[str]) -> list[str]:
+        """The canonical items of ``policy``'s options ``keys`` (declaration
+        order, defaults left out)."""
+        return [
+            item
+            for option in self.options
+            if option.key in keys
+            and (item := option.item(getattr(policy, option.field))) is not None
+        ]
+
+    def spec(self, name: str, policy: Any, keys: Collection[str]) -> str:
+        """The canonical spec ``name[:items]`` of ``policy``'s options ``keys``."""
+        return join_spec(name, self.items(policy, keys))
 
 
 # --------------------------------------------------------------------------

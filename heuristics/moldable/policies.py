@@ -119,7 +119,7 @@ from typing import ClassVar
 from optsched.heuristics.engine.core import Simulator
 from optsched.heuristics.rigid.orders import order_ranks
 from optsched.heuristics.rigid.policies import EnginePolicy, easy_shadow, planned
-from optsched.heuristics.spec import SpecParts, join_spec, split_spec
+from optsched.heuristics.spec import Option, Options, SpecError, SpecParts, split_spec
 from optsched.instance import Instance, Job, Mode
 from optsched.packing import Profile
 from optsched.schedule import Schedule
@@ -145,6 +145,29 @@ GUARDS = ("finish", "none")
 or none (module docstring)."""
 
 
+def _guarded(key: str, value: str) -> bool:
+    guard = value.lower()
+    if guard not in GUARDS:
+        raise ValueError(f"guard must be one of {', '.join(GUARDS)}, got {guard!r}")
+    return guard == GUARDS[0]
+
+
+MODE_OPTIONS = Options(
+    (
+        Option(
+            "guard",
+            _guarded,
+            True,
+            lambda guarded: GUARDS[0] if guarded else GUARDS[1],
+            attribute="guarded",
+        ),
+    )
+)
+"""The option of the mode-choosing policies: ``guard``, the field
+``guarded`` (read by :func:`parse_moldable_policy`, written by
+:attr:`ModeChoosing.spec`)."""
+
+
 def parse_moldable_policy(spec: str | SpecParts) -> dict[str, object]:
     """The options of ``adaptive`` or ``easy-scaling`` (``guard``), from a
     spec or its tokens (:func:`~optsched.heuristics.spec.split_spec`).
@@ -158,11 +181,12 @@ def parse_moldable_policy(spec: str | SpecParts) -> dict[str, object]:
     if parts.name not in MOLDABLE_POLICY_NAMES:
         valid = ", ".join(MOLDABLE_POLICY_NAMES)
         raise ValueError(f"unknown moldable policy {parts.text!r}; valid: {valid}")
-    parts.check(("guard",))
-    guard = parts.options().get("guard", GUARDS[0]).lower()
-    if guard not in GUARDS:
-        raise parts.error(f"guard must be one of {', '.join(GUARDS)}, got {guard!r}")
-    return {"guarded": guard == "finish"}
+    try:
+        return MODE_OPTIONS.read(parts, ("guard",))
+    except SpecError:
+        raise
+    except ValueError as error:
+        raise parts.error(str(error)) from None
 
 
 def moldable_policy(spec: str | SpecParts) -> EnginePolicy:
@@ -247,7 +271,7 @@ class ModeChoosing(EnginePolicy):
     @property
     def spec(self) -> str:
         """``adaptive``, ``easy-scaling`` or either with ``:guard=none``."""
-        return join_spec(self.name, () if self.guarded else ("guard=none",))
+        return MODE_OPTIONS.spec(self.name, self, ("guard",))
 
     def new_state(self, sim: Simulator) -> _State:
         return _State()

@@ -120,19 +120,22 @@ from optsched.heuristics.engine.core import WAITING, Simulator
 from optsched.heuristics.rigid.policies import (
     COMMON_KEYS,
     DEFAULT_PACKAGE_LIMIT,
+    ORACLE,
+    ORDER,
+    SEED,
     EnginePolicy,
     best_package,
-    common_options,
     planned,
 )
 from optsched.heuristics.spec import (
     Family,
+    Option,
+    Options,
     SpecParts,
     integer,
-    join_spec,
-    optional,
     seconds,
     share,
+    write_float,
 )
 from optsched.packing import Profile
 
@@ -157,6 +160,23 @@ FAIRNESS_OF: dict[str, tuple[int, ...]] = {
 
 STRICT_BACKFILL = ("ff", 2, "shadow")
 """``(variant, fairness, reading)`` of the ``strict-backfill`` alias."""
+
+MALLMANN_OPTIONS = Options(
+    (
+        ORDER,
+        Option("variant", default="ff"),
+        Option("fairness", integer, 0),
+        Option("reading", default="profile"),
+        Option("f", share, write=write_float),
+        Option("t", seconds),
+        ORACLE,
+        SEED,
+    )
+)
+"""The options of :class:`Mallmann`, in canonical spec order (read by
+:func:`parse_mallmann`, written by :attr:`Mallmann.spec`)."""
+
+_KEYS = (*COMMON_KEYS, "variant", "fairness", "reading", "f", "t")
 
 
 @dataclass
@@ -238,32 +258,14 @@ class Mallmann(EnginePolicy):
     def spec(self) -> str:
         """Canonical spec; ``strict-backfill`` when it is that alias.
 
-        Keys in the order ``order, variant, fairness, reading, f, t,
-        oracle, seed``; defaults are left out.
+        Written from :data:`MALLMANN_OPTIONS`: keys in the order ``order,
+        variant, fairness, reading, f, t, oracle, seed``; defaults are left
+        out.
         """
-        items: list[str] = []
-        if self.order != "fcfs":
-            items.append(f"order={self.order}")
         strict = (self.variant, self.fairness, self.reading) == STRICT_BACKFILL
         if strict and self.f is None and self.t is None:
-            name = "strict-backfill"
-        else:
-            name = self.rule
-            if self.variant != "ff":
-                items.append(f"variant={self.variant}")
-            if self.fairness != 0:
-                items.append(f"fairness={self.fairness}")
-            if self.reading != "profile":
-                items.append(f"reading={self.reading}")
-            if self.f is not None:
-                items.append(f"f={float(self.f)}")
-            if self.t is not None:
-                items.append(f"t={self.t}")
-        if self.oracle:
-            items.append("oracle")
-        if self.seed is not None:
-            items.append(f"seed={self.seed}")
-        return join_spec(name, items)
+            return MALLMANN_OPTIONS.spec("strict-backfill", self, COMMON_KEYS)
+        return MALLMANN_OPTIONS.spec(self.rule, self, _KEYS)
 
     # -- decisions ---------------------------------------------------------
     def new_state(self, sim: Simulator) -> _Limits:
@@ -521,8 +523,6 @@ class _Preview:
 # Specs: the family record
 # --------------------------------------------------------------------------
 
-_KEYS = (*COMMON_KEYS, "variant", "fairness", "reading", "f", "t")
-
 
 def parse_mallmann(parts: SpecParts) -> Mallmann:
     """The :class:`Mallmann` policy named by a spec's tokens (``mallmann``
@@ -534,20 +534,10 @@ def parse_mallmann(parts: SpecParts) -> Mallmann:
         A key the policy does not take, a bad value.
     """
     if parts.name == "strict-backfill":
-        parts.check(COMMON_KEYS, flags=("oracle",))
         variant, fairness, reading = STRICT_BACKFILL
-        common = common_options(parts.options())
-        return Mallmann(**common, variant=variant, fairness=fairness, reading=reading)
-    parts.check(_KEYS, flags=("oracle",))
-    params = parts.options()
-    return Mallmann(
-        **common_options(params),
-        variant=params.get("variant", "ff").lower(),
-        fairness=integer("fairness", params.get("fairness", "0")),
-        reading=params.get("reading", "profile").lower(),
-        f=optional(params, "f", share),
-        t=optional(params, "t", seconds),
-    )
+        preset = {"variant": variant, "fairness": fairness, "reading": reading}
+        return Mallmann(**MALLMANN_OPTIONS.read(parts, COMMON_KEYS, **preset))
+    return Mallmann(**MALLMANN_OPTIONS.read(parts, _KEYS))
 
 
 FAMILY = Family(parse_mallmann, generic=("mallmann",), presets=("strict-backfill",))

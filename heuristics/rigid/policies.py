@@ -134,7 +134,7 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any, ClassVar
@@ -143,12 +143,13 @@ from optsched.heuristics.engine.core import WAITING, Simulator, WaitingIndex
 from optsched.heuristics.rigid.orders import ORDER_NAMES, canonical_order
 from optsched.heuristics.spec import (
     Family,
+    Option,
+    Options,
     SpecParts,
     boolean,
     integer,
-    join_spec,
-    optional,
     share,
+    write_float,
 )
 from optsched.packing import Profile
 
@@ -162,19 +163,53 @@ SELECT_NAMES: tuple[str, ...] = (
 )
 """Backfill candidate selection rules."""
 
-_SPEC_KEYS = (
-    "order",
-    "depth",
-    "oracle",
-    "select",
-    "maxwait",
-    "maxidle",
-    "limit",
-    "seed",
-)
-
 DEFAULT_PACKAGE_LIMIT = 128
 """Jobs the Best Package dynamic programme looks at (queue order)."""
+
+
+def _order(key: str, value: str) -> str:
+    return canonical_order(value)
+
+
+def _select(key: str, value: str) -> str:
+    lowered = value.lower()
+    if lowered not in SELECT_NAMES:
+        raise ValueError(f"unknown select {value!r}; valid: {', '.join(SELECT_NAMES)}")
+    return lowered
+
+
+_UNBOUNDED = ("all", "inf", "infinite")
+
+
+def _depth(key: str, value: str) -> int | None:
+    """A number of reservations; ``None`` for ``all`` (conservative)."""
+    return None if value.lower() in _UNBOUNDED else integer(key, value)
+
+
+ORDER = Option("order", _order, "fcfs")
+"""The queue order (every engine policy)."""
+ORACLE = Option("oracle", boolean, False, flag=True)
+"""Actual durations instead of estimates (every engine policy)."""
+SEED = Option("seed", integer)
+"""Seed of the random order (every engine policy)."""
+
+COMMON_KEYS: tuple[str, ...] = ("order", "oracle", "seed")
+"""The spec keys every engine policy takes."""
+
+RIGID_OPTIONS = Options(
+    (
+        ORDER,
+        Option("depth", _depth, 1),
+        ORACLE,
+        Option("select", _select, "queue"),
+        Option("maxwait", integer),
+        Option("maxidle", share, write=write_float),
+        Option("limit", integer, DEFAULT_PACKAGE_LIMIT),
+        SEED,
+    )
+)
+"""The options of the engine's rigid policies, in canonical spec order:
+``parse_rigid`` reads them and :attr:`Policy.spec` writes them."""
 
 
 @dataclass(frozen=True)
@@ -197,6 +232,8 @@ class Policy:
     seed: int | None = None
 
     rule: ClassVar[str] = ""
+    spec_keys: ClassVar[tuple[str, ...]] = COMMON_KEYS
+    """The keys of :data:`RIGID_OPTIONS` this policy's spec writes."""
 
     def __post_init__(self) -> None:
         if self.order not in ORDER_NAMES:
@@ -211,25 +248,16 @@ class Policy:
     def spec(self) -> str:
         """Canonical spec string; ``parse_policy(p.spec) == p``.
 
-        Parameters with their default value are left out; the others come
-        in the order ``order, depth, oracle, select, maxwait, maxidle,
-        limit, seed``.
+        Written from :data:`RIGID_OPTIONS`: parameters with their default
+        value are left out; the others come in the order ``order, depth,
+        oracle, select, maxwait, maxidle, limit, seed``.
         """
-        name, params = self._name_and_params()
-        if self.oracle:
-            params["oracle"] = ""
-        if self.seed is not None:
-            params["seed"] = str(self.seed)
-        items = [
-            key if value == "" else f"{key}={value}"
-            for key in _SPEC_KEYS
-            if (value := params.get(key)) is not None
-        ]
-        return join_spec(name, items)
+        return RIGID_OPTIONS.spec(self.spec_name, self, self.spec_keys)
 
-    def _name_and_params(self) -> tuple[str, dict[str, str]]:
-        params = {} if self.order == "fcfs" else {"order": self.order}
-        return self.rule, params
+    @property
+    def spec_name(self) -> str:
+        """The name the canonical spec opens with."""
+        return self.rule
 
     def __str__(self) -> str:
         return self.spec
@@ -263,9 +291,12 @@ class Strict(EnginePolicy):
     """Only the head of the queue may start (list scheduling without skipping)."""
 
     rule: ClassVar[str] = "strict"
+    spec_keys: ClassVar[tuple[str, ...]] = ("oracle", "seed")
 
-    def _name_and_params(self) -> tuple[str, dict[str, str]]:
-        return self.order, {}
+    @property
+    def spec_name(self) -> str:
+        """The queue order's name (``spt``): it fixes the order."""
+        return self.order
 
     def decide(self, sim: Simulator, state: Any) -> None:
         size = sim.size
@@ -307,6 +338,13 @@ class Backfill(EnginePolicy):
     maxidle: float | None = None
 
     rule: ClassVar[str] = "backfill"
+    spec_keys: ClassVar[tuple[str, ...]] = (
+        *COMMON_KEYS,
+        "depth",
+        "select",
+        "maxwait",
+        "maxidle",
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -330,19 +368,10 @@ class Backfill(EnginePolicy):
     def needs_profile(self) -> bool:
         return self.depth > 1
 
-    def _name_and_params(self) -> tuple[str, dict[str, str]]:
-        name, params = super()._name_and_params()
-        if self.depth != 1:
-            name, params["depth"] = "backfill", str(self.depth)
-        else:
-            name = "easy"
-        if self.select != "queue":
-            params["select"] = self.select
-        if self.maxwait is not None:
-            params["maxwait"] = str(self.maxwait)
-        if self.maxidle is not None:
-            params["maxidle"] = str(float(self.maxidle))
-        return name, params
+    @property
+    def spec_name(self) -> str:
+        """``easy`` (one reservation) or ``backfill``."""
+        return "easy" if self.depth == 1 else "backfill"
 
     # -- decisions ---------------------------------------------------------
     def new_state(self, sim: Simulator) -> _Candidates:
@@ -945,17 +974,12 @@ class BestPackage(EnginePolicy):
     limit: int = DEFAULT_PACKAGE_LIMIT
 
     rule: ClassVar[str] = "best-package"
+    spec_keys: ClassVar[tuple[str, ...]] = (*COMMON_KEYS, "limit")
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if not isinstance(self.limit, int) or self.limit < 1:
             raise ValueError(f"limit must be a positive integer, got {self.limit!r}")
-
-    def _name_and_params(self) -> tuple[str, dict[str, str]]:
-        name, params = super()._name_and_params()
-        if self.limit != DEFAULT_PACKAGE_LIMIT:
-            params["limit"] = str(self.limit)
-        return name, params
 
     def decide(self, sim: Simulator, state: Any) -> None:
         free = sim.free
@@ -1077,34 +1101,25 @@ _ALIASES: dict[str, str] = {
     "package": "best-package",
 }
 
-COMMON_KEYS: tuple[str, ...] = ("order", "oracle", "seed")
-"""The spec keys every engine policy takes (:func:`common_options`)."""
-
 _KEYS: dict[str, tuple[str, ...]] = {
     "strict": COMMON_KEYS,
     "firstfit": COMMON_KEYS,
     "easy": (*COMMON_KEYS, "select", "maxwait", "maxidle"),
-    "backfill": (*COMMON_KEYS, "depth", "select", "maxwait", "maxidle"),
+    "backfill": Backfill.spec_keys,
     "conservative": COMMON_KEYS,
-    "best-package": (*COMMON_KEYS, "limit"),
+    "best-package": BestPackage.spec_keys,
     "easy-sjbf": COMMON_KEYS,
 }
-_PLAIN: dict[str, type[Policy]] = {
+"""The keys each name takes (listed in this order in the errors)."""
+
+_CLASSES: dict[str, type[Policy]] = {
     "strict": Strict,
     "firstfit": FirstFit,
+    "easy": Backfill,
+    "backfill": Backfill,
     "conservative": Conservative,
+    "best-package": BestPackage,
 }
-_UNBOUNDED = ("all", "inf", "infinite")
-
-
-def common_options(params: Mapping[str, str]) -> dict[str, Any]:
-    """The :class:`Policy` keywords of a spec's ``order``, ``oracle`` and
-    ``seed`` (defaults when absent)."""
-    return {
-        "order": canonical_order(params.get("order", "fcfs")),
-        "oracle": boolean("oracle", params.get("oracle", "false")),
-        "seed": optional(params, "seed", integer),
-    }
 
 
 def parse_rigid(parts: SpecParts) -> Policy:
@@ -1116,44 +1131,22 @@ def parse_rigid(parts: SpecParts) -> Policy:
         A key the policy does not take, a bad value.
     """
     name = _ALIASES.get(parts.name, parts.name)
-    fixed: str | None = None
+    keys = _KEYS["strict" if name in ORDER_NAMES else name]
+    RIGID_OPTIONS.check(parts, keys)
     if name in ORDER_NAMES:
-        fixed, name = name, "strict"
-    parts.check(_KEYS[name], flags=("oracle",))
-    params = parts.options()
-    if fixed is not None:
-        if "order" in params:
+        if "order" in parts.params:
             raise parts.error(
-                f"the name {fixed!r} fixes the order; use strict:order=NAME"
+                f"the name {name!r} fixes the order; use strict:order=NAME"
             )
-        params["order"] = fixed
-    common = common_options(params)
-    if name in _PLAIN:
-        return _PLAIN[name](**common)
-    if name == "best-package":
-        limit = params.get("limit", str(DEFAULT_PACKAGE_LIMIT))
-        return BestPackage(**common, limit=integer("limit", limit))
+        return Strict(**RIGID_OPTIONS.read(parts, ("oracle", "seed"), order=name))
     if name == "easy-sjbf":
-        return Backfill(**common, select="shortest")
-    depth = params.get("depth", "1")
-    if depth.lower() in _UNBOUNDED:
-        if any(k in params for k in ("select", "maxwait", "maxidle")):
+        return Backfill(**RIGID_OPTIONS.read(parts, keys, select="shortest"))
+    values = RIGID_OPTIONS.read(parts, keys)
+    if values.get("depth", 1) is None:
+        if any(k in parts.params for k in ("select", "maxwait", "maxidle")):
             raise ValueError("select, maxwait and maxidle need a finite depth")
-        return Conservative(**common)
-    return Backfill(
-        **common,
-        depth=integer("depth", depth),
-        select=_select(params.get("select", "queue")),
-        maxwait=optional(params, "maxwait", integer),
-        maxidle=optional(params, "maxidle", share),
-    )
-
-
-def _select(value: str) -> str:
-    lowered = value.lower()
-    if lowered not in SELECT_NAMES:
-        raise ValueError(f"unknown select {value!r}; valid: {', '.join(SELECT_NAMES)}")
-    return lowered
+        return Conservative(**{key: values[key] for key in COMMON_KEYS})
+    return _CLASSES[name](**values)
 
 
 FAMILY = Family(

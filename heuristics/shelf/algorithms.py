@@ -137,7 +137,7 @@ import bisect
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from optsched.heuristics.spec import join_spec, split_spec
+from optsched.heuristics.spec import Option, Options, split_spec
 from optsched.instance import BusyBlock, Instance, Job
 from optsched.packing import Profile, Strip, contiguous_placement
 from optsched.schedule import Placement, Schedule
@@ -199,6 +199,12 @@ _SMART_OPTIONS: dict[str, tuple[str, ...]] = {
     "weights": ("instance", "one", "size", "area"),
 }
 _OPTION_KEYS = tuple(_SMART_OPTIONS)
+
+SHELF_OPTIONS = Options(
+    tuple(Option(key, default=values[0]) for key, values in _SMART_OPTIONS.items())
+)
+"""The options of a :class:`ShelfSpec` (SMART's), in canonical spec order,
+each defaulting to the first of its valid values (lower case is read)."""
 
 SHELF_ALGORITHMS: dict[str, ShelfAlgorithm] = {
     a.name: a
@@ -267,19 +273,15 @@ class ShelfSpec:
         return SHELF_ALGORITHMS[self.name]
 
     @property
-    def options(self) -> dict[str, str]:
-        """The options that differ from their default, in canonical order."""
-        return {
-            key: getattr(self, key)
-            for key in _OPTION_KEYS
-            if getattr(self, key) != _SMART_OPTIONS[key][0]
-        }
+    def items(self) -> list[str]:
+        """The ``key=value`` of the options that differ from their default,
+        in canonical order (:data:`SHELF_OPTIONS`)."""
+        return SHELF_OPTIONS.items(self, self.algorithm.options)
 
     @property
     def spec(self) -> str:
         """Canonical text form."""
-        items = [f"{k}={v}" for k, v in self.options.items()]
-        return join_spec(self.name, items)
+        return SHELF_OPTIONS.spec(self.name, self, self.algorithm.options)
 
     def __str__(self) -> str:
         return self.spec
@@ -308,9 +310,8 @@ def parse_shelf_algorithm(text: str | ShelfSpec, **options: str) -> ShelfSpec:
         raise ValueError(
             f"unknown shelf algorithm {parts.name!r}; valid: {', '.join(SHELF_NAMES)}"
         )
-    parts.check(tuple(SHELF_ALGORITHMS[parts.name].options))
-    values = {key: value.lower() for key, value in parts.options().items()}
-    return ShelfSpec(parts.name, **values)
+    keys = tuple(SHELF_ALGORITHMS[parts.name].options)
+    return ShelfSpec(**SHELF_OPTIONS.read(parts, keys, name=parts.name))
 
 
 def height_class(height: int) -> int:
@@ -875,6 +876,23 @@ def _items(
     return items
 
 
+def _planned(
+    instance: Instance,
+    algorithm: str | ShelfSpec,
+    start: int,
+    jobs: Iterable[Job] | None,
+    estimate: bool,
+    heights: Mapping[int, int] | None,
+    options: Mapping[str, str],
+) -> tuple[ShelfSpec, Obstacles, Builder]:
+    """The algorithm, the machine's obstacles and the built shelves of a
+    batch (the parameters of :func:`shelf_plan`)."""
+    spec = parse_shelf_algorithm(algorithm, **options)
+    items = _items(instance, jobs, estimate, heights, spec.weights)
+    obstacles = Obstacles.of(instance, after=start)
+    return spec, obstacles, build(items, spec, instance.processors, obstacles, start)
+
+
 def shelf_plan(
     instance: Instance,
     algorithm: str | ShelfSpec = "ffdh",
@@ -913,10 +931,9 @@ def shelf_plan(
     ShelfPlan
         Shelves in time order; planned starts from the heights used.
     """
-    spec = parse_shelf_algorithm(algorithm, **options)
-    items = _items(instance, jobs, estimate, heights, spec.weights)
-    obstacles = Obstacles.of(instance, after=start)
-    builder = build(items, spec, instance.processors, obstacles, start)
+    spec, _, builder = _planned(
+        instance, algorithm, start, jobs, estimate, heights, options
+    )
     return builder.frozen(spec.spec)
 
 
@@ -954,10 +971,9 @@ def shelf_schedule(
     >>> [(s[j].start, s[j].end) for j in (1, 2, 3)]
     [(0, 3), (4, 6), (0, 4)]
     """
-    spec = parse_shelf_algorithm(algorithm, **options)
-    items = _items(instance, jobs, estimate, heights, spec.weights)
-    obstacles = Obstacles.of(instance, after=start)
-    builder = build(items, spec, instance.processors, obstacles, start)
+    spec, obstacles, builder = _planned(
+        instance, algorithm, start, jobs, estimate, heights, options
+    )
     runtimes = {job.id: job.runtime for job in instance.jobs}
     placements = realise(builder, runtimes, obstacles, start)
     return Schedule(placements, producer or f"shelf:{spec.spec}")

@@ -105,7 +105,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from optsched.heuristics.engine.core import DONE, RUNNING, WAITING, Simulator
-from optsched.heuristics.rigid.policies import EnginePolicy
+from optsched.heuristics.rigid.policies import ORACLE, EnginePolicy
 from optsched.heuristics.shelf.algorithms import (
     SHELF_ALGORITHMS,
     SHELF_NAMES,
@@ -118,7 +118,15 @@ from optsched.heuristics.shelf.algorithms import (
     item_weight,
     parse_shelf_algorithm,
 )
-from optsched.heuristics.spec import Family, SpecParts, boolean, join_spec, share
+from optsched.heuristics.spec import (
+    Family,
+    Option,
+    Options,
+    SpecParts,
+    join_spec,
+    share,
+    write_float,
+)
 
 __all__ = [
     "PC2",
@@ -390,11 +398,8 @@ class Batch(EnginePolicy):
     def spec(self) -> str:
         """The inner algorithm's spec (the plain names are the batch
         framework), plus ``oracle``."""
-        text = self.inner.spec
-        if self.oracle:
-            text += "," if ":" in text else ":"
-            text += "oracle"
-        return text
+        oracle = ORACLE.item(self.oracle)
+        return join_spec(self.inner.name, [*self.inner.items, *filter(None, [oracle])])
 
     def new_state(self, sim: Simulator) -> _Run:
         return _Run(_obstacles(sim), _positions(sim))
@@ -478,16 +483,9 @@ class PC2(EnginePolicy):
 
     @property
     def spec(self) -> str:
-        """``pc2`` with the parameters that differ from their default."""
-        items = []
-        if self.interactive != DEFAULT_INTERACTIVE:
-            text = "+".join(str(q) for q in self.interactive) or "none"
-            items.append(f"interactive={text}")
-        if self.batch_share != DEFAULT_BATCH_SHARE:
-            items.append(f"batch_share={float(self.batch_share)}")
-        if self.oracle:
-            items.append("oracle")
-        return join_spec("pc2", items)
+        """``pc2`` with the parameters that differ from their default
+        (:data:`PC2_OPTIONS`)."""
+        return PC2_OPTIONS.spec(self.rule, self, _PC2_KEYS)
 
     def new_state(self, sim: Simulator) -> _PC2State:
         return _PC2State(_obstacles(sim), _positions(sim))
@@ -616,6 +614,10 @@ class PC2(EnginePolicy):
             sim.predict(j, shelf.start + shelf.entries[-1][2])
 
 
+def _write_interactive(queues: tuple[int, ...]) -> str:
+    return "+".join(str(q) for q in queues) or "none"
+
+
 def pc2_interactive(text: str) -> tuple[int, ...]:
     """Parse ``interactive=``: queue numbers joined by ``+``, or ``none``."""
     lowered = text.strip().lower()
@@ -637,6 +639,20 @@ SHELF_POLICY_NAMES: tuple[str, ...] = (*SHELF_NAMES, "pc2")
 """The shelf policies a plain name gives: the batch framework over each
 shelf algorithm, and PC²."""
 
+PC2_OPTIONS = Options(
+    (
+        Option(
+            "interactive",
+            lambda key, value: pc2_interactive(value),
+            DEFAULT_INTERACTIVE,
+            _write_interactive,
+        ),
+        Option("batch_share", share, DEFAULT_BATCH_SHARE, write_float),
+        ORACLE,
+    )
+)
+"""The options of :class:`PC2`, in canonical spec order."""
+
 _PC2_KEYS = ("interactive", "batch_share", "oracle")
 _BATCH_KEYS = ("inner", *SHELF_ALGORITHMS["smart"].options, "oracle")
 
@@ -652,20 +668,16 @@ def parse_shelf_policy(parts: SpecParts) -> EnginePolicy:
     """
     name = parts.name
     if name == "pc2":
-        keys: tuple[str, ...] = _PC2_KEYS
-    elif name == "batch":
+        return PC2(**PC2_OPTIONS.read(parts, _PC2_KEYS))
+    if name == "batch":
         keys = _BATCH_KEYS
     else:
         keys = (*SHELF_ALGORITHMS[name].options, "oracle")
     parts.check(keys, flags=("oracle",))
     params = parts.options()
-    oracle = boolean("oracle", params.pop("oracle", "false"))
-    if name == "pc2":
-        return PC2(
-            oracle=oracle,
-            interactive=pc2_interactive(params.get("interactive", "0")),
-            batch_share=share("batch_share", params.get("batch_share", "0.5")),
-        )
+    oracle = (
+        ORACLE.read("oracle", params.pop("oracle")) if "oracle" in params else False
+    )
     inner = params.pop("inner", "ffdh") if name == "batch" else name
     options = {key: value.lower() for key, value in params.items()}
     return Batch(oracle=oracle, inner=ShelfSpec.parse(inner.lower(), **options))
