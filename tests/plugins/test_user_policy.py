@@ -173,8 +173,9 @@ def test_compare_policies_takes_an_object(policy_file: Path) -> None:
     namespace: dict = {}
     exec(compile(LARGEST_FIRST, str(policy_file), "exec"), namespace)
     instance = read_native(INSTANCES / "kth_20.json").instance
-    rows = compare_policies(instance, [namespace["LargestFirst"](), "easy"])
-    assert rows[0].policy.endswith(":LargestFirst") and rows[1].policy == "easy"
+    mine = namespace["LargestFirst"]()
+    rows = compare_policies(instance, [mine, "easy"])
+    assert [row.policy for row in rows] == [parse_policy(mine).spec, "easy"]
     assert rows[0].makespan == reference_makespan(instance)
 
 
