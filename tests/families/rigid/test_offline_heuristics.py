@@ -7,7 +7,14 @@ from itertools import product
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.builders import Optimum, make, optima, slow_settings, small_instances
+from support.builders import (
+    Optimum,
+    make,
+    optima,
+    slow_settings,
+    small_instances,
+    starts_of,
+)
 
 from optsched.check import check_schedule
 from optsched.heuristics.rigid.offline import (
@@ -29,10 +36,6 @@ CMAX = Objective("cmax")
 WCT = Objective("wct")
 
 
-def starts(schedule: Schedule) -> dict[int, int]:
-    return {jid: p.start for jid, p in schedule.placements.items()}
-
-
 def offsets(schedule: Schedule) -> dict[int, int | None]:
     return {jid: p.offset for jid, p in schedule.placements.items()}
 
@@ -52,7 +55,7 @@ def test_list_schedule_any_machine() -> None:
     # 3 (released 1) fits beside both: [1, 5); 4 at its release 5.
     inst = make(4, G)
     schedule = list_schedule(inst, [1, 2, 3, 4])
-    assert starts(schedule) == {1: 0, 2: 3, 3: 1, 4: 5}
+    assert starts_of(schedule) == {1: 0, 2: 3, 3: 1, 4: 5}
     # Sweep in start order, lowest free processors first.
     procs = {jid: p.processors for jid, p in schedule.placements.items()}
     assert procs == {1: (0, 1), 3: (2,), 2: (0, 1, 3), 4: (0, 1, 2, 3)}
@@ -65,7 +68,7 @@ def test_list_schedule_contiguous_machine() -> None:
     # needs a free processor during [1, 5): only processor 3.
     inst = make(4, G, allocation="contiguous")
     schedule = list_schedule(inst, [1, 2, 3, 4])
-    assert starts(schedule) == {1: 0, 2: 3, 3: 1, 4: 5}
+    assert starts_of(schedule) == {1: 0, 2: 3, 3: 1, 4: 5}
     assert offsets(schedule) == {1: 0, 2: 0, 3: 3, 4: 0}
     assert check_schedule(inst, schedule) == []
 
@@ -74,14 +77,14 @@ def test_list_schedule_fills_holes() -> None:
     # m = 2: A (r0, q1, p4), B (r1, q2, p1) waits for A until 4; C (r0, q1,
     # p2), listed last, still starts at 0 beside A.
     inst = make(2, [(0, 1, 4), (1, 2, 1), (0, 1, 2)])
-    assert starts(list_schedule(inst, [1, 2, 3])) == {1: 0, 2: 4, 3: 0}
+    assert starts_of(list_schedule(inst, [1, 2, 3])) == {1: 0, 2: 4, 3: 0}
 
 
 def test_list_schedule_respects_busy_blocks() -> None:
     # m = 3, 2 processors busy during [0, 2): a size-2 job waits until 2.
     inst = make(3, [(0, 2, 1), (0, 1, 2)], unavailable=(BusyBlock(0, 2, 2),))
     schedule = list_schedule(inst, [1, 2])
-    assert starts(schedule) == {1: 2, 2: 0}
+    assert starts_of(schedule) == {1: 2, 2: 0}
     assert check_schedule(inst, schedule) == []
 
 
@@ -95,7 +98,7 @@ def test_count_blocks_take_processors_in_the_sweep() -> None:
     blocks = (BusyBlock(0, 1, 1), BusyBlock(1, 2, 1))
     inst = make(2, [(0, 1, 2)], unavailable=blocks)
     schedule = list_schedule(inst, [1])
-    assert starts(schedule) == {1: 0}
+    assert starts_of(schedule) == {1: 0}
     assert schedule[1].processors == (1,)
     assert check_schedule(inst, schedule) == []
     pinned = (BusyBlock(0, 1, 1, offset=0), BusyBlock(1, 2, 1, offset=1))
@@ -146,7 +149,7 @@ def test_nfdh() -> None:
     # 4 does not fit -> shelf 6 (h 1): 4 at 0, 5 at 2.
     inst = make(4, SHELF, allocation="contiguous")
     schedule = nfdh(inst)
-    assert starts(schedule) == {3: 0, 1: 0, 2: 4, 4: 6, 5: 6}
+    assert starts_of(schedule) == {3: 0, 1: 0, 2: 4, 4: 6, 5: 6}
     assert offsets(schedule) == {3: 0, 1: 1, 2: 0, 4: 0, 5: 2}
     assert schedule.producer == "shelf:nfdh"
     assert check_schedule(inst, schedule) == []
@@ -156,7 +159,7 @@ def test_ffdh() -> None:
     # as NFDH, but 5 goes back to the first shelf, at offset 3.
     inst = make(4, SHELF, allocation="contiguous")
     schedule = ffdh(inst)
-    assert starts(schedule) == {3: 0, 1: 0, 2: 4, 4: 6, 5: 0}
+    assert starts_of(schedule) == {3: 0, 1: 0, 2: 4, 4: 6, 5: 0}
     assert offsets(schedule) == {3: 0, 1: 1, 2: 0, 4: 0, 5: 3}
     assert check_schedule(inst, schedule) == []
 
@@ -168,7 +171,7 @@ def test_shelves_wait_for_releases_and_blocks() -> None:
     # (the lowest free range for its width); a block on both processors
     # during [5, 6) pushes it to 6.
     inst = make(2, [(0, 1, 3), (5, 1, 2)], allocation="contiguous")
-    assert starts(ffdh(inst)) == {1: 0, 2: 5}
+    assert starts_of(ffdh(inst)) == {1: 0, 2: 5}
     for block, start, offset in [
         (BusyBlock(5, 6, 1, offset=0), 5, 1),
         (BusyBlock(5, 6, 2, offset=0), 6, 0),
@@ -177,7 +180,7 @@ def test_shelves_wait_for_releases_and_blocks() -> None:
             2, [(0, 1, 3), (5, 1, 2)], allocation="contiguous", unavailable=(block,)
         )
         schedule = ffdh(blocked)
-        assert starts(schedule) == {1: 0, 2: start}
+        assert starts_of(schedule) == {1: 0, 2: start}
         assert offsets(schedule)[2] == offset
         assert check_schedule(blocked, schedule) == []
 
@@ -207,7 +210,7 @@ def test_best_heuristic_is_the_minimum_and_names_its_producer() -> None:
     assert best.producer in {f"list:{n}" for n in ORDERS} | {"shelf:nfdh", "shelf:ffdh"}
     only = best_heuristic(inst, CMAX, candidates=["release-lpt"])
     assert only.producer == "list:release-lpt"
-    assert starts(only) == {1: 0, 2: 3, 3: 1, 4: 5}
+    assert starts_of(only) == {1: 0, 2: 3, 3: 1, 4: 5}
 
 
 def test_unknown_candidate_and_shelves_with_count_blocks() -> None:

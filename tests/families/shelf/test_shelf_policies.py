@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 from support.builders import draw_blocks, draw_jobs, slow_settings
+from support.simulation import spans_of
 
 from optsched.check import check_schedule
 from optsched.cli import main
@@ -18,7 +19,6 @@ from optsched.heuristics import PC2, Batch, parse_policy, simulate
 from optsched.heuristics.shelf.algorithms import SHELF_NAMES, ShelfSpec, shelf_schedule
 from optsched.instance import BusyBlock, Instance, Job, Machine
 from optsched.io.native import write_native
-from optsched.schedule import Schedule
 
 FAST = slow_settings(120)
 
@@ -35,10 +35,6 @@ POLICIES = (
     "pc2:batch_share=0",
     "pc2:interactive=none,oracle",
 )
-
-
-def times(schedule: Schedule) -> dict[int, tuple[int, int]]:
-    return {jid: (p.start, p.end) for jid, p in schedule.placements.items()}
 
 
 def span(lo: int, size: int) -> tuple[int, ...]:
@@ -71,14 +67,14 @@ def test_batch_ffdh_golden(allocation: str) -> None:
     # batch to end at 8.
     result = simulate(inst, "ffdh")
     s = result.schedule
-    assert times(s) == {1: (0, 4), 2: (0, 2), 4: (4, 7), 3: (7, 8), 5: (8, 10)}
+    assert spans_of(s) == {1: (0, 4), 2: (0, 2), 4: (4, 7), 3: (7, 8), 5: (8, 10)}
     assert s[1].processors == span(0, 2) and s[2].processors == span(2, 2)
     assert s[3].processors == span(0, 4) and s[5].processors == span(0, 2)
     assert s.producer == "ffdh"
     assert check_schedule(inst, s) == []
     # The same batches under NFIH: batch {3, 4} runs 3 (p 1) first, then 4.
     s = simulate(inst, "batch:inner=nfih").schedule
-    assert times(s) == {1: (0, 4), 2: (0, 2), 3: (4, 5), 4: (5, 8), 5: (8, 10)}
+    assert spans_of(s) == {1: (0, 4), 2: (0, 2), 3: (4, 5), 4: (5, 8), 5: (8, 10)}
 
 
 # The same instance under every shelf policy. Batch 1 = {1, 2} at 0.
@@ -114,7 +110,7 @@ def test_every_shelf_policy_golden(
 ) -> None:
     inst = released().replace(machine=Machine(4, allocation))
     s = simulate(inst, spec).schedule
-    assert times(s) == expected
+    assert spans_of(s) == expected
     assert check_schedule(inst, s) == []
 
 
@@ -124,7 +120,7 @@ def test_batch_runs_event_driven_with_early_ends() -> None:
     # ended (3 at 7, not at 4 + 5 = 9).
     inst = released({1: 6, 4: 5})
     s = simulate(inst, "ffdh").schedule
-    assert times(s) == {1: (0, 4), 2: (0, 2), 4: (4, 7), 3: (7, 8), 5: (8, 10)}
+    assert spans_of(s) == {1: (0, 4), 2: (0, 2), 4: (4, 7), 3: (7, 8), 5: (8, 10)}
     assert check_schedule(inst, s) == []
 
 
@@ -137,7 +133,7 @@ def test_stacked_job_starts_when_the_job_in_front_ends() -> None:
         (Job(1, 0, 2, 2, 4), Job(2, 0, 1, 5, 5), Job(3, 0, 2, 1, 1)),
     )
     s = simulate(inst, "ffdh-stack").schedule
-    assert times(s) == {1: (0, 2), 2: (0, 5), 3: (2, 3)}
+    assert spans_of(s) == {1: (0, 2), 2: (0, 5), 3: (2, 3)}
     assert s[3].processors == span(1, 2)
     assert s.placements == shelf_schedule(inst, "ffdh-stack").placements
 
@@ -152,7 +148,7 @@ def test_shelf_waits_for_its_footprint_beside_a_block() -> None:
         (Job(1, 0, 1, 3), Job(2, 0, 2, 1)),
     )
     s = simulate(inst, "ffdh").schedule
-    assert times(s) == {1: (0, 3), 2: (6, 7)}
+    assert spans_of(s) == {1: (0, 3), 2: (6, 7)}
     assert check_schedule(inst, s) == []
     assert s.placements == shelf_schedule(inst, "ffdh").placements
 
@@ -185,7 +181,7 @@ def test_pc2_golden() -> None:
     inst = pc2_case()
     result = simulate(inst, "pc2")
     s = result.schedule
-    assert times(s) == {
+    assert spans_of(s) == {
         1: (0, 10),
         2: (10, 14),
         3: (1, 6),
@@ -207,7 +203,7 @@ def test_pc2_prediction_error() -> None:
     # is that of the golden case, and the mean absolute error is 4 x 2 / 6.
     inst = pc2_case(estimate_1=12)
     result = simulate(inst, "pc2")
-    assert times(result.schedule) == times(simulate(pc2_case(), "pc2").schedule)
+    assert spans_of(result.schedule) == spans_of(simulate(pc2_case(), "pc2").schedule)
     assert result.stats.predictions == 6
     assert result.stats.prediction_error == pytest.approx(8 / 6)
 

@@ -6,7 +6,14 @@ from __future__ import annotations
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from support.builders import draw_blocks, draw_jobs, exact_optimum, make, slow_settings
+from support.builders import (
+    draw_blocks,
+    draw_jobs,
+    exact_optimum,
+    make,
+    slow_settings,
+    starts_of,
+)
 
 from optsched.check import check_schedule, is_shelf_schedule
 from optsched.heuristics.rigid.offline import ffdh, nfdh
@@ -39,10 +46,6 @@ SPECS = (
 )
 
 
-def starts(schedule: Schedule) -> dict[int, int]:
-    return {jid: p.start for jid, p in schedule.placements.items()}
-
-
 def procs(schedule: Schedule) -> dict[int, tuple[int, ...] | None]:
     return {jid: p.processors for jid, p in schedule.placements.items()}
 
@@ -63,7 +66,7 @@ def test_golden_nfdh_ffdh(allocation: str) -> None:
     # NFDH: shelf [0, 4): 3 on 0, 1 on 1-2 (width 3); 2 (q 3) opens [4, 6);
     # 4 (q 2) opens [6, 7); 5 joins it on 2.
     s = shelf_schedule(inst, "nfdh")
-    assert starts(s) == {3: 0, 1: 0, 2: 4, 4: 6, 5: 6}
+    assert starts_of(s) == {3: 0, 1: 0, 2: 4, 4: 6, 5: 6}
     assert procs(s) == {
         3: span(0, 1),
         1: span(1, 2),
@@ -74,7 +77,7 @@ def test_golden_nfdh_ffdh(allocation: str) -> None:
     assert s.producer == "shelf:nfdh"
     # FFDH: as NFDH, but 5 goes back to the first shelf, on processor 3.
     s = shelf_schedule(inst, "ffdh")
-    assert starts(s) == {3: 0, 1: 0, 2: 4, 4: 6, 5: 0}
+    assert starts_of(s) == {3: 0, 1: 0, 2: 4, 4: 6, 5: 0}
     assert procs(s)[5] == span(3, 1)
     for name in ("nfdh", "ffdh"):
         assert check_schedule(inst, shelf_schedule(inst, name)) == []
@@ -87,13 +90,13 @@ def test_golden_nfih_ffih() -> None:
     # NFIH: shelf 4 [0,2) + 5 [2,3), height 1; 2 (q 3) opens a shelf at 1
     # (height 2); 1 (q 2) opens one at 3; 3 (q 1) joins it, height 3 -> 4.
     s = shelf_schedule(inst, "nfih")
-    assert starts(s) == {4: 0, 5: 0, 2: 1, 1: 3, 3: 3}
+    assert starts_of(s) == {4: 0, 5: 0, 2: 1, 1: 3, 3: 3}
     assert procs(s)[3] == span(2, 1)
     assert max(p.end for p in s.placements.values()) == 7
     # FFIH: 3 (q 1) fits the first shelf (width 3 + 1 = 4), which grows from
     # height 1 to 4; the shelves after it move up: 2 at 4, 1 at 6.
     s = shelf_schedule(inst, "ffih")
-    assert starts(s) == {4: 0, 5: 0, 3: 0, 2: 4, 1: 6}
+    assert starts_of(s) == {4: 0, 5: 0, 3: 0, 2: 4, 1: 6}
     assert procs(s)[3] == span(3, 1)
     assert max(p.end for p in s.placements.values()) == 9
     # On one batch FFIH* has nothing to stack (every job is the tallest yet).
@@ -108,7 +111,7 @@ def test_golden_ffdh_stack() -> None:
     # but is stacked behind 1: [3, 4) on 1-2 (ends by the shelf's end 4).
     # 5 (q 1) fits beside in shelf 0, on processor 3. Makespan 6 (FFDH: 7).
     s = shelf_schedule(inst, "ffdh-stack")
-    assert starts(s) == {3: 0, 1: 0, 4: 3, 5: 0, 2: 4}
+    assert starts_of(s) == {3: 0, 1: 0, 4: 3, 5: 0, 2: 4}
     assert procs(s) == {
         3: span(0, 1),
         1: span(1, 2),
@@ -130,7 +133,7 @@ def test_golden_smart_as_printed() -> None:
     # shelf, shelves by class: [5, 4] at 0 (h 1), [2] at 1 (h 2), [3, 1] at
     # 3 (h 4). Sum of completions 1 + 1 + 3 + 7 + 6 = 18.
     s = shelf_schedule(inst, "smart")
-    assert starts(s) == {5: 0, 4: 0, 2: 1, 3: 3, 1: 3}
+    assert starts_of(s) == {5: 0, 4: 0, 2: 1, 3: 3, 1: 3}
     assert procs(s) == {
         5: span(0, 1),
         4: span(1, 2),
@@ -146,11 +149,11 @@ def test_golden_smart_as_printed() -> None:
         j.replace(weight=10.0) if j.id == 2 else j for j in inst.jobs
     )
     s = shelf_schedule(heavy, "smart", order="smith")
-    assert starts(s) == {2: 0, 5: 2, 4: 2, 3: 3, 1: 3}
+    assert starts_of(s) == {2: 0, 5: 2, 4: 2, 3: 3, 1: 3}
     assert Objective("wct", "instance").value(heavy, s) == 20 + 3 + 3 + 7 + 6
     # ... and sequence=class keeps the printed order with the Smith packing.
     s = shelf_schedule(heavy, "smart:order=smith,sequence=class")
-    assert starts(s) == {5: 0, 4: 0, 2: 1, 3: 3, 1: 3}
+    assert starts_of(s) == {5: 0, 4: 0, 2: 1, 3: 3, 1: 3}
 
 
 def test_golden_smart_orders_and_fits() -> None:
@@ -163,11 +166,11 @@ def test_golden_smart_orders_and_fits() -> None:
     )
     # size: 3 (1), 1 (2), 4 (2), 2 (3): [3, 1] (h 4), [4] (h 3), [2] (h 3)
     s = shelf_schedule(inst, "smart")
-    assert starts(s) == {3: 0, 1: 0, 4: 4, 2: 7}
+    assert starts_of(s) == {3: 0, 1: 0, 4: 4, 2: 7}
     # smith: w / (q p) = 1/8, 6/9, 1/4, 1/6 -> 2, 3, 4, 1: [2, 3] (h 4,
     # W 7), [4, 1] (h 4, W 2); Smith's order keeps them.
     s = shelf_schedule(inst, "smart:order=smith")
-    assert starts(s) == {2: 0, 3: 0, 4: 4, 1: 4}
+    assert starts_of(s) == {2: 0, 3: 0, 4: 4, 1: 4}
     assert procs(s) == {2: span(0, 3), 3: span(3, 1), 4: span(0, 2), 1: span(2, 2)}
     # Next vs first fit: m = 4, one class; Smith order x (3, w 12), y (2,
     # w 4), z (1, w 1), all p = 4. Next fit: [x], [y, z]; first fit: z
@@ -176,9 +179,9 @@ def test_golden_smart_orders_and_fits() -> None:
         Machine(4),
         (Job(1, 0, 3, 4, weight=12.0), Job(2, 0, 2, 4, weight=4.0), Job(3, 0, 1, 4)),
     )
-    assert starts(shelf_schedule(three, "smart:order=smith")) == {1: 0, 2: 4, 3: 4}
+    assert starts_of(shelf_schedule(three, "smart:order=smith")) == {1: 0, 2: 4, 3: 4}
     first = shelf_schedule(three, "smart:order=smith,fit=first")
-    assert starts(first) == {1: 0, 3: 0, 2: 4}
+    assert starts_of(first) == {1: 0, 3: 0, 2: 4}
 
 
 def test_height_classes() -> None:
@@ -214,7 +217,7 @@ def test_golden_busy_blocks(allocation: str) -> None:
         unavailable=(BusyBlock(0, 5, 2, offset),),
     )
     s = shelf_schedule(inst, "ffdh")
-    assert starts(s) == {1: 0, 2: 3, 3: 5}
+    assert starts_of(s) == {1: 0, 2: 3, 3: 5}
     base = 2 if allocation == "contiguous" else 0
     assert procs(s) == {1: span(base, 2), 2: span(base, 2), 3: span(0, 3)}
     assert check_schedule(inst, s) == []
@@ -230,11 +233,11 @@ def test_estimates_plan_and_actual_times_realise() -> None:
     # jobs end by 4, so 2's shelf starts at 4.
     plan = shelf_plan(inst, "nfdh")
     assert [s.start for s in plan.shelves] == [0, 5]
-    assert starts(shelf_schedule(inst, "nfdh")) == {1: 0, 3: 0, 2: 4}
+    assert starts_of(shelf_schedule(inst, "nfdh")) == {1: 0, 3: 0, 2: 4}
     # By run time: 3 (4), 2 (3), 1 (2): 3 alone (2 does not fit beside),
     # then 2 at 4, then 1 at 7.
-    assert starts(shelf_schedule(inst, "nfdh", estimate=False)) == {3: 0, 2: 4, 1: 7}
-    assert starts(shelf_schedule(inst, "nfdh", heights={1: 1})) == {3: 0, 2: 4, 1: 7}
+    assert starts_of(shelf_schedule(inst, "nfdh", estimate=False)) == {3: 0, 2: 4, 1: 7}
+    assert starts_of(shelf_schedule(inst, "nfdh", heights={1: 1})) == {3: 0, 2: 4, 1: 7}
 
 
 def test_stacked_job_starts_when_the_job_in_front_ends() -> None:
@@ -247,7 +250,7 @@ def test_stacked_job_starts_when_the_job_in_front_ends() -> None:
     )
     assert shelf_plan(inst, "ffdh-stack").planned_starts() == {2: 0, 1: 0, 3: 4}
     s = shelf_schedule(inst, "ffdh-stack")
-    assert starts(s) == {2: 0, 1: 0, 3: 2}
+    assert starts_of(s) == {2: 0, 1: 0, 3: 2}
     assert procs(s)[3] == span(1, 2)
     assert check_schedule(inst, s) == []
 
@@ -257,12 +260,12 @@ def test_ties_keep_the_instance_order() -> None:
     jobs = (Job(5, 0, 2, 2), Job(2, 0, 2, 2), Job(9, 0, 2, 2))
     inst = Instance(Machine(3), jobs)
     for name in ("nfdh", "ffdh", "nfih", "ffih", "ffdh-stack", "smart"):
-        assert starts(shelf_schedule(inst, name)) == {5: 0, 2: 2, 9: 4}, name
+        assert starts_of(shelf_schedule(inst, name)) == {5: 0, 2: 2, 9: 4}, name
         backwards = inst.with_jobs(reversed(jobs))
-        assert starts(shelf_schedule(backwards, name)) == {9: 0, 2: 2, 5: 4}, name
+        assert starts_of(shelf_schedule(backwards, name)) == {9: 0, 2: 2, 5: 4}, name
     # `jobs=` gives the tie order (and the batch).
     chosen = shelf_schedule(inst, "ffdh", jobs=[jobs[1], jobs[2]])
-    assert starts(chosen) == {2: 0, 9: 2}
+    assert starts_of(chosen) == {2: 0, 9: 2}
 
 
 def test_offline_wrappers_are_the_shelf_module() -> None:
