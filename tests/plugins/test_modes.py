@@ -158,7 +158,8 @@ def test_none_keeps_the_request_and_fits_leaves_the_job_as_it_was() -> None:
 @pytest.mark.parametrize(
     "features",
     [("moldable", "contiguous", "busy-blocks"), ("moldable", "calendar"),
-     ("moldable", "outages"), ("moldable", "chains"), ("malleable",)],
+     ("moldable", "outages"), ("moldable", "chains"), ("malleable",),
+     ("moldable", "calendar", "user-limit")],
 )  # fmt: skip
 def test_chosen_modes_keep_the_engines_guarantees(features: tuple[str, ...]) -> None:
     instance = build_instance(features)
