@@ -72,17 +72,16 @@ parser locates the first bad line of the chunk and names it in the error.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import gc
 import hashlib
 import math
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Collection
 from pathlib import Path
 
 import numpy as np
 
+from optsched.collector import collector_paused
 from optsched.errors import InputError, shown
 from optsched.instance import (
     EXTRA_FIELDS,
@@ -248,7 +247,7 @@ def read_swf(
     table = _parse_table(path, job_lines, line_numbers)
     table, line_numbers, folded = _fold_partial(path, table, line_numbers, partial)
     rules = _Rules(m, size_field, estimate_rule, _status_set(status))
-    with _gc_paused():
+    with collector_paused():
         jobs, skipped, fallback = _build_jobs(table, line_numbers, rules)
     instance = Instance(
         Machine(m, allocation),
@@ -317,22 +316,6 @@ def _status_set(status: Collection[int] | None) -> frozenset[int] | None:
 def _status_counts(column: np.ndarray) -> dict[int, int]:
     codes, counts = np.unique(np.where(column < 0, -1, column), return_counts=True)
     return dict(zip(codes.astype(np.int64).tolist(), counts.tolist(), strict=True))
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while many objects are created.
-
-    Building half a million jobs triggers dozens of collections that find
-    nothing (jobs hold only numbers); pausing them halves the build time.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 # --------------------------------------------------------------------------
