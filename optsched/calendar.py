@@ -34,6 +34,8 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from optsched.errors import is_count
+
 DAY = 86_400
 WEEK = 7 * DAY
 HOLIDAY = 7
@@ -132,11 +134,7 @@ class Calendar:
         object.__setattr__(self, "periods", tuple(self.periods))
         for name in ("holidays", "sequential_queues", "anytime_queues"):
             object.__setattr__(self, name, frozenset(getattr(self, name)))
-        if self.user_limit is not None and (
-            not isinstance(self.user_limit, int)
-            or isinstance(self.user_limit, bool)
-            or self.user_limit < 0
-        ):
+        if self.user_limit is not None and not is_count(self.user_limit):
             raise ValueError(
                 f"user_limit {self.user_limit!r} must be processor-seconds >= 0"
             )

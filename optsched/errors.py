@@ -7,6 +7,7 @@ line ``file:line: reason``; the CLI prints it and exits with status 2.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypeGuard
 
 SHOWN_LIMIT = 40
 """Default length of a value quoted from a file in a message (see :func:`shown`)."""
@@ -48,6 +49,12 @@ def shown(value: object, limit: int = SHOWN_LIMIT) -> str:
         return text
     quote = text[-1] if text[-1] in "'\"" else ""
     return text[: limit - 3 - len(quote)] + "..." + quote
+
+
+def is_count(value: object) -> TypeGuard[int]:
+    """Whether ``value`` is an integer >= 0 and no ``bool`` (``True`` is an
+    int to Python, but a ``True`` count is a bug upstream)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def one_line(text: str) -> str:

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
-from optsched.errors import shown
+from optsched.errors import is_count, shown
 
 COSTS: tuple[str, ...] = ("ratio", "excess")
 """How the communication cost inflates a run time (see the module notes)."""
@@ -105,11 +105,7 @@ class Nodes:
                 f"machine nodes: {shown(self.count)}x{shown(self.cpus)} needs at "
                 "least one node of one processor"
             )
-        if self.tight is not None and (
-            not isinstance(self.tight, int)
-            or isinstance(self.tight, bool)
-            or self.tight < 0
-        ):
+        if self.tight is not None and not is_count(self.tight):
             raise ValueError(
                 f"machine nodes: tight {shown(self.tight)} must be an integer >= 0"
             )
