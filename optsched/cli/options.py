@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -346,30 +347,30 @@ def input_options(command: F) -> F:
     return _apply(command, _file_options() + _trace_options() + window_options)
 
 
-def _statuses(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    """Click callback of ``--status``: names to SWF status codes."""
-    del ctx, param
-    if value is None:
-        return None
-    from optsched.io.swf import parse_statuses
+def _parsed_by(target: str, prefix: str = "") -> Callable[..., Any]:
+    """A click callback: the option's text parsed by ``target``
+    (``"module:function"``, imported on first use), ``None`` when absent; a
+    ``ValueError`` becomes click's bad-parameter error, ``prefix`` cut off
+    (click names the option itself)."""
 
-    try:
-        return parse_statuses(value)
-    except ValueError as error:
-        raise click.BadParameter(str(error).removeprefix("--status: ")) from None
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        del ctx, param
+        if value is None:
+            return None
+        module, _, name = target.partition(":")
+        try:
+            return getattr(importlib.import_module(module), name)(value)
+        except ValueError as error:
+            raise click.BadParameter(str(error).removeprefix(prefix)) from None
+
+    return callback
 
 
-def _speedup_model(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    """Click callback of ``--moldable``: the parsed speed-up model."""
-    del ctx, param
-    if value is None:
-        return None
-    from optsched.moldable.speedup import parse_model
+_statuses = _parsed_by("optsched.io.swf:parse_statuses", prefix="--status: ")
+"""Click callback of ``--status``: names to SWF status codes."""
 
-    try:
-        return parse_model(value)
-    except ValueError as error:
-        raise click.BadParameter(str(error)) from None
+_speedup_model = _parsed_by("optsched.moldable.speedup:parse_model")
+"""Click callback of ``--moldable``: the parsed speed-up model."""
 
 
 def moldable_options(command: F) -> F:
