@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import gc
 import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from optsched.collector import collector_paused
 from optsched.families import simulation_refusal
 from optsched.heuristics.engine.core import (
     SimulationResult,
@@ -121,7 +121,7 @@ def simulate(
         keep_profile=chosen.needs_profile,
     )
     ranks = order_ranks(chosen.order, sim.size, sim.estimate, seed=chosen.seed or 0)
-    with _progress_bar(len(sim.jobs), progress) as advance, _gc_paused():
+    with _progress_bar(len(sim.jobs), progress) as advance, collector_paused():
         try:
             sim.run(chosen, ranks, advance)
         except Stalled:
@@ -248,19 +248,6 @@ def _engine_equivalent(policy: Policy) -> str | None:
     ):
         return "optimistic:f=fifo"
     return None
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    # The simulation allocates many small objects and creates no reference
-    # cycles; the cyclic collector's passes cost up to a quarter of a run.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _with_seed(policy: EnginePolicy, seed: int) -> EnginePolicy:
