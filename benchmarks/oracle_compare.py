@@ -14,8 +14,17 @@ the definitions (``tests/support/oracle``; it shares no code with
 ``--kill-at-estimate``, and prints a Markdown table: jobs, jobs whose start
 or end differ (0 = equal job for job), the first differing job, and the two
 wall times. ``--jobs N`` keeps the first ``N`` jobs of each trace.
+``--list N`` also prints, under the table, up to ``N`` differing jobs per
+row with the product's and the reference's (start, end). ``--traces
+instances --trace default.json`` runs on a bundled window.
 The references are slow by design; a full KTH run of every spec takes
 minutes.
+
+The references stay in this tree's ``tests``, the product is whatever
+``optsched`` imports, so with ``PYTHONPATH`` set to an older checkout
+(``git worktree add /tmp/before COMMIT``) the script counts, and with
+``--list`` names, the jobs an older product schedules differently from
+today's rule (issue 28's "before" columns).
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ sys.path.insert(0, str(REPO / "tests"))  # the references live with the tests
 from support.oracle import reference_starts, supports  # noqa: E402
 from support.oracle.cases import CASES  # noqa: E402
 
+import optsched  # noqa: E402
 from optsched.heuristics import simulate  # noqa: E402
 from optsched.instance import Instance  # noqa: E402
 from optsched.io import read, read_trace  # noqa: E402
@@ -68,7 +78,37 @@ def compare(instance: Instance, spec: str, kill: bool) -> dict[str, Any]:
         "first": differ[0] if differ else "",
         "product": product_seconds,
         "reference": reference_seconds,
+        "differing": [(j, got[j], expected[j]) for j in differ],
     }
+
+
+def _commit(folder: Path) -> str:
+    """The checkout ``folder`` is in, as a short commit id."""
+    return subprocess.run(
+        ["git", "-C", str(folder), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+
+
+def _span(start_end: tuple[int, int]) -> str:
+    return f"{start_end[0]:,}–{start_end[1]:,}"
+
+
+def print_differing(
+    rows: list[tuple[str, str, bool, dict[str, Any]]], most: int
+) -> None:
+    """Up to ``most`` differing jobs of each row, product beside reference."""
+    print(
+        "\n| trace | spec | kill | job | product (start–end) | reference (start–end) |"
+    )
+    print("|---|---|---|---:|---|---|")
+    for name, spec, kill, row in rows:
+        for job, got, expected in row["differing"][:most]:
+            print(
+                f"| {name} | `{spec}` | {'yes' if kill else 'no'} | {job} | "
+                f"{_span(got)} | {_span(expected)} |"
+            )
 
 
 def main() -> None:
@@ -77,18 +117,19 @@ def main() -> None:
     parser.add_argument("--trace", action="append", default=[])
     parser.add_argument("--specs", default=",".join(DEFAULT_SPECS))
     parser.add_argument("--jobs", type=int, default=None)
+    parser.add_argument("--list", type=int, default=0, metavar="N")
     args = parser.parse_args()
     names = args.trace or sorted(
         p.name for p in args.traces.iterdir() if ".swf" in p.name
     )
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
-    print(f"commit {commit}\n")
+    print(f"references: commit {_commit(REPO)}")
+    product = Path(optsched.__file__).resolve().parent
+    print(f"product: commit {_commit(product)} ({product})\n")
     print(
         "| trace | spec | kill | jobs | differ | first | product (s) | reference (s) |"
     )
     print("|---|---|---|---:|---:|---|---:|---:|")
+    rows: list[tuple[str, str, bool, dict[str, Any]]] = []
     for name in names:
         path = args.traces / name
         if args.jobs is None:
@@ -101,12 +142,15 @@ def main() -> None:
         for spec in args.specs.split(","):
             for kill in (False, True):
                 row = compare(instance, spec, kill)
+                rows.append((name, spec, kill, row))
                 print(
                     f"| {name} | `{spec}` | {'yes' if kill else 'no'} | "
                     f"{row['jobs']:,} | {row['differ']:,} | {row['first']} | "
                     f"{row['product']:.1f} | {row['reference']:.1f} |",
                     flush=True,
                 )
+    if args.list:
+        print_differing(rows, args.list)
 
 
 if __name__ == "__main__":
