@@ -12,13 +12,14 @@ that each is named, parsed and simulated like every other policy.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from optsched.families import load
 from optsched.heuristics.engine.core import SimulationResult, SimulationStats
 from optsched.heuristics.rigid.policies import Policy
-from optsched.heuristics.spec import spec_name
+from optsched.heuristics.spec import SpecParts, spec_name, split_spec
 from optsched.instance import Instance
 from optsched.schedule import Schedule
 
@@ -28,12 +29,17 @@ class Standalone(Policy):
     """An algorithm named by its spec, run by :meth:`run` (not the engine).
 
     Subclasses check the spec in :meth:`_options` (``ValueError`` on a bad
-    one, at construction) and build the schedule in :meth:`_schedule`.
+    one, at construction): by default with the parser :attr:`parsers` names
+    for the algorithm (:func:`algorithm_options`); they build the schedule
+    in :meth:`_schedule`.
     """
 
     algorithm: str = ""
 
     rule: ClassVar[str] = "standalone"
+    parsers: ClassVar[Mapping[str, str]] = {}
+    """Each algorithm name to the ``"module:function"`` parsing its specs,
+    ``""`` for every other name (:func:`algorithm_options`)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -50,7 +56,9 @@ class Standalone(Policy):
         return self.algorithm
 
     def _options(self) -> dict[str, Any]:
-        raise NotImplementedError
+        if not self.parsers:
+            raise NotImplementedError
+        return algorithm_options(self.algorithm, self.parsers)
 
     def _schedule(self, instance: Instance) -> Schedule:
         raise NotImplementedError
@@ -62,6 +70,22 @@ class Standalone(Policy):
         schedule = Schedule(schedule.placements, self.spec, schedule.killed)
         stats = SimulationStats(wall_time=time.perf_counter() - began)
         return SimulationResult(schedule=schedule, stats=stats)
+
+
+def algorithm_options(
+    spec: str | SpecParts, parsers: Mapping[str, str]
+) -> dict[str, Any]:
+    """The keyword arguments of an algorithm's spec (or of its tokens).
+
+    The parser is the ``"module:function"`` that ``parsers`` gives for the
+    spec's name (``parsers[""]`` for any other name), imported on first use
+    (the algorithms import the runner, which imports this module); it
+    raises ``ValueError`` on a bad spec. A parser that returns no mapping
+    only checks the spec: no keyword arguments.
+    """
+    parts = split_spec(spec)
+    options = load(parsers.get(parts.name, parsers[""]))(parts)
+    return dict(options) if isinstance(options, Mapping) else {}
 
 
 Scheduler = Callable[[Instance], Schedule]

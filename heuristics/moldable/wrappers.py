@@ -24,16 +24,17 @@ of the problem (an upper bound of its optimum).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from optsched.heuristics.engine.standalone import Standalone
+from optsched.heuristics.engine.standalone import Standalone, algorithm_options
 from optsched.heuristics.moldable.policies import (
     MOLDABLE_POLICY_NAMES,
     moldable_policy,
 )
 from optsched.heuristics.rigid.policies import Policy
-from optsched.heuristics.spec import Family, SpecParts, join_spec, spec_name, split_spec
+from optsched.heuristics.spec import Family, SpecParts, join_spec, spec_name
 from optsched.instance import Instance
 from optsched.schedule import Schedule
 
@@ -61,9 +62,10 @@ class MoldablePolicy(Standalone):
     algorithm: str = "deq"
 
     rule: ClassVar[str] = "moldable"
-
-    def _options(self) -> dict[str, Any]:
-        return _parse_options(self.algorithm)
+    parsers: ClassVar[Mapping[str, str]] = {
+        "rescale": "optsched.heuristics.moldable.rescaling:parse_rescale",
+        "": "optsched.heuristics.moldable.deq:parse_deq",
+    }
 
     def _schedule(self, instance: Instance) -> Schedule:
         if self.name == "rescale":
@@ -73,18 +75,6 @@ class MoldablePolicy(Standalone):
         from optsched.heuristics.moldable.deq import deq
 
         return deq(instance, **self._options())
-
-
-def _parse_options(spec: str | SpecParts) -> dict[str, Any]:
-    """The options of a spec (or of its tokens), by its algorithm's parser."""
-    parts = split_spec(spec)
-    if parts.name == "rescale":
-        from optsched.heuristics.moldable.rescaling import parse_rescale
-
-        return parse_rescale(parts)
-    from optsched.heuristics.moldable.deq import parse_deq
-
-    return parse_deq(parts)
 
 
 def parse_moldable(parts: SpecParts) -> Policy:
@@ -103,7 +93,8 @@ def parse_moldable(parts: SpecParts) -> Policy:
     """
     if parts.name in MOLDABLE_POLICY_NAMES:
         return moldable_policy(parts)
-    options = _parse_options(parts)  # errors name the spec as written
+    # errors name the spec as written
+    options = algorithm_options(parts, MoldablePolicy.parsers)
     if parts.name == "rescale":
         from optsched.heuristics.moldable.rescaling import rescale_spec
 

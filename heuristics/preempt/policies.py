@@ -20,11 +20,12 @@ classes and their cost function).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
-from optsched.heuristics.engine.standalone import Standalone
-from optsched.heuristics.spec import Family, SpecParts, join_spec, spec_name, split_spec
+from optsched.heuristics.engine.standalone import Standalone, algorithm_options
+from optsched.heuristics.spec import Family, SpecParts, join_spec, spec_name
 from optsched.instance import Instance
 from optsched.schedule import Schedule
 
@@ -64,34 +65,21 @@ class Preemptive(Standalone):
     algorithm: str = "pbi"
 
     rule: ClassVar[str] = "preemptive"
-
-    def _options(self) -> dict[str, object]:
-        """The gang keyword arguments (after checking any spec)."""
-        return _parse_options(self.algorithm)
+    parsers: ClassVar[Mapping[str, str]] = {
+        "gang": "optsched.heuristics.preempt.gang:parse_gang_spec",
+        # PBI and PSRS: checked only (batched() reads the spec itself)
+        "": "optsched.heuristics.preempt.algorithms:parse_preemptive",
+    }
 
     def _schedule(self, instance: Instance) -> Schedule:
         """Every job complete, in pieces."""
         if self.name == "gang":
             from optsched.heuristics.preempt.gang import gang
 
-            return gang(instance, **self._options())  # type: ignore[arg-type]
+            return gang(instance, **self._options())
         from optsched.heuristics.preempt.algorithms import batched
 
         return batched(instance, self.algorithm)
-
-
-def _parse_options(spec: str | SpecParts) -> dict[str, object]:
-    """Check a spec (or its tokens) with its algorithm's parser; the gang
-    keyword arguments."""
-    parts = split_spec(spec)
-    if parts.name == "gang":
-        from optsched.heuristics.preempt.gang import parse_gang_spec
-
-        return parse_gang_spec(parts)
-    from optsched.heuristics.preempt.algorithms import parse_preemptive
-
-    parse_preemptive(parts)
-    return {}
 
 
 def parse_preemptive_policy(parts: SpecParts) -> Preemptive:
@@ -105,7 +93,7 @@ def parse_preemptive_policy(parts: SpecParts) -> Preemptive:
     ValueError
         An unknown key, a bad value (the algorithm's parser).
     """
-    _parse_options(parts)  # errors name the spec as written
+    algorithm_options(parts, Preemptive.parsers)  # errors name the spec as written
     items = sorted(f"{key}={value}" for key, value in parts.options().items())
     return Preemptive(algorithm=join_spec(parts.name, items))
 
