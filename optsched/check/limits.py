@@ -15,7 +15,18 @@
     ``t`` when it was released (its submit time, or its predecessor's end
     plus the think time) at or before ``t``, does not start at ``t``, and
     neither has its complete run started nor does one of its lost attempts
-    run at ``t``.
+    run at ``t``, except a successor released at the very instant at which
+    its predecessor's complete run started (a run of 0 s, think time 0):
+    its release follows a start of ``t``, so it waits from ``t`` on but not
+    at ``t``.
+
+Why that exception: the job exists only once a start of ``t`` was made, and
+that start may be the very one over the limit (a user's 0 s job whose
+successor belongs to another user): counting it as waiting at ``t`` would
+ask a scheduler to refuse a start for a job that only this start releases.
+The simulator sees such a successor in a second pass of the instant
+(:mod:`optsched.heuristics.engine.core`) and holds the later starts of
+``t`` to the limit for it; the rule asks for no more.
 
 The rule is judged on whole instants: which of two starts at one instant
 came first is not in a schedule, so the charges of an instant are taken all
@@ -115,14 +126,18 @@ def _waiting_spans(
     from optsched.site.chains import chain_graph
 
     released = {job.id: job.release for job in jobs}
+    started_then: dict[int, set[int]] = {}  # successor -> its predecessor's start
     graph = chain_graph(instance.jobs).graph
     for before, after, data in graph.edges(data=True):
         first = schedule.placements.get(before)
         if after in released and first is not None:
             released[after] = max(released[after], first.end + data["think_time"])
+            started_then.setdefault(after, set()).add(first.start)
     spans: dict[int, list[tuple[int, int]]] = {}
     for job in jobs:
         since = released[job.id]
+        if since in started_then.get(job.id, ()):
+            since += 1  # released inside instant ``since`` (rule 14's exception)
         mine = []
         for start, end in _runs(job, schedule):
             if start > since:

@@ -194,3 +194,81 @@ def test_offline_results_under_a_limit_are_valid(seed: int, limit: int) -> None:
     best_policy = min(max(p.end for p in s.placements.values()) for s in policies)
     assert result.lower_bound is not None and result.objective is not None
     assert result.lower_bound <= result.objective <= best_policy
+
+
+# A chain released inside an instant (issue 27). m = 4, limit 40. User 1's
+# job 1 (4 x 10, charge 40) runs [0, 10); job 2 (no user, 2 x 20) waits
+# for it; job 3 of user 1 (1 CPU, 0 s, charge 1) is submitted at 5; job 4
+# of user 2 (4 x 10, charge 40) follows job 3 with think time 0.
+CHAIN_AT_ONCE = (
+    Job(1, 0, 4, 10, user=1),
+    Job(2, 0, 2, 20),
+    Job(3, 5, 1, 0, 1, user=1),
+    Job(4, 0, 4, 10, user=2, preceding_job=3, think_time=0),
+)
+CHAIN_SPANS = {1: (0, 10), 2: (10, 30), 3: (10, 10), 4: (30, 40)}
+
+
+def test_a_successor_released_by_a_start_does_not_wait_at_that_instant() -> None:
+    # At 10, jobs 2 and 3 start; job 3 takes user 1's account to 41 > 40,
+    # with no job of another user waiting: job 4 exists only once job 3
+    # has run (0 s, ends at 10). Job 4 arrives in the second pass of 10,
+    # finds 2 free CPUs and waits for job 2's end at 30. Refusing job 3 for
+    # job 4 would hold it back for a job that only its own start releases:
+    # rule 14 does not count job 4 as waiting at 10 (it waits from 11 on).
+    instance = _limited(40, CHAIN_AT_ONCE)
+    for policy in ("fcfs", "easy", "conservative", "firstfit"):
+        schedule = simulate(instance, policy).schedule
+        assert _spans(schedule) == CHAIN_SPANS, policy
+        assert check_schedule(instance, schedule) == [], policy
+
+
+def test_the_exception_is_only_for_a_release_inside_the_instant() -> None:
+    # The same starts; user 1's account at 10: 40 (job 1, at 0) + 1 (job 3).
+    schedule = Schedule({j: Placement(a, b) for j, (a, b) in CHAIN_SPANS.items()})
+    expected = [
+        (
+            "user-limit",
+            3,
+            10,
+            "user 1 starts jobs at 10 with 41 processor-seconds charged, above "
+            "the limit 40, while job 4 of user 2 waits",
+        )
+    ]
+    # Job 4 submitted at 10 without a predecessor: it waits at 10.
+    by_submit = dataclasses.replace(CHAIN_AT_ONCE[3], release=10, preceding_job=None)
+    # Job 4 released at 10 by job 1's end (a run of 10 s, started at 0).
+    by_an_end = dataclasses.replace(CHAIN_AT_ONCE[3], preceding_job=1)
+    for job4 in (by_submit, by_an_end):
+        instance = _limited(40, (*CHAIN_AT_ONCE[:3], job4))
+        found = check_schedule(instance, schedule)
+        assert [(v.kind, v.job, v.time, v.message) for v in found] == expected
+    # A think time of 1 s: released at 11, after the instant either way.
+    later = dataclasses.replace(CHAIN_AT_ONCE[3], think_time=1)
+    assert check_schedule(_limited(40, (*CHAIN_AT_ONCE[:3], later)), schedule) == []
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10**6))
+def test_random_zero_second_chains_under_a_limit_pass_the_checker(seed: int) -> None:
+    # Crowded small instances (20 jobs released over 10 s on 4 CPUs) full of
+    # 0 s jobs and of chains with think time 0 between two users: many
+    # successors are released inside an instant, often of the other user
+    # (before the fix, fcfs or easy broke rule 14 on 3 seeds in 10).
+    rng = random.Random(seed)
+    jobs = []
+    for k in range(20):
+        runtime = rng.choice([0, 0, 5, 10])
+        jobs.append(
+            Job(
+                k + 1, rng.randrange(0, 10), rng.randrange(1, 5), runtime,
+                max(runtime, rng.choice([1, 5, 10])), user=rng.choice([1, 2]),
+                preceding_job=(
+                    rng.randrange(1, k + 1) if k and rng.random() < 0.7 else None
+                ),
+                think_time=0,
+            )
+        )  # fmt: skip
+    instance = _limited(rng.choice([10, 20, 40]), tuple(jobs))
+    for policy in ("fcfs", "easy", "conservative", "firstfit", "mallmann"):
+        simulate_checked(instance, policy)
