@@ -136,12 +136,15 @@ class PolicyView:
     one at the next scheduling point.
     """
 
-    __slots__ = ("_number", "_oracle", "_sim")
+    __slots__ = ("_modes", "_number", "_oracle", "_sim")
 
     def __init__(self, sim: Simulator, number: dict[int, int], oracle: bool) -> None:
         self._sim = sim
         self._number = number  # job id -> the engine's job number
         self._oracle = oracle
+        # A job's modes do not change during a run: their records are made
+        # once (view.waiting is read at every scheduling point).
+        self._modes: dict[int, tuple[JobMode, ...]] = {}
 
     @property
     def now(self) -> int:
@@ -169,7 +172,29 @@ class PolicyView:
         user limit held back moves to the end). A job started at this
         scheduling point leaves the tuple at the next call."""
         sim = self._sim
-        return tuple(waiting_job(sim, j) for j in sim.queue if sim.state[j] == WAITING)
+        return tuple(self._record(j) for j in sim.queue if sim.state[j] == WAITING)
+
+    def job(self, job_id: int) -> WaitingJob:
+        """The record of waiting job ``job_id`` (as in :attr:`waiting`).
+
+        Raises
+        ------
+        KeyError
+            ``job_id`` is not a waiting job.
+        """
+        return self._record(self._waiting_number(job_id))
+
+    def _waiting_number(self, job_id: int) -> int:
+        j = self._number.get(job_id)
+        if j is None or self._sim.state[j] != WAITING:
+            raise KeyError(f"job {job_id} is not waiting")
+        return j
+
+    def _record(self, j: int) -> WaitingJob:
+        modes = self._modes.get(j)
+        if modes is None:
+            modes = self._modes[j] = _job_modes(self._sim, j)
+        return waiting_job(self._sim, j, modes)
 
     @property
     def running(self) -> tuple[RunningJob, ...]:
@@ -202,9 +227,7 @@ class PolicyView:
             ``mode`` is not one of the job's modes.
         """
         sim = self._sim
-        j = self._number.get(job_id)
-        if j is None or sim.state[j] != WAITING:
-            raise KeyError(f"job {job_id} is not waiting")
+        j = self._waiting_number(job_id)
         if mode is None:
             return _startable(sim, j)
         wanted = engine_mode(sim, j, mode)
@@ -241,8 +264,11 @@ def _startable(sim: Simulator, j: int) -> bool:
     return sim.size[j] <= sim.free and (sim.simple or sim.can_start(j))
 
 
-def waiting_job(sim: Simulator, j: int) -> WaitingJob:
-    """The public record of the engine's job ``j``."""
+def waiting_job(
+    sim: Simulator, j: int, modes: tuple[JobMode, ...] | None = None
+) -> WaitingJob:
+    """The public record of the engine's job ``j`` (``modes``: its modes'
+    records, when the caller has them)."""
     job = sim.jobs[j]
     return WaitingJob(
         sim.job_id[j],
@@ -251,7 +277,7 @@ def waiting_job(sim: Simulator, j: int) -> WaitingJob:
         job.release,
         job.user,
         job.queue,
-        _job_modes(sim, j),
+        _job_modes(sim, j) if modes is None else modes,
     )
 
 

@@ -28,12 +28,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from optsched.heuristics.engine.core import DONE, RUNNING, WAITING, Simulator
-from optsched.heuristics.engine.view import (
-    FinishedJob,
-    PolicyView,
-    engine_mode,
-    waiting_job,
-)
+from optsched.heuristics.engine.view import FinishedJob, PolicyView, engine_mode
 from optsched.heuristics.plugins.loader import load_plugin
 from optsched.heuristics.plugins.options import plugin_options
 from optsched.heuristics.rigid.policies import EnginePolicy
@@ -290,7 +285,7 @@ def _hooks(policy: UserPolicy, sim: Simulator, state: _Run) -> None:
     on_submit = getattr(user, "on_submit", None)
     if on_submit is not None:
         for j in sim.arrived:
-            _call(policy, sim, on_submit, view, waiting_job(sim, j))
+            _call(policy, sim, on_submit, view, view.job(sim.job_id[j]))
 
 
 def _finished(sim: Simulator, j: int, end: int) -> FinishedJob:
@@ -358,7 +353,7 @@ def _choose_mode(
 ) -> None:
     """Give job ``j`` the mode ``choose_mode(view, job)`` returns (``None``:
     the mode the view shows for it), after checking it is one of its own."""
-    job = waiting_job(sim, j)
+    job = state.view.job(sim.job_id[j])
     chosen = _call(policy, sim, choose, state.view, job)
     if chosen is None:
         return

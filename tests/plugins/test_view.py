@@ -178,3 +178,20 @@ def test_an_object_defined_without_a_source_file_runs() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["__main__:Fcfs", "''", "20"]
+
+
+def test_job_is_the_waiting_record() -> None:
+    checked: list[int] = []
+
+    class Probe(Recorder):
+        def select(self, view: PolicyView) -> Iterator[int]:
+            for job in view.waiting:
+                assert view.job(job.id) == job
+            for running in view.running:
+                with pytest.raises(KeyError, match=f"job {running.id} is not waiting"):
+                    view.job(running.id)
+                checked.append(running.id)
+            return super().select(view)
+
+    simulate(KTH_20, Probe())
+    assert checked
