@@ -7,8 +7,11 @@ Usage::
 Reads the ``runs.csv`` files of ``coreserve_study.py --seeds N`` (one row
 per experiment, configuration and seed; one file per ``--only`` run, or
 one for all) and prints, for §6.4 (A1's failure
-rate), §6.6 (failure rates and unfairness of A2, A3, A3*, A3-BF) and §6.8
-(start-time sorting), the study's number beside ours as mean ± sample
+rate), §6.6 (failure rates and unfairness of A2, A3, A3*, A3-BF), §6.8
+(start-time sorting), §6.9.1 (A5's cost against start: relative start and
+cost, day and night shares, the cost ratio of its two extremes) and §6.9.2
+(the change in partial reservations per cluster and in BM3's expansion
+under cost minimisation, A5 against A4), the study's number beside ours as mean ± sample
 standard deviation and min–max over the seeds, and whether the study's
 number lies within our min–max ("within noise": the spread of our seeds
 covers it; "no" otherwise). The study reports one run per cell and no
@@ -78,6 +81,32 @@ STUDY_68: dict[tuple[str, str], tuple[float, float, float]] = {
     ("3", "A3"): (0.60, 0.53, 0.0),
     ("3", "A4"): (0.53, 0.29, 0.20),
 }
+
+STUDY_691: dict[str, tuple[float, float, float, float]] = {
+    # A5's weights "k=<cost> s=<start>" -> relative start, relative cost,
+    # share of requests entirely in daytime, entirely at night (§6.9.1, 7
+    # clusters, R1, cheap weekends on BM1 and BM3). Its mean costs are in
+    # Blue Horizon units; only their ratio is compared (STUDY_691_COST).
+    "k=1 s=0": (0.58, 0.00, 0.21, 0.53),
+    "k=0.9 s=0.1": (0.27, 0.00, 0.37, 0.50),
+    "k=0.8 s=0.2": (0.27, 0.00, 0.36, 0.45),
+    "k=0.7 s=0.3": (0.26, 0.01, 0.38, 0.44),
+    "k=0.6 s=0.4": (0.22, 0.03, 0.33, 0.44),
+    "k=0 s=1": (0.00, 0.39, 0.28, 0.41),
+}
+STUDY_691_COST = 15_935 / 8_698
+"""Mean cost of pure start minimisation over pure cost minimisation."""
+STUDY_692: dict[str, tuple[int, int]] = {
+    # Cluster -> partial reservations under A5 k=1 (cost minimisation) and
+    # A4 on homogeneous prices (§6.9.2, 4 clusters, R1); compared as the
+    # relative change A5 / A4 - 1.
+    "BM0": (85, 74),
+    "BM1": (74, 51),
+    "BM2": (74, 76),
+    "BM3": (45, 49),
+}
+STUDY_692_BM3_EXPANSION = 0.60
+"""The rise of BM3's expansion factor under cost minimisation (§6.9.2)."""
 
 
 def read_runs(paths: list[Path]) -> dict[Key, dict[int, dict[str, float]]]:
@@ -153,6 +182,34 @@ def rows_68(data: dict[Key, dict[int, dict[str, float]]]) -> Iterator[str]:
             )
 
 
+def rows_691(data: dict[Key, dict[int, dict[str, float]]]) -> Iterator[str]:
+    columns = ("relative_start", "relative_cost", "day_share", "night_share")
+    names = ("relative start", "relative cost", "entirely day", "entirely night")
+    for label, study in STUDY_691.items():
+        runs = data[("6.9.1", label)]
+        for column, name, value in zip(columns, names, study, strict=True):
+            yield f"| {label} | {name} | " + cell(_column(runs, column), value)
+    start, cost = data[("6.9.1", "k=0 s=1")], data[("6.9.1", "k=1 s=0")]
+    ratio = [start[s]["mean_cost"] / cost[s]["mean_cost"] for s in sorted(start)]
+    yield "| k=0 s=1 over k=1 s=0 | mean cost | " + cell(ratio, STUDY_691_COST, 2)
+
+
+def rows_692(data: dict[Key, dict[int, dict[str, float]]]) -> Iterator[str]:
+    a5, a4 = data[("6.9.2", "CostMin A5 k=1")], data[("6.9.2", "NoOpt A4 homogeneous")]
+    seeds = sorted(set(a5) & set(a4))
+
+    def change(column: str) -> list[float]:
+        return [a5[s][column] / a4[s][column] - 1 for s in seeds]
+
+    for cluster, (with_cost, homogeneous) in STUDY_692.items():
+        yield f"| {cluster} | partial reservations, A5 over A4 | " + cell(
+            change(f"{cluster}_reservations"), with_cost / homogeneous - 1
+        )
+    yield "| BM3 | expansion factor, A5 over A4 | " + cell(
+        change("BM3_expansion"), STUDY_692_BM3_EXPANSION
+    )
+
+
 def tables(data: dict[Key, dict[int, dict[str, float]]]) -> str:
     """The three tables, each only if ``data`` holds its experiment."""
     head = "study | ours, mean ± sd | ours, min–max (seeds) | study within our range |"
@@ -162,8 +219,18 @@ def tables(data: dict[Key, dict[int, dict[str, float]]]) -> str:
         ("6.6", "§6.6 and §6.7: failure rates and unfairness (4 clusters)",
          "measure | algorithm | workload"),
         ("6.8", "§6.8: start-time sorting", "series | algorithm | measure"),
+        ("6.9.1", "§6.9.1: A5, cost against start (7 clusters, R1)",
+         "weights | measure"),
+        ("6.9.2", "§6.9.2: cost minimisation shifts load (4 clusters, R1)",
+         "cluster | measure (relative change)"),
     )  # fmt: skip
-    rows = {"6.4": rows_64, "6.6": rows_66, "6.8": rows_68}
+    rows = {
+        "6.4": rows_64,
+        "6.6": rows_66,
+        "6.8": rows_68,
+        "6.9.1": rows_691,
+        "6.9.2": rows_692,
+    }
     parts = []
     for experiment, title, columns in sections:
         if any(key[0] == experiment for key in data):
