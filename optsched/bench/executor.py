@@ -154,6 +154,40 @@ def lost_row(task: Task, reason: str) -> dict[str, Any]:
     return {**row, "versions": None, "host": None}  # unknown: not this process
 
 
+@dataclass(frozen=True, slots=True)
+class Execution:
+    """Where and how the tasks of a run execute.
+
+    Attributes
+    ----------
+    workers
+        Local pool size; 1 runs in this process (no pickling, easy to debug).
+    dask_address, dask_local
+        Run on the Dask scheduler at this address, or on a new
+        ``LocalCluster`` of this many single-threaded worker processes.
+    task_function
+        The task function (default :func:`optsched.bench.tasks.execute_task`);
+        it must be importable by the workers.
+    """
+
+    workers: int = 1
+    dask_address: str | None = None
+    dask_local: int | None = None
+    task_function: TaskFunction | None = None
+
+    def __post_init__(self) -> None:
+        if self.workers < 1:
+            raise ValueError(f"workers must be >= 1, got {self.workers}")
+        if self.dask_address is not None and self.dask_local is not None:
+            raise ValueError(
+                "give a Dask scheduler address or a local cluster size, not both"
+            )
+
+
+IN_PROCESS = Execution()
+"""Every task in this process, with the default task function."""
+
+
 @dataclass
 class Counts:
     """Tasks finished in this run, how many of them failed, and how many
@@ -715,10 +749,7 @@ def run_tasks(
     source: InstanceSource,
     store: Store,
     *,
-    workers: int = 1,
-    dask_address: str | None = None,
-    dask_local: int | None = None,
-    task_function: TaskFunction | None = None,
+    execution: Execution = IN_PROCESS,
     progress: Progress | None = None,
 ) -> Counts:
     """Run every task; store each row as it finishes.
@@ -735,14 +766,8 @@ def run_tasks(
         window's instance is kept in the store.
     store
         Where rows go, written by this (parent) process only.
-    workers
-        Local pool size; 1 runs in this process (no pickling, easy to debug).
-    dask_address, dask_local
-        Run on the Dask scheduler at this address, or on a new
-        ``LocalCluster`` of this many single-threaded worker processes.
-    task_function
-        The task function (default :func:`optsched.bench.tasks.execute_task`);
-        it must be importable by the workers.
+    execution
+        Where the tasks run and with which task function.
     progress
         Told about every finished task.
 
@@ -752,16 +777,11 @@ def run_tasks(
         SIGINT or SIGTERM stopped the run (module notes); the rows stored
         until then stay.
     """
+    task_function = execution.task_function
     if task_function is None:
         from optsched.bench.tasks import execute_task
 
         task_function = execute_task
-    if workers < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
-    if dask_address is not None and dask_local is not None:
-        raise ValueError(
-            "give a Dask scheduler address or a local cluster size, not both"
-        )
     counts = Counts()
     reporter = progress or _Silent()
 
@@ -780,8 +800,7 @@ def run_tasks(
         return counts  # nothing to run: do not start a pool or a cluster
     try:
         with stop_on_signals() as signals:
-            _run(ready, task_function, record, signals, workers, dask_address,
-                 dask_local)  # fmt: skip
+            _run(ready, task_function, record, signals, execution)
     finally:
         counts.elsewhere = ready.elsewhere
         with contextlib.suppress(sqlite3.Error):  # stale claims expire anyway
@@ -794,17 +813,15 @@ def _run(
     function: TaskFunction,
     record: Callable[[dict[str, Any], str | None], None],
     signals: _Signals,
-    workers: int,
-    dask_address: str | None,
-    dask_local: int | None,
+    execution: Execution,
 ) -> None:
-    if dask_address is not None or dask_local is not None:
-        with _dask_backend(dask_address, dask_local) as dask:
+    if execution.dask_address is not None or execution.dask_local is not None:
+        with _dask_backend(execution.dask_address, execution.dask_local) as dask:
             _run_bounded(dask, function, ready, record)
-    elif workers == 1:
+    elif execution.workers == 1:
         _run_here(ready, function, record, signals)
     else:
-        with _pool_backend(workers) as pool:
+        with _pool_backend(execution.workers) as pool:
             _run_bounded(pool, function, ready, record)
 
 

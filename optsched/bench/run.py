@@ -9,7 +9,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from optsched.bench.executor import Progress, ProgressBar, TaskFunction, run_tasks
+from optsched.bench.executor import (
+    IN_PROCESS,
+    Execution,
+    Progress,
+    ProgressBar,
+    TaskFunction,
+    run_tasks,
+)
 from optsched.bench.store import Store
 from optsched.bench.suite import Suite, load_suite
 from optsched.bench.tasks import Plan, expand
@@ -120,12 +127,9 @@ def run_suite(
         summary = run_plan(
             suite,
             store,
-            workers=workers,
-            dask_address=dask_address,
-            dask_local=dask_local,
+            execution=Execution(workers, dask_address, dask_local, task_function),
             progress=progress,
             retry_failed=retry_failed,
-            task_function=task_function,
             plan=expand(suite, deterministic=deterministic),
         )
     return dataclasses.replace(summary, elapsed=time.perf_counter() - began)
@@ -135,19 +139,17 @@ def run_plan(
     suite: Suite,
     store: Store,
     *,
-    workers: int = 1,
-    dask_address: str | None = None,
-    dask_local: int | None = None,
+    execution: Execution = IN_PROCESS,
     progress: bool | Progress = False,
     retry_failed: bool = False,
-    task_function: TaskFunction | None = None,
     plan: Plan | None = None,
 ) -> RunSummary:
     """Expand ``suite`` and run its pending tasks into an open ``store``.
 
     The one path from windows to rows: ``optsched bench`` runs it into a
     results file, ``optsched gap`` into an in-memory store (see
-    :func:`run_suite` for the parameters; ``plan`` is ``expand(suite)`` when
+    :func:`run_suite` for the parameters; ``execution`` holds its workers,
+    Dask options and task function; ``plan`` is ``expand(suite)`` when
     the caller has it already).
     """
     began = time.perf_counter()
@@ -164,16 +166,7 @@ def run_plan(
     else:
         bar = contextlib.nullcontext(progress)
     with bar as reporter:
-        counts = run_tasks(
-            pending,
-            plan,
-            store,
-            workers=workers,
-            dask_address=dask_address,
-            dask_local=dask_local,
-            task_function=task_function,
-            progress=reporter,
-        )
+        counts = run_tasks(pending, plan, store, execution=execution, progress=reporter)
     failed_total = len(store.failed_ids(suite.name) & ids)
     provisional = len(store.provisional_ids(suite.name) & ids)
     return RunSummary(
