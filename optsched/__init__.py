@@ -50,7 +50,7 @@ from optsched.errors import InputError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from optsched.bench.suite import SolverSpec
+    from optsched.bench.suite import Suite
     from optsched.check import Violation, check_schedule
     from optsched.heuristics import simulate
     from optsched.instance import BusyBlock, Instance, Job, Machine, Source, Window
@@ -60,7 +60,6 @@ if TYPE_CHECKING:
     from optsched.objective import Objective
     from optsched.result import Result
     from optsched.schedule import Placement, Schedule
-    from optsched.windows.selection import WindowRule
     from optsched.windows.window import cut_window
 
 __version__ = "0.1.0"
@@ -234,6 +233,7 @@ def competitive_gap(
                 time_limit=time_limit, workers=workers, window_jobs=window_jobs,
                 windows=windows, first_job=first_job,
             )  # fmt: skip
+    from optsched.bench.analysis import gap_suite
     from optsched.bench.suite import SolverSpec
     from optsched.windows.selection import WindowRule
 
@@ -241,25 +241,17 @@ def competitive_gap(
         rule = WindowRule("whole")
     else:
         rule = WindowRule("consecutive", window_jobs, windows, 0, first_job)
-    return _gap_rows(
-        Path(source), rule, policies, objectives,
-        SolverSpec(backend, time_limit, workers),
-    )  # fmt: skip
-
-
-def _gap_rows(
-    path: Path,
-    rule: WindowRule,
-    policies: str | Sequence[str],
-    objectives: str | Sequence[str],
-    solver: SolverSpec,
-) -> pd.DataFrame:
-    """The rows of :func:`competitive_gap` on a file."""
-    from optsched.bench.analysis import analyse, gap_suite
-
+    solver = SolverSpec(backend, time_limit, workers)
     suite = gap_suite(
-        path, rule=rule, policies=policies, objectives=objectives, solver=solver
+        Path(source), rule=rule, policies=policies, objectives=objectives, solver=solver
     )
+    return _gap_rows(suite)
+
+
+def _gap_rows(suite: Suite) -> pd.DataFrame:
+    """The rows of :func:`competitive_gap`: its suite analysed."""
+    from optsched.bench.analysis import analyse
+
     found = analyse(suite)
     if found.interrupted:
         raise KeyboardInterrupt
