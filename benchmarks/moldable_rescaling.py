@@ -165,15 +165,16 @@ def run_table(args: argparse.Namespace) -> dict[str, Any]:
         for s in range(args.sets)
         for k, method in enumerate(methods)
     ]
-    rows = _pool(_table_task, tasks, args)
-    out: dict[str, Any] = {
-        "experiment": "table_6_5",
-        "sets": args.sets,
-        "budget": args.budget,
+    rows, out = _experiment(
+        "table_6_5",
+        _table_task,
+        tasks,
+        args,
+        budget=args.budget,
         **_settings(args),
-        "checkpoints": list(marks),
-        "methods": {},
-    }
+        checkpoints=list(marks),
+        methods={},
+    )
     for method in methods:
         mine = [r for r in rows if r["method"] == method]
         values = np.array([[r["checkpoints"][str(c)] for c in marks] for r in mine])
@@ -281,14 +282,15 @@ def run_figure(args: argparse.Namespace) -> dict[str, Any]:
         for share in shares
         for s in range(args.sets)
     ]
-    rows = _pool(_figure_task, tasks, args)
-    out: dict[str, Any] = {
-        "experiment": "figure_5_10",
-        "sets": args.sets,
+    rows, out = _experiment(
+        "figure_5_10",
+        _figure_task,
+        tasks,
+        args,
         **_settings(args),
-        "budgets": list(budgets),
-        "shares": {},
-    }
+        budgets=list(budgets),
+        shares={},
+    )
     for share in shares:
         mine = [r for r in rows if r["share"] == share]
         initial = float(np.mean([r["initial"] for r in mine]))
@@ -360,13 +362,7 @@ def run_units(args: argparse.Namespace) -> dict[str, Any]:
         for inner in inners
         for s in range(args.sets)
     ]
-    rows = _pool(_units_task, tasks, args)
-    out: dict[str, Any] = {
-        "experiment": "units",
-        "sets": args.sets,
-        "jobs": args.jobs,
-        "rows": [],
-    }
+    rows, out = _experiment("units", _units_task, tasks, args, jobs=args.jobs, rows=[])
     for m in machines:
         for inner in inners:
             mine = [r for r in rows if r["machine"] == m and r["inner"] == inner]
@@ -423,8 +419,7 @@ def run_bounds(args: argparse.Namespace) -> dict[str, Any]:
     can and cannot be (benchmarks/README.md)."""
     machines = [int(x) for x in args.machines.split(",")]
     tasks = [(args.seed, s, m, args.jobs) for m in machines for s in range(args.sets)]
-    rows = _pool(_bounds_task, tasks, args)
-    out: dict[str, Any] = {"experiment": "bounds", "sets": args.sets, "jobs": args.jobs}
+    rows, out = _experiment("bounds", _bounds_task, tasks, args, jobs=args.jobs)
     out["rows"] = [
         {
             "machine": m,
@@ -568,6 +563,15 @@ def optimum_markdown(data: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------
 # Driver
 # --------------------------------------------------------------------------
+
+
+def _experiment(
+    name: str, function: Any, tasks: list, args: argparse.Namespace, **fields: Any
+) -> tuple[list[dict], dict[str, Any]]:
+    """The rows of ``tasks`` (run by :func:`_pool`) and the head of the
+    experiment's record: its name, the number of sets, then ``fields``."""
+    rows = _pool(function, tasks, args)
+    return rows, {"experiment": name, "sets": args.sets, **fields}
 
 
 def _pool(function: Any, tasks: list, args: argparse.Namespace) -> list[dict]:
