@@ -69,8 +69,7 @@ INPUT_REFUSALS: tuple[InputRefusal, ...] = (
         "would change run times)",
         "model",
     ),
-    *_both("modes", "moldable jobs are not supported", "not built"),
-    *_both("malleable", "moldable jobs are not supported", "not built"),
+    *_both("malleable", "malleable jobs are not supported", "not built"),
     *_both(
         "kill-at-estimate",
         "on a machine with speeds or SMP nodes jobs are never killed and never move",

@@ -48,7 +48,8 @@ feature means:
   schedule themselves: shelves, preemption, rescaling, DEQ), ``nodes`` (the
   node simulator of
   Rassmann's combinators, the only one on machines with speeds or SMP
-  nodes); ``unsimulated(spec, simulator)`` says in one line why the others
+  nodes, where adaptive and easy-scaling choose moldable jobs' modes through
+  its hook); ``unsimulated(spec, simulator)`` says in one line why the others
   refuse it (:func:`simulation_refusal`); ``refused_options``, the options
   of ``simulate`` that make no sense with the feature, each with its reason.
 
@@ -303,7 +304,11 @@ SIMULATORS: tuple[tuple[str, str], ...] = (
         "(adaptive, easy-scaling), on moldable or malleable jobs",
     ),
     ("standalone", "policies that build their own schedule (shelves, pbi, deq, ...)"),
-    ("nodes", "the node simulator of the combinators (speeds, SMP nodes)"),
+    (
+        "nodes",
+        "the node simulator of the combinators (speeds, SMP nodes), which also "
+        "runs fcfs, firstfit, easy, adaptive and easy-scaling there",
+    ),
 )
 """The simulators of the ``simulators`` column, each with what runs on it."""
 

@@ -446,9 +446,12 @@ class Machine:
         free.
     speeds
         One speed ``> 0`` per processor, or ``None`` (identical processors).
-        With speeds, a job's ``runtime`` and ``estimate`` are its work at
-        speed 1 and its run time depends on its processors
-        (:meth:`run_time`; :mod:`optsched.nodes`).
+        With speeds, a rigid job's ``runtime`` and ``estimate`` are its
+        work at speed 1 and its run time depends on its processors
+        (:meth:`run_time`; :mod:`optsched.nodes`). A moldable job's modes
+        keep their run times on speed-1 processors (a mode's work is
+        ``processors * runtime``:
+        :func:`optsched.topology.machines.mode_work`).
     nodes
         An SMP cluster (:class:`~optsched.nodes.Nodes`: nodes of ``cpus``
         processors, a span limit, a communication cost), or ``None``.
@@ -788,10 +791,10 @@ class Instance:
                     f"job {job.id}: mode on {job.modes[-1].processors} processors "
                     f"exceeds machine processors {self.machine.processors}"
                 )
-            if job.modes and not self.machine.flat:
+            if job.malleable and not self.machine.flat:
                 raise ValueError(
-                    f"job {job.id}: moldable jobs on a machine with speeds or SMP "
-                    "nodes are not supported"
+                    f"job {job.id}: malleable jobs are not supported on a machine "
+                    "with speeds or SMP nodes (a job there runs in one piece)"
                 )
 
     @property

@@ -11,6 +11,7 @@ from optsched.collector import collector_paused
 from optsched.families import simulation_refusal
 from optsched.heuristics.engine.core import (
     SimulationResult,
+    SimulationStats,
     Simulator,
     Stalled,
     reservations_by_id,
@@ -28,6 +29,7 @@ from optsched.heuristics.rigid.policies import (
 )
 from optsched.heuristics.spec import parse_policy
 from optsched.heuristics.topology.combinators import Combinator
+from optsched.heuristics.topology.modes import run_mode_choosing
 from optsched.instance import Instance
 from optsched.schedule import Schedule
 
@@ -161,8 +163,9 @@ def simulator_of(instance: Instance, policy: Policy) -> str:
 
 
 TOPOLOGY_POLICIES = (
-    "fcfs, firstfit, easy and the combinators blocking, fit, fit2, "
-    "afkt-backfill, optimistic (and their aliases fifo-fit, lpt-back, ...)"
+    "fcfs, firstfit, easy, adaptive, easy-scaling and the combinators "
+    "blocking, fit, fit2, afkt-backfill, optimistic (and their aliases "
+    "fifo-fit, lpt-back, ...)"
 )
 """What runs on a machine with speeds or SMP nodes (for messages)."""
 
@@ -199,7 +202,10 @@ def refusal(
                 "never move: --kill-at-estimate, --migration and --allocation-rule "
                 "do not apply"
             )
-        if not isinstance(chosen, Combinator) and _engine_equivalent(chosen) is None:
+        if (
+            not isinstance(chosen, Combinator | ModeChoosing)
+            and _engine_equivalent(chosen) is None
+        ):
             return (
                 f"policy {chosen.spec!r} does not run on a machine with speeds or "
                 f"SMP nodes; these do: {TOPOLOGY_POLICIES}"
@@ -214,12 +220,19 @@ def refusal(
 
 def _on_topology(instance: Instance, chosen: Policy) -> SimulationResult:
     """Run ``chosen`` on a machine with speeds or SMP nodes (:func:`refusal`
-    has let it through): a combinator as it is; the engine's ``fcfs``,
+    has let it through): a combinator as it is, ``adaptive`` and
+    ``easy-scaling`` on the node simulator
+    (:mod:`optsched.heuristics.topology.modes`); the engine's ``fcfs``,
     ``firstfit`` and ``easy`` as the combinators they equal
     (``blocking:f=fifo``, ``fit:f=fifo``, ``optimistic:f=fifo``, default
     placement), the schedule named by the spec given."""
     if isinstance(chosen, Combinator):
         return chosen.run(instance)
+    if isinstance(chosen, ModeChoosing):
+        began = time.perf_counter()
+        schedule = run_mode_choosing(instance, chosen)
+        stats = SimulationStats(wall_time=time.perf_counter() - began)
+        return SimulationResult(schedule=schedule, stats=stats)
     combinator = _engine_equivalent(chosen)
     assert combinator is not None  # refusal() said so
     result = Combinator(algorithm=combinator).run(instance)

@@ -205,10 +205,12 @@ def base_ranks(
     ``spt`` and ``lpt`` compare the estimated work per processor at speed 1,
     Rassmann's ``p_hat / pi``, as exact fractions, so ties are ties and
     fall to the id (the lower for ``spt``, the higher for ``lpt``). With
-    ``work`` (a machine with speeds, where a job's estimate is its work)
-    that is ``estimate / size``; without (identical processors, where the
-    estimate is already a run time, the work being ``estimate * size``)
-    it is the estimate itself, the flat engine's ``spt`` key.
+    ``work`` (a machine with speeds, where a rigid job's estimate is its
+    work) that is ``estimate / size`` (a moldable job's estimate, on
+    speed-1 processors, is already per processor); without (identical
+    processors, where the estimate is already a run time, the work being
+    ``estimate * size``) it is the estimate itself, the flat engine's
+    ``spt`` key.
     """
     n = len(jobs)
     keys: list[Any]
@@ -219,7 +221,13 @@ def base_ranks(
     elif order in ("spt", "lpt"):
         sign = 1 if order == "spt" else -1
         keys = [
-            (sign * Fraction(job.requested, job.size if work else 1), sign * job.id)
+            (
+                # A moldable job's estimate is a run time on speed-1
+                # processors already (optsched.topology.machines.mode_work).
+                sign
+                * Fraction(job.requested, job.size if work and not job.modes else 1),
+                sign * job.id,
+            )
             for job in jobs
         ]
     elif order == "random":

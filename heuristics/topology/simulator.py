@@ -28,6 +28,18 @@ its estimate. Schedulers see estimates only:
 A job whose actual run time is 0 gives its processors back at once (the
 engine's rule), so a job selected next at the same instant may use them.
 
+Moldable jobs
+-------------
+A moldable job runs in its requested mode unless the selection function
+chose another before starting it, through :meth:`NodeSimulator.choose_mode`,
+the engine's "choose a mode at start" hook
+(:meth:`optsched.heuristics.engine.core.Simulator.choose_mode`): the
+combinators start the request, the mode-choosing policies
+(:mod:`optsched.heuristics.topology.modes`) choose. A mode ``(q, t)`` has
+the work :func:`~optsched.topology.machines.mode_work` (``q t`` with
+speeds, its run time being on speed-1 processors) and starts on the ``q``
+processors the placement gives, within the span limit.
+
 Site calendars and the user limit
 ---------------------------------
 On a machine with a site calendar a job fits only when the site's rules
@@ -98,9 +110,10 @@ from fractions import Fraction
 from optsched.families import feature
 from optsched.heuristics.site.gate import SiteGate
 from optsched.heuristics.topology.ranked import RankedOrder
-from optsched.instance import Instance, Job, Machine
+from optsched.instance import Instance, Job, Machine, Mode
 from optsched.schedule import Placement, Schedule
 from optsched.site.chains import chain_graph
+from optsched.topology.machines import mode_work, request_work
 
 PLACEMENTS: tuple[str, ...] = ("auto", "fastest", "lowest", "smp")
 """Names of the placement plug-ins (``placement=``)."""
@@ -441,6 +454,10 @@ class OrderIndex:
     ) -> None:
         self.rank = rank
         self._estimate = estimate
+        # The sizes the buckets were built with: a mode chosen later
+        # (NodeSimulator.choose_mode) leaves the job in its request's
+        # bucket, which only the combinators, who never choose, search.
+        size = list(size)
         members: dict[int, list[int]] = {}
         for j in sorted(range(len(rank)), key=rank.__getitem__):
             members.setdefault(size[j], []).append(j)
@@ -520,8 +537,9 @@ class NodeSimulator:
         self.job_id = [j.id for j in jobs]
         self.release = [j.release for j in jobs]
         self.size = [j.size for j in jobs]
-        self.estimate = [j.requested for j in jobs]
-        self.runtime = [j.runtime for j in jobs]
+        works = [request_work(self.machine, j) for j in jobs]
+        self.estimate = [estimated for _, estimated in works]
+        self.runtime = [work for work, _ in works]
         n = len(jobs)
         self.state = [PENDING] * n
         self.start_time = [-1] * n
@@ -691,11 +709,43 @@ class NodeSimulator:
             self._gate.arrive(j)
         for index in self._orders.values():
             index.add(j)
-        q = self.size[j]
-        count = self._size_count.get(q, 0)
-        if not count:
-            insort(self._sizes, q)
-        self._size_count[q] = count + 1
+        self._count_size(self.size[j], 1)
+
+    def choose_mode(self, j: int, mode: Mode) -> None:
+        """Run waiting job ``j`` in ``mode`` from its next start (module
+        notes): its size, work and estimated work become the mode's, so
+        that :meth:`fits`, :meth:`est`, the site's rules and its start see
+        the mode.
+
+        Raises
+        ------
+        ValueError
+            ``j`` is not waiting, or ``mode`` is not one of its modes.
+        """
+        job = self.jobs[j]
+        if not job.modes and mode == job.mode(job.size):
+            return  # a rigid job's only mode (its runtime is its work)
+        if self.state[j] != WAITING or job.mode(mode.processors) != mode:
+            raise ValueError(
+                f"job {job.id}: a mode is chosen among its own, while it waits"
+            )
+        old, new = self.size[j], mode.processors
+        if new != old:
+            self._count_size(old, -1)
+            self._count_size(new, 1)
+            self.size[j] = new
+        self.runtime[j], self.estimate[j] = mode_work(self.machine, mode)
+        if self._gate is not None:
+            self._gate.resized(j)
+
+    def _count_size(self, size: int, change: int) -> None:
+        # One more (or fewer) waiting job of `size` in `_sizes`.
+        count = self._size_count.get(size, 0) + change
+        self._size_count[size] = count
+        if count == 1 and change > 0:
+            insort(self._sizes, size)
+        elif not count:
+            del self._sizes[bisect_left(self._sizes, size)]
 
     def _start(self, j: int) -> int:
         # The job takes the placement's set; returns its actual end.
@@ -714,10 +764,7 @@ class NodeSimulator:
         self.waiting -= 1
         for index in self._orders.values():
             index.remove(j)
-        count = self._size_count[size] - 1
-        self._size_count[size] = count
-        if not count:
-            del self._sizes[bisect_left(self._sizes, size)]
+        self._count_size(size, -1)
         self.held[j] = procs
         self.start_time[j] = now
         end = now + _ceil_times(self.runtime[j], factor)
@@ -761,6 +808,18 @@ class NodeSimulator:
         """``f(Q)``: the first waiting job in ``order``."""
         return self._orders[order].head(self.state)
 
+    def queue(self, order: str) -> list[int]:
+        """The waiting jobs in ``order`` (under a user limit, the demoted
+        ones last): a scan of every job, ``O(n log n)``, for the policies
+        that look past the head."""
+        index = self._orders[order]
+        if isinstance(index, RankedOrder):
+            return list(index)
+        state, rank = self.state, index.rank
+        return sorted(
+            (j for j in range(len(state)) if state[j] == WAITING), key=rank.__getitem__
+        )
+
     def fits(self, j: int) -> bool:
         """Whether waiting job ``j`` may start now (count and span rule,
         then the site's rules: module notes)."""
@@ -785,8 +844,10 @@ class NodeSimulator:
         """``g({j in Q : j fits now})`` for the base order ``g``."""
         return self._first(order, None, None)
 
-    def shadow(self, head: int) -> Shadow:
-        """The shadow time of ``head`` (which does not fit now).
+    def shadow(self, head: int, need: int | None = None) -> Shadow:
+        """The shadow time of ``head`` (which does not fit now), on
+        ``need`` processors (default: its size; a mode-choosing policy asks
+        for each of its modes).
 
         Rassmann's loop (seed notes §A2.2): running jobs by estimated end
         ``c_hat`` ascending; a job is accumulated (its processors return to
@@ -797,7 +858,8 @@ class NodeSimulator:
         an overrunning job is expected to end any moment, so ``gap = t* -
         now >= 0`` and every overdue job is accumulated together.
         """
-        need = self.size[head]
+        if need is None:
+            need = self.size[head]
         pool = self.pool
         counts = list(pool.group_free)
         total = pool.free

@@ -50,7 +50,7 @@ from optsched.models.site.bounds import site_released
 from optsched.packing import Profile, Strip, assign_processors, contiguous_placement
 from optsched.schedule import Placement, Schedule
 from optsched.site.chains import chain_graph
-from optsched.topology.machines import pick_processors
+from optsched.topology.machines import pick_processors, request_work
 
 __all__ = ["site_list_schedule"]
 
@@ -100,8 +100,9 @@ def site_list_schedule(instance: Instance, producer: str = "site:list") -> Sched
 def _appended(instance: Instance, graph: nx.DiGraph, producer: str) -> Schedule:
     """Jobs appended in submit order, a predecessor first, as
     :func:`optsched.topology.machines.append_schedule` does on machines with
-    speeds or nodes (where run times depend on the processors), each from
-    its predecessor's end plus the think time.
+    speeds or nodes (where run times depend on the processors; a moldable
+    job in its requested mode), each from its predecessor's end plus the
+    think time.
 
     Under a calendar the starts never fall (each job starts no earlier than
     the one placed before it), so a job's start is judged against the jobs
@@ -148,7 +149,7 @@ def _append(
         chosen = pick_processors(machine, idle, job.size)
         later = _site_wait(instance, jobs, job, t, placed) if chosen is not None else t
         if chosen is not None and later == t:
-            end = t + machine.run_time(job.runtime, chosen)
+            end = t + machine.run_time(request_work(machine, job)[0], chosen)
             for p in chosen:
                 free_at[p] = end
             return Placement(t, end, tuple(sorted(chosen)))

@@ -12,6 +12,14 @@ with speeds, the speed-weighted area bound adds what the relaxation
 forgets, that fast processors are few (:func:`staged_speed_area_bound`),
 and for weighted completion times the mean-busy-time bound on the squashed
 machine (:func:`speed_squashed_bound`).
+
+Moldable jobs (a mode ``(q, t)``: ``q`` processors, ``t`` seconds on
+speed-1 processors, work ``q t`` with speeds): the flat relaxation keeps
+every mode at its shortest run time (the bounds of moldable jobs then
+apply to it), and the two bounds here give each job its least work over
+its modes and its shortest run time over them, each job at its least-work
+mode on the fastest processors: whatever mode a schedule gives a job, it
+uses at least that much, so every step of the proofs below still holds.
 """
 
 from __future__ import annotations
@@ -22,34 +30,54 @@ import time
 from fractions import Fraction
 from typing import Any
 
-from optsched.instance import Instance
+from optsched.instance import Instance, Job, Machine
 from optsched.models.rigid.bounds import lower_bounds_within
 from optsched.nodes import ceiling
 from optsched.objective import Objective
 from optsched.result import Bound
-from optsched.topology.machines import flat_relaxation
+from optsched.topology.machines import flat_relaxation, mode_work
 
 RELAXED = " (shortest run times)"
 """Suffix of the method name of a bound computed on the flat relaxation."""
 
 
+def _ways(machine: Machine, job: Job) -> list[tuple[int, int]]:
+    """``(processors, work)`` of every way ``job`` may run: its modes (their
+    work through :func:`~optsched.topology.machines.mode_work`), or its
+    size and ``runtime`` for a rigid job."""
+    if not job.modes:
+        return [(job.size, job.runtime)]
+    return [(m.processors, mode_work(machine, m)[0]) for m in job.modes]
+
+
 def _capacity(instance: Instance) -> tuple[dict[int, Fraction], Fraction]:
     """Per job the capacity-seconds it uses at least, and the machine's
     capacity per second: ``p_j`` and ``sum_k s_k`` with speeds; ``\\pi_j``
-    times its shortest run time and ``m`` without."""
+    times its shortest run time and ``m`` without.
+
+    A moldable job counts its least over its modes: whichever mode it runs
+    in, it uses at least that mode's capacity-seconds (the proofs below
+    read "the job uses at least ``p_j``"), so the least of them is a valid
+    ``p_j``: each job at its least-work mode, on the fastest processors."""
     machine = instance.machine
     speeds = machine.exact_speeds()
     if speeds is not None:
-        return {j.id: Fraction(j.runtime) for j in instance.jobs}, sum(
-            speeds, Fraction(0)
-        )
+        used = {j.id: min(w for _, w in _ways(machine, j)) for j in instance.jobs}
+        return {k: Fraction(v) for k, v in used.items()}, sum(speeds, Fraction(0))
     return (
         {
-            j.id: Fraction(j.size * machine.shortest_run_time(j.runtime, j.size))
+            j.id: Fraction(
+                min(q * machine.shortest_run_time(w, q) for q, w in _ways(machine, j))
+            )
             for j in instance.jobs
         },
         Fraction(machine.processors),
     )
+
+
+def _shortest(machine: Machine, job: Job) -> int:
+    """The job's shortest run time over its modes and processor sets."""
+    return min(machine.shortest_run_time(w, q) for q, w in _ways(machine, job))
 
 
 def staged_speed_area_bound(instance: Instance) -> Bound:
@@ -133,7 +161,7 @@ def speed_squashed_bound(instance: Instance, objective: Objective) -> Bound:
     total, done = Fraction(0), Fraction(0)
     for job in ordered:
         busy = first + (done + used[job.id] / 2) / capacity
-        shortest = machine.shortest_run_time(job.runtime, job.size)
+        shortest = _shortest(machine, job)
         total += weight[job.id] * (busy + Fraction(shortest, 2))
         done += used[job.id]
     if objective.relative:

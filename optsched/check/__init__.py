@@ -73,8 +73,11 @@ processor set it uses obeys rules 5 and 6, and move times increase inside
     ``tight + ceil(size / cpus)`` nodes; and rule 3 reads "``end - start``
     equals ``ceil(p_j / sum_{k in S} s_k * inflation(span))``" (the job's
     ``runtime`` being its work at speed 1 when the machine has speeds;
-    :mod:`optsched.nodes`). Nothing is killed there. The other rules then
-    judge the job as a rigid job of that run time on a flat machine.
+    :mod:`optsched.nodes`). Nothing is killed there. A moldable job is
+    judged in the mode its processor count names, whose work at speed 1
+    is ``processors * runtime`` of the mode (rule 8 names a count that is
+    no mode's). The other rules then judge the job as a rigid job of that
+    run time on a flat machine.
     The run time is computed here in exact fractions, on purpose apart from
     :meth:`~optsched.instance.Machine.run_time`, which the simulators use.
 

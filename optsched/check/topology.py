@@ -1,4 +1,14 @@
-"""Rule 10: run times and spans on machines with speeds or SMP nodes."""
+"""Rule 10: run times and spans on machines with speeds or SMP nodes.
+
+A moldable job is judged in the mode its processor count names (rule 8
+read per mode): a mode ``(q, t)`` gives the run time ``t`` on ``q``
+processors of speed 1, so its work at speed 1 is ``q * t`` on a machine
+with speeds (a rigid job's ``runtime`` is its work there already), and on
+SMP nodes ``q`` is what the span limit reads. The rule computes this on
+its own, apart from :func:`optsched.topology.machines.mode_work`, which the
+simulators and models use, so that a wrong reading in one is caught by the
+other.
+"""
 
 from __future__ import annotations
 
@@ -43,15 +53,32 @@ def _topology_resolved(
             out.append(problem)
         if procs is None or (problem is not None and problem.kind == "topology"):
             # Judged on what it was given: no second message on its length.
-            jobs.append(job.replace(runtime=placement.work, estimate=None))
+            jobs.append(job.rigid().replace(runtime=placement.work, estimate=None))
             continue
         if not procs or min(procs) < 0 or max(procs) >= machine.processors:
             jobs.append(job)  # rule 5 names processors outside the machine
             continue
-        runtime = _own_run_time(instance, job.runtime, procs)
-        estimate = _own_run_time(instance, job.requested, procs)
-        jobs.append(job.replace(runtime=runtime, estimate=estimate))
+        jobs.append(_on_processors(instance, job, procs))
     return flat.with_jobs(jobs), out
+
+
+def _on_processors(instance: Instance, job: Job, procs: Sequence[int]) -> Job:
+    """``job`` as the rigid job it is on ``procs``: its run time (and
+    estimate) there. A moldable job takes the mode of ``len(procs)``
+    processors (module notes); one that has no such mode is left with its
+    modes for rule 8 to name the fault."""
+    work, estimated = job.runtime, job.requested
+    if job.modes:
+        mode = job.mode(len(procs))
+        if mode is None:
+            return job
+        work, estimated = mode.runtime, mode.requested
+        if instance.machine.speeds is not None:
+            work, estimated = work * mode.processors, estimated * mode.processors
+        job = job.rigid(mode)
+    runtime = _own_run_time(instance, work, procs)
+    estimate = _own_run_time(instance, estimated, procs)
+    return job.replace(runtime=runtime, estimate=estimate)
 
 
 def _topology_problem(

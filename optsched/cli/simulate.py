@@ -65,8 +65,10 @@ Policy specs: NAME[:PARAM,PARAM,...]
   optimistic                           orders f=, g= (fifo spt lpt fid
                                        random); aliases fifo-fit, lpt-back,
                                        fifo-optim, lpt-fifo-optim, ...
-With --speeds or --nodes only fcfs, firstfit, easy and the combinators
-run (fcfs, firstfit and easy as blocking, fit and optimistic with f=fifo).
+With --speeds or --nodes only fcfs, firstfit, easy, adaptive, easy-scaling
+and the combinators run (fcfs, firstfit and easy as blocking, fit and
+optimistic with f=fifo; adaptive and easy-scaling choose moldable jobs'
+modes on the node simulator).
 \b
 Parameters:
   order=NAME        queue order (fcfs spt lpt ssf lsf saf laf random;

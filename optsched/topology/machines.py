@@ -8,6 +8,15 @@ typically a trace window, into one on that machine:
   so its work at speed 1 is ``p_j = runtime_j * size_j`` (and likewise the
   estimate); on processors of speed 2 it then runs half as long. An
   instance whose machine already has speeds only gets the new speeds.
+  A moldable job keeps its modes as they are: a mode ``(q, t)`` is ``q``
+  processors and the run time ``t`` on ``q`` processors of speed 1, so its
+  work is ``q * t`` (:func:`mode_work`), the rigid convention read per
+  mode; its run time on the processor set ``S`` of ``q`` processors is
+  ``ceil(q t / sum_{k in S} s_k * inflation)``.
+- nodes: a moldable job's mode is ``q`` processors that must fit the span
+  limit like a rigid job of size ``q``; its run time is inflated by the
+  span its processors touch. Malleable jobs are refused: a job runs in one
+  piece on a machine with speeds or nodes.
 - nodes: ``Q x P`` must be the machine's processor count; ``tight`` is a
   number, ``adaptive`` (Wang's ``max(0, 6 - level)``) or absent (no span
   limit); ``level``, ``base`` and ``cost`` set the communication cost
@@ -29,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from optsched.errors import shown
-from optsched.instance import MAX_DETAILED_PROCESSORS, Instance, Machine
+from optsched.instance import MAX_DETAILED_PROCESSORS, Instance, Job, Machine, Mode
 from optsched.nodes import COSTS, DEFAULT_BASE, Nodes, adaptive_tight
 from optsched.schedule import Placement, Schedule
 
@@ -216,7 +225,7 @@ class MachineShape:
         Raises
         ------
         ValueError
-            Busy blocks (a recorded initial state), moldable jobs, a speed
+            Busy blocks (a recorded initial state), malleable jobs, a speed
             count or node grid that does not match the processors.
         """
         if self.speeds is None and self.nodes is None:
@@ -228,12 +237,19 @@ class MachineShape:
                 "busy blocks (a recorded initial state?); machines with speeds "
                 "or nodes take none"
             )
-        if instance.moldable:
-            raise ValueError("--speeds/--nodes: moldable jobs are not supported")
+        if instance.malleable:
+            raise ValueError(
+                "--speeds/--nodes: malleable jobs are not supported (a job runs "
+                "in one piece on a machine with speeds or nodes)"
+            )
         jobs = instance.jobs
         if self.speeds is not None and machine.speeds is None:
+            # Rigid jobs carry their work; moldable jobs keep their modes'
+            # run times on speed-1 processors (module notes).
             jobs = tuple(
-                job.replace(
+                job
+                if job.modes
+                else job.replace(
                     runtime=job.runtime * job.size, estimate=job.requested * job.size
                 )
                 for job in jobs
@@ -246,13 +262,65 @@ class MachineShape:
         return instance.replace(machine=machine.replace(**changes), jobs=jobs)
 
 
+def mode_work(machine: Machine, mode: Mode) -> tuple[int, int]:
+    """The work and estimated work of a moldable job's ``mode`` that the
+    machine's run-time rule (:meth:`~optsched.instance.Machine.run_time`)
+    reads: ``q * t`` (and ``q * estimate``) with speeds, a mode's run time
+    being on ``q`` processors of speed 1 (module notes); ``t`` itself
+    without (SMP nodes inflate it, a flat machine runs it)."""
+    if machine.speeds is None:
+        return mode.runtime, mode.requested
+    return mode.processors * mode.runtime, mode.processors * mode.requested
+
+
+def request_work(machine: Machine, job: Job) -> tuple[int, int]:
+    """The work and estimated work of ``job`` in its requested mode: a
+    rigid job's ``runtime`` and ``estimate`` (its work with speeds), a
+    moldable job's requested mode through :func:`mode_work`."""
+    if not job.modes:
+        return job.runtime, job.requested
+    return mode_work(machine, Mode(job.size, job.runtime, job.estimate))
+
+
+def _flat_modes(machine: Machine, job: Job) -> Job:
+    """``job`` with every mode at its shortest run time on the machine, on
+    identical processors (:func:`flat_relaxation`).
+
+    Each mode ``(q, t)`` becomes ``(q, shortest_run_time(w_q, q))`` with
+    ``w_q`` its work (:func:`mode_work`). Rounding may leave the new run
+    times with a work that falls faster than :class:`~optsched.instance.Job`
+    admits; a downward pass lowers a mode's run time until ``q (T_q - 1)
+    < q' T_q'`` for every larger mode ``q'`` (the job's condition), which
+    only shortens run times and so keeps the relaxation valid."""
+    lowest_work: int | None = None  # min q' T_q' over the larger modes
+    flat: list[Mode] = []
+    for mode in reversed(job.modes):
+        work, estimated = mode_work(machine, mode)
+        runtime = machine.shortest_run_time(work, mode.processors)
+        if lowest_work is not None:
+            runtime = min(runtime, (lowest_work - 1) // mode.processors + 1)
+        estimate = machine.shortest_run_time(estimated, mode.processors)
+        flat.append(Mode(mode.processors, runtime, estimate))
+        work_here = mode.processors * runtime
+        lowest_work = work_here if lowest_work is None else min(lowest_work, work_here)
+    flat.reverse()
+    request = next(m for m in flat if m.processors == job.size)
+    return job.replace(
+        modes=tuple(flat),
+        size=request.processors,
+        runtime=request.runtime,
+        estimate=request.estimate,
+    )
+
+
 def flat_relaxation(instance: Instance) -> Instance:
     """The flat instance in which every job runs its shortest possible time.
 
     Each job keeps its release, size and weight; its run time (and
     estimate) becomes :meth:`~optsched.instance.Machine.shortest_run_time`,
     a lower bound on its run time on any processor set of its size, and the
-    speeds, span limit and communication cost are dropped.
+    speeds, span limit and communication cost are dropped. A moldable job
+    keeps its modes, each at its shortest run time (:func:`_flat_modes`).
 
     Why every flat bound holds for the original: a feasible schedule of the
     original, each job shortened to its shortest run time at the same start,
@@ -260,13 +328,18 @@ def flat_relaxation(instance: Instance) -> Instance:
     instant, releases kept), and every objective here (makespan, weighted
     completion or flow) only falls when completions move earlier. So the
     relaxation's optimum, and any lower bound on it, is at most the
-    original's optimum.
+    original's optimum. A moldable job runs in the original in one of its
+    modes ``q`` on some set of ``q`` processors; the relaxation offers the
+    same mode, no longer (each mode at most its shortest run time), so the
+    argument holds mode by mode.
     """
     machine = instance.machine
     if machine.flat:
         return instance
     jobs = tuple(
-        job.replace(
+        _flat_modes(machine, job)
+        if job.modes
+        else job.replace(
             runtime=machine.shortest_run_time(job.runtime, job.size),
             estimate=machine.shortest_run_time(job.requested, job.size),
         )
@@ -288,7 +361,8 @@ def append_schedule(
     fewest nodes, within the span limit), else the fastest (ties by index).
     At the latest processor end every processor is idle, so every job is
     placed. Every back-end uses it as its fallback upper bound on machines
-    with speeds or nodes, where run times depend on the processors.
+    with speeds or nodes, where run times depend on the processors. A
+    moldable job runs in its requested mode (:func:`request_work`).
     """
     machine = instance.machine
     jobs = instance.jobs_by_id()
@@ -301,7 +375,7 @@ def append_schedule(
             chosen = pick_processors(machine, idle, job.size)
             if chosen is None:
                 continue
-            end = start + machine.run_time(job.runtime, chosen)
+            end = start + machine.run_time(request_work(machine, job)[0], chosen)
             for p in chosen:
                 free_at[p] = end
             placements[job_id] = Placement(start, end, processors=tuple(sorted(chosen)))

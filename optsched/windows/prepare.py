@@ -175,7 +175,8 @@ def prepare(
        instance); it follows them so that the jobs the site leaves out are
        never made moldable, and it precedes the shape, which must see it.
     9. **Machine shape** (speeds, SMP nodes), last: it rewrites the machine
-       and the jobs' run times, and refuses what it cannot carry (moldable
+       and the rigid jobs' run times (a moldable job's modes stay run times
+       on speed-1 processors), and refuses what it cannot carry (malleable
        jobs, busy blocks), which only the finished instance shows.
 
     Steps 1 to 3 run only when ``source`` is a path (:func:`read_source`);

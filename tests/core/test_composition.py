@@ -91,7 +91,7 @@ def test_every_combination_works_or_is_refused_at_input(
         assert entry is None, f"listed as refused ({entry}) but it runs"
         assert works(outcomes, strict=False), _summary(outcomes)
         # The moldable policies run on the engine: whatever it follows,
-        # they follow (speeds and SMP nodes with modes are refused at build).
+        # they follow (on speeds and SMP nodes too, through the node simulator).
         if {"moldable", "malleable"} & set(features):
             refusing = set(refused_policies(outcomes)) & set(MOLDABLE_POLICIES)
             assert not refusing, _summary(outcomes)

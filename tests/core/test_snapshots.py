@@ -387,6 +387,15 @@ def variants() -> list[Variant]:
         Variant("kth_20-moldable", "kth_20", moldable("linear")),
         Variant("kth_50-moldable-amdahl", "kth_50", moldable("amdahl:f=0.1")),
         Variant("kth_20-malleable", "kth_20", moldable("linear", malleable=True)),
+        # Moldable jobs on the node simulator (modes read on their processors).
+        Variant(
+            "kth_20-moldable-speeds", "kth_20", both(moldable("amdahl:f=0.05"), speeds)
+        ),
+        Variant(
+            "kth_50-moldable-smp-level",
+            "kth_50",
+            both(moldable("amdahl:f=0.05"), smp_level),
+        ),
     ]
     return out
 

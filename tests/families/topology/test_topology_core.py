@@ -113,10 +113,14 @@ def test_bad_machines_are_refused(build: object, message: str) -> None:
         build()  # type: ignore[operator]
 
 
-def test_moldable_jobs_are_refused_on_such_machines() -> None:
-    job = Job(1, 0, 1, 10, modes=(Mode(1, 10), Mode(2, 5)))
-    with pytest.raises(ValueError, match="moldable jobs on a machine with speeds"):
+def test_malleable_jobs_are_refused_on_such_machines() -> None:
+    # Moldable jobs run there (test_moldable_topology.py); a malleable one
+    # would change processors between pieces, and a job runs in one piece.
+    job = Job(1, 0, 1, 10, modes=(Mode(1, 10), Mode(2, 5)), malleable=True)
+    with pytest.raises(ValueError, match="malleable jobs are not supported on"):
         Instance(Machine(2, speeds=(1, 2)), (job,))
+    moldable = Instance(Machine(2, speeds=(1, 2)), (job.replace(malleable=False),))
+    assert moldable.moldable and not moldable.malleable
 
 
 # ---------------------------------------------------------------- formats
