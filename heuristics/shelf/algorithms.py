@@ -135,7 +135,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 
 from optsched.heuristics.spec import Option, Options, split_spec
 from optsched.instance import BusyBlock, Instance, Job
@@ -537,6 +537,7 @@ class Shelf:
         self.slots[slot : slot + 1] = [*rest, (ready + item.height, lo, top, item.key)]
 
 
+@dataclass(eq=False)  # a builder is a worker: compared by identity
 class Builder:
     """Fills shelves job by job (the engine of every algorithm).
 
@@ -557,21 +558,13 @@ class Builder:
         Allow stacking.
     """
 
-    def __init__(
-        self,
-        processors: int,
-        obstacles: Obstacles,
-        start: int,
-        *,
-        timed: bool,
-        stack: bool,
-    ) -> None:
-        self.m = processors
-        self.obstacles = obstacles
-        self.start = start
-        self.timed = timed
-        self.stack = stack
-        self.shelves: list[Shelf] = []
+    processors: int
+    obstacles: Obstacles
+    start: int
+    _: KW_ONLY
+    timed: bool
+    stack: bool
+    shelves: list[Shelf] = field(default_factory=list, init=False)
 
     # -- joining and opening ----------------------------------------------
     def try_join(self, shelf: Shelf, item: Item, *, grow: bool = True) -> bool:
@@ -583,7 +576,7 @@ class Builder:
         if timed and item.release > shelf.start:
             return False
         width = shelf.width + item.size
-        if width <= self.m:
+        if width <= self.processors:
             height = max(shelf.height, item.height)
             if height == shelf.height or grow:
                 offset = shelf.offset
@@ -735,7 +728,7 @@ def _first_fit_indexed(builder: Builder, ordered: Sequence[Item]) -> None:
     and the first with room is a descent in a max segment tree of free
     widths restricted to that suffix.
     """
-    m = builder.m
+    m = builder.processors
     size = 1
     while size < max(len(ordered), 1):
         size *= 2
