@@ -49,8 +49,8 @@ def wants_window(
     initial_state: str,
 ) -> bool:
     """Whether any window option is set (otherwise the whole file is used)."""
-    selection = (first_job, jobs, start, end)
-    return any(v is not None for v in selection) or initial_state != "none"
+    asked = Window(first_job, jobs, start, end, initial_state=initial_state)
+    return asked != Window()
 
 
 def cut_window(
@@ -97,7 +97,8 @@ def cut_window(
         machine has, blocks that cannot be packed).
     """
     instance = trace.instance if isinstance(trace, Trace) else trace
-    by_time = _check_options(first_job, jobs, start, end, initial_state)
+    asked = Window(first_job, jobs, start, end, initial_state=initial_state)
+    by_time = _check_options(asked)
     ordered = sorted(instance.jobs, key=operator.attrgetter("release"))
     if by_time:
         selected, before, shift = _select_by_time(instance, ordered, start, end)
@@ -147,14 +148,11 @@ def submit_span(jobs: Sequence[Job]) -> str:
     return f"the trace's jobs are submitted in [{min(releases)}, {max(releases)}]"
 
 
-def _check_options(
-    first_job: int | None,
-    jobs: int | None,
-    start: int | None,
-    end: int | None,
-    initial_state: str,
-) -> bool:
-    """Validate the option combination; return whether it is a time window."""
+def _check_options(asked: Window) -> bool:
+    """Validate the options (a :class:`~optsched.instance.Window` with no
+    shift); return whether they select by time."""
+    first_job, jobs, start, end = asked.first_job, asked.jobs, asked.start, asked.end
+    initial_state = asked.initial_state
     by_position = first_job is not None or jobs is not None
     by_time = start is not None or end is not None
     if initial_state not in INITIAL_STATES:
