@@ -83,28 +83,51 @@ def _write_instance(instance: Instance, directory: str | Path) -> Path:
     return path
 
 
+_RATIO_FIELDS = (
+    "policy",
+    "objective",
+    "ratio",
+    "policy_value",
+    "optimum_value",
+    "optimum_method",
+)
+_SEARCH_FIELDS = ("seed", "evaluations", "max_evaluations", "restarts", "stopped_by")
+_VERSUS_FIELDS = (
+    "policy",
+    "other",
+    "objective",
+    "policy_value",
+    "other_value",
+    "ratio",
+)
+
+
+def _fields(record: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    """The attributes ``names`` of ``record``, by name, in that order."""
+    return {name: getattr(record, name) for name in names}
+
+
+def _summary(
+    kind: str, result: WorstCase | Counterexample, names: tuple[str, ...]
+) -> dict[str, Any]:
+    """The head of a summary: its kind, the result's fields ``names``, and
+    the size of the instance (processors, jobs)."""
+    instance = result.instance
+    return {
+        "kind": kind,
+        **_fields(result, names),
+        "processors": instance.processors,
+        "jobs": len(instance.jobs),
+    }
+
+
 def write_worst_case(result: WorstCase, directory: str | Path) -> list[Path]:
     """Write a worst case's instance, summary and two Gantt charts."""
     instance_path = _write_instance(result.instance, directory)
     summary = {
-        "kind": "ratio-to-optimum",
-        "policy": result.policy,
-        "objective": result.objective,
-        "ratio": result.ratio,
-        "policy_value": result.policy_value,
-        "optimum_value": result.optimum_value,
-        "optimum_method": result.optimum_method,
-        "processors": result.instance.processors,
-        "jobs": len(result.instance.jobs),
-        "online": result.space.online,
-        "allocation": result.space.allocation,
-        "max_runtime": result.space.max_runtime,
-        "estimates": result.space.estimates,
-        "seed": result.seed,
-        "evaluations": result.evaluations,
-        "max_evaluations": result.max_evaluations,
-        "restarts": result.restarts,
-        "stopped_by": result.stopped_by,
+        **_summary("ratio-to-optimum", result, _RATIO_FIELDS),
+        **_fields(result.space, ("online", "allocation", "max_runtime", "estimates")),
+        **_fields(result, _SEARCH_FIELDS),
         "reproducible": result.stopped_by == "evaluations",
         "theory": bound_label(
             result.policy,
@@ -131,17 +154,8 @@ def write_counterexample(result: Counterexample, directory: str | Path) -> list[
     """Write a counterexample's instance, summary and both policies' charts."""
     instance_path = _write_instance(result.instance, directory)
     summary = {
-        "kind": "policy-versus-policy",
-        "policy": result.policy,
-        "other": result.other,
-        "objective": result.objective,
-        "policy_value": result.policy_value,
-        "other_value": result.other_value,
-        "ratio": result.ratio,
-        "processors": result.instance.processors,
-        "jobs": len(result.instance.jobs),
-        "seed": result.seed,
-        "shrink_steps": result.shrink_steps,
+        **_summary("policy-versus-policy", result, _VERSUS_FIELDS),
+        **_fields(result, ("seed", "shrink_steps")),
         "replay": (
             f"optsched compare {instance_path.name} --policies "
             f"{result.policy},{result.other}"
