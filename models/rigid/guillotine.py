@@ -67,8 +67,8 @@ _GROWTH = 1.05
 """Run ``k`` stops after ``2 n + _FIRST_CUTOFF (_GROWTH**k - 1)`` nodes
 (``n`` rectangles): short randomised dives first, longer ones later."""
 
-_CHECK_EVERY = 64
-"""Nodes between two looks at the clock."""
+_PILOT_BREADTH = 3
+"""Merges a pilot dive looks ahead from at each step."""
 
 _MAX_DEAD = 500_000
 """Most refuted states remembered."""
@@ -159,9 +159,15 @@ def tile(
     nodes = 0
     limit = math.inf if node_limit is None else node_limit
     for run in itertools.count():
+        # Even runs: a dive with backtracking up to a node cutoff; odd runs:
+        # a pilot dive (look-ahead, no backtracking). Each finds packings
+        # the other misses (benchmarks/README.md, issue 30).
         cutoff = 2 * len(leaves) + _FIRST_CUTOFF * (_GROWTH**run - 1)
         search = _Search(leaves, width, height, dead, rng if run else None)
-        status, root = search.run(deadline, min(cutoff, limit - nodes))
+        if run % 2:
+            status, root = search.pilot(deadline, limit - nodes, _PILOT_BREADTH)
+        else:
+            status, root = search.run(deadline, min(cutoff, limit - nodes))
         nodes += search.nodes
         if status != "unknown" or nodes >= limit or _passed(deadline):
             break
@@ -332,10 +338,13 @@ class _Search:
         """Merges ``(score, shapes, across)``, best first.
 
         Every pair sharing a side (which makes the search complete for
-        guillotine tilings), and before them groups of rectangles sharing a
+        guillotine tilings) and groups of three or more rectangles sharing a
         side whose summed length meets the strip or another rectangle's
-        side (likely a whole row or stack of the cut, see the module
-        docstring).
+        side (a whole row or stack of the cut, perhaps). Scores: a group
+        ``8 + (its size) / (rectangles sharing the side)``, plus 4 when it
+        makes a band, else ``log2(1 + rectangles of the new length)``; a
+        pair ``1 / (rectangles sharing the side) + log2(1 + rectangles of
+        the new length)``. A restart perturbs them (:data:`_NOISE`).
         """
         moves: list[tuple[float, tuple[Shape, ...], bool]] = []
         rng = self.rng
@@ -367,7 +376,8 @@ class _Search:
                         moves.append((score, (a, b), across))
         if rng is not None:
             moves = [
-                (sc * 2.0 ** rng.uniform(-1.0, 1.0), sh, ac) for sc, sh, ac in moves
+                (sc * 2.0 ** rng.uniform(-_NOISE, _NOISE), sh, ac)
+                for sc, sh, ac in moves
             ]
         moves.sort(key=lambda m: -m[0])
         return moves
@@ -400,9 +410,7 @@ class _Search:
             _, shapes, across = moves[k]
             frame[1] = k + 1
             self.nodes += 1
-            if self.nodes >= limit or (
-                self.nodes % _CHECK_EVERY == 0 and _passed(deadline)
-            ):
+            if self.nodes >= limit or _passed(deadline):
                 return "unknown", None
             frame[2] = self._merge(shapes, across)
             frame[3] = self._peel()
@@ -417,6 +425,65 @@ class _Search:
                 continue
             stack.append([self._moves(count), 0, None, 0, child])
         return "no-guillotine", None
+
+    def pilot(
+        self, deadline: float | None, limit: float, breadth: int
+    ) -> tuple[str, _Node | None]:
+        """One dive, each merge chosen by greedy look-ahead (the pilot method).
+
+        Of the ``breadth`` best-ranked merges, the one whose greedy
+        completion (:meth:`_greedy`) leaves the fewest rectangles is made;
+        a greedy completion that tiles the strip ends the search. Returns
+        ``("feasible", root)`` or ``("unknown", None)``: a failed dive proves
+        nothing. C. Voß, A. Fink, C. Duin, "Looking ahead with the pilot
+        method", Annals of OR 136, 2005.
+        """
+        self._peel()
+        while not self._done():
+            count = self._count()
+            moves = self._moves(count) if self._alive(count) else []
+            best: tuple[int, tuple[Shape, ...], bool] | None = None
+            for _, shapes, across in moves[:breadth]:
+                node = self._merge(shapes, across)
+                peeled = self._peel()
+                left, root = self._greedy(deadline, limit)
+                if root is not None:
+                    return "feasible", root
+                self._unpeel(peeled)
+                self._unmerge(node)
+                if left < 0:
+                    return "unknown", None  # out of time or nodes
+                if best is None or left < best[0]:
+                    best = (left, shapes, across)
+            if best is None:
+                return "unknown", None
+            self._merge(best[1], best[2])
+            self._peel()
+        return "feasible", self._root()
+
+    def _greedy(self, deadline: float | None, limit: float) -> tuple[int, _Node | None]:
+        """Merge the best-ranked pair until stuck; ``(rectangles left, None)``
+        with the state restored, ``(0, root)`` when tiled (state kept), or
+        ``(-1, None)`` past the deadline or node limit."""
+        undo: list[tuple[_Node, int]] = []
+        left = -1
+        while True:
+            if self._done():
+                return 0, self._root()
+            self.nodes += 1
+            if self.nodes >= limit or _passed(deadline):
+                break
+            count = self._count()
+            moves = self._moves(count) if self._alive(count) else []
+            if not moves:
+                left = sum(count.values())
+                break
+            node = self._merge(moves[0][1], moves[0][2])
+            undo.append((node, self._peel()))
+        for node, peeled in reversed(undo):
+            self._unpeel(peeled)
+            self._unmerge(node)
+        return left, None
 
     def _done(self) -> bool:
         left = [p for p in self.pools.values() if p]
@@ -441,6 +508,11 @@ class _Search:
                 )
         assert node is not None
         return node
+
+
+_NOISE = 1.0
+"""A restart multiplies each merge's score by ``2**u``, ``u`` uniform in
+``[-_NOISE, _NOISE]``."""
 
 
 _MAX_SUBSETS = 8

@@ -83,6 +83,7 @@ rectangles as counts per distinct shape.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import random
@@ -113,12 +114,12 @@ _LEVEL_SHARE = 0.5
 
 _PERFECT_SHARE = 2.0 / 3.0
 _PERFECT_LEVEL_SHARE = 0.75
-_SKYLINE_SHARE = 0.25
+_FIRST_TURN = 0.5
 """When the area bound leaves no waste (a perfect packing is the only way to
 meet it), :func:`strengthen` may use this share of the time left (CP-SAT
-rarely finds such packings), gives the zero-waste height this share of it
-and, at that height, the skyline search this share before the guillotine
-merge search (benchmarks/README.md, issue 30)."""
+rarely finds such packings) and gives the zero-waste height this share of
+it, where the skyline and guillotine searches take turns of ``0.5 * 2**k``
+seconds each (benchmarks/README.md, issue 30)."""
 
 _FIRST_CUTOFF = 1000
 _GROWTH = 1.5
@@ -674,26 +675,34 @@ def _decide_level(
     widths: list[int], heights: list[int], width: int, level: int, deadline: float
 ) -> Decision:
     """:func:`decide` at ``level``; at a zero-waste level (a perfect packing)
-    the skyline gets :data:`_SKYLINE_SHARE` of the time and the guillotine
-    merge search (:func:`optsched.models.rigid.guillotine.tile`) the rest.
+    the skyline search and the guillotine merge search
+    (:func:`optsched.models.rigid.guillotine.tile`) take turns.
 
-    A guillotine tiling found is a packing; one not found proves nothing
-    (the skyline's answer stands).
+    Turn ``k`` gives each :data:`_FIRST_TURN` ``* 2**k`` seconds (seed ``k``),
+    so neither waits long for the other whichever finds the packing. A
+    guillotine tiling found is a packing; none found proves nothing (only
+    the skyline search can refute the height).
     """
     if sum(w * h for w, h in zip(widths, heights, strict=True)) != width * level:
         return decide(widths, heights, width, level, deadline=deadline)
-    now = time.monotonic()
-    decision = decide(
-        widths, heights, width, level,
-        deadline=now + _SKYLINE_SHARE * max(0.0, deadline - now),
-    )  # fmt: skip
-    if decision.status != "unknown":
-        return decision
-    tiled = guillotine.tile(widths, heights, width, level, deadline=deadline)
-    seconds = decision.seconds + tiled.seconds
-    nodes = decision.nodes + tiled.nodes
-    if tiled.status == "feasible":
-        return Decision("feasible", tiled.positions, nodes, seconds)
+    nodes, seconds = 0, 0.0
+    for turn in itertools.count():
+        slice_end = min(deadline, time.monotonic() + _FIRST_TURN * 2**turn)
+        decision = decide(
+            widths, heights, width, level, deadline=slice_end, seed=turn
+        )  # fmt: skip
+        nodes, seconds = nodes + decision.nodes, seconds + decision.seconds
+        if decision.status != "unknown":
+            return dataclasses.replace(decision, nodes=nodes, seconds=seconds)
+        slice_end = min(deadline, time.monotonic() + _FIRST_TURN * 2**turn)
+        tiled = guillotine.tile(
+            widths, heights, width, level, deadline=slice_end, seed=turn
+        )
+        nodes, seconds = nodes + tiled.nodes, seconds + tiled.seconds
+        if tiled.status == "feasible":
+            return Decision("feasible", tiled.positions, nodes, seconds)
+        if time.monotonic() >= deadline:
+            break
     return Decision("unknown", (), nodes, seconds)
 
 
