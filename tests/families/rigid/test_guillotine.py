@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections import Counter
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_tiling import _valid
 
 from optsched import models
 from optsched.check import check_schedule
@@ -23,13 +23,9 @@ def _covers_exactly(
     height: int,
     positions: tuple[tuple[int, int], ...],
 ) -> bool:
-    """Every cell of the strip covered exactly once (plain cell count)."""
-    seen: Counter[tuple[int, int]] = Counter()
-    for (w, h), (x, y) in zip(items, positions, strict=True):
-        if x < 0 or y < 0 or x + w > width or y + h > height:
-            return False
-        seen.update((c, r) for c in range(x, x + w) for r in range(y, y + h))
-    return len(seen) == width * height and max(seen.values()) == 1
+    """A packing (the skyline tests' plain cell check) with no cell left empty."""
+    area = sum(w * h for w, h in items)
+    return area == width * height and _valid(items, width, height, positions)
 
 
 @functools.cache
