@@ -152,12 +152,14 @@ def simulator_of(instance: Instance, policy: Policy) -> str:
     """The simulator that runs ``policy`` on ``instance``, by its name in the
     family table (:attr:`optsched.families.Feature.simulators`): the engine
     is ``engine-modes`` when its policy chooses the modes of the instance's
-    moldable (or malleable) jobs at their starts."""
+    moldable (or malleable) jobs at their starts (a built-in one, or a
+    plug-in with ``choose_mode``)."""
     if not instance.machine.flat or isinstance(policy, Combinator):
         return "nodes"
     if isinstance(policy, Standalone):
         return "standalone"
-    if isinstance(policy, ModeChoosing) and instance.moldable:
+    chooses = getattr(policy, "chooses_modes", False)  # a plug-in's choose_mode
+    if (isinstance(policy, ModeChoosing) or chooses) and instance.moldable:
         return "engine-modes"
     return "engine"
 

@@ -24,6 +24,7 @@ from support.paths import INSTANCES
 from optsched.check import check_schedule
 from optsched.cli import main
 from optsched.heuristics import parse_policy, simulate
+from optsched.heuristics.engine.runner import simulator_of
 from optsched.heuristics.plugins import JobMode, PolicyError, PolicyView, WaitingJob
 from optsched.instance import Instance
 from optsched.io.native import read_native
@@ -60,6 +61,13 @@ class SmallestMode:
 
     def choose_mode(self, view: PolicyView, job: WaitingJob) -> JobMode:
         return job.modes[0]
+
+
+class SelectOnly:
+    """No choose_mode: every job starts on its request."""
+
+    def select(self, view: PolicyView) -> list[int]:
+        return []
 
 
 def smallest_mode_reference(instance: Instance) -> dict[int, tuple[int, int]]:
@@ -146,7 +154,9 @@ def test_none_keeps_the_request_and_fits_leaves_the_job_as_it_was() -> None:
             return None
 
     policy = parse_policy(Requests())
-    assert policy.chooses_modes
+    assert simulator_of(KTH_50, policy) == "engine-modes"
+    without_hook = parse_policy(SelectOnly())
+    assert simulator_of(KTH_50, without_hook) == "engine"
     mine = simulate(KTH_50, policy).schedule
     assert check_schedule(KTH_50, mine) == []
     firstfit = simulate(KTH_50, "firstfit").schedule
