@@ -35,9 +35,9 @@ A family declares its options once, in an :class:`Options` table of
 canonical order): its parser reads a spec's tokens with
 :meth:`Options.read` and its policies write their canonical ``spec`` with
 :meth:`Options.spec`, so the two cannot drift apart (the engine's rigid
-policies, Mallmann's, the shelf algorithms, PC² and the mode-choosing
-policies do; the standalone algorithms keep the spec their parser
-normalised). The canonical specs are store identities:
+policies, Mallmann's, the shelf algorithms, PC², the mode-choosing
+policies and rescaling do; the other standalone algorithms keep the spec
+their parser normalised). The canonical specs are store identities:
 ``tests/core/test_spec_canonical.py`` pins them.
 
 Names (aliases in parentheses):
@@ -360,6 +360,10 @@ class Option:
     flag
         A boolean written alone (``oracle``) when true, and which a spec
         may give alone.
+    always
+        Written even at its default (rescaling's spec names its search,
+        budget, inner scheduler and seed in every case); ``None`` is never
+        written.
     """
 
     key: str
@@ -368,6 +372,7 @@ class Option:
     write: Callable[[Any], str] = str
     attribute: str = ""
     flag: bool = False
+    always: bool = False
 
     @property
     def field(self) -> str:
@@ -376,7 +381,7 @@ class Option:
 
     def item(self, value: Any) -> str | None:
         """This option's canonical text for ``value`` (``None``: left out)."""
-        if value == self.default:
+        if value is None or (value == self.default and not self.always):
             return None
         return self.key if self.flag else f"{self.key}={self.write(value)}"
 
@@ -432,11 +437,17 @@ class Options:
     def items(self, policy: Any, keys: Collection[str]) -> list[str]:
         """The canonical items of ``policy``'s options ``keys`` (declaration
         order, defaults left out)."""
+        fields = [self[key].field for key in keys]
+        return self.written({field: getattr(policy, field) for field in fields})
+
+    def written(self, values: Mapping[str, Any]) -> list[str]:
+        """The canonical items of the options ``values`` holds (by field
+        name), in declaration order, defaults left out."""
         return [
             item
             for option in self.options
-            if option.key in keys
-            and (item := option.item(getattr(policy, option.field))) is not None
+            if option.field in values
+            and (item := option.item(values[option.field])) is not None
         ]
 
     def spec(self, name: str, policy: Any, keys: Collection[str]) -> str:

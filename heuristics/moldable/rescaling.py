@@ -117,7 +117,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from optsched.heuristics.engine.standalone import Scheduler, policy_scheduler
-from optsched.heuristics.spec import SpecParts, integer, join_spec, split_spec
+from optsched.heuristics.spec import (
+    Option,
+    Options,
+    SpecParts,
+    integer,
+    join_spec,
+    split_spec,
+)
 from optsched.instance import Instance, Job, Mode
 from optsched.objective import Objective
 from optsched.schedule import Schedule
@@ -660,6 +667,56 @@ def _canonical_search(search: str) -> str:
 _KEYS = ("search", "budget", "inner", "seed", "objective", "population", "init")
 
 
+def _inner_from_spec(text: str) -> str:
+    """``pbi/order=literal`` -> ``pbi:order=literal``; ``;`` -> ``,``."""
+    head, slash, tail = text.partition("/")
+    return head + (":" + tail.replace(";", ",") if slash else "")
+
+
+def _inner_to_spec(inner: str) -> str:
+    head, colon, tail = inner.strip().partition(":")
+    return head + ("/" + tail.replace(",", ";") if colon else "")
+
+
+def _read_inner(key: str, value: str) -> str:
+    inner = _inner_from_spec(value)
+    inner_scheduler(inner)  # refuse a bad inner spec now
+    return inner
+
+
+def _read_init(key: str, value: str) -> str:
+    init = value.lower()
+    if init not in INITS:
+        raise ValueError(f"init {init!r} is not one of {', '.join(INITS)}")
+    return init
+
+
+def _read_objective(key: str, value: str) -> str:
+    return Objective.parse(value.replace("/", ":")).label
+
+
+RESCALE_OPTIONS = Options(
+    (
+        Option("search", lambda key, v: _canonical_search(v), "deluge", always=True),
+        Option("budget", lambda key, v: integer(key, v, 0), 1000, always=True),
+        Option("inner", _read_inner, "pbi", _inner_to_spec, always=True),
+        Option("seed", lambda key, v: integer(key, v, 0), 0, always=True),
+        Option(
+            "objective", _read_objective, write=lambda label: label.replace(":", "/")
+        ),
+        Option(
+            "population", lambda key, v: integer(key, v, 1), POPULATION, always=True
+        ),
+        Option("init", _read_init, "random", always=True),
+    )
+)
+"""The options of a rescaling spec, in canonical order: :func:`parse_rescale`
+reads them, :func:`rescale_spec` writes every one that is set, at its
+default too (``/`` and ``;`` stand for the inner spec's ``:`` and ``,``)."""
+
+_GA_ONLY = ("population", "init")
+
+
 def parse_rescale(spec: str | SpecParts) -> dict[str, object]:
     """The keyword arguments of :func:`rescale` a spec (or its tokens,
     :func:`~optsched.heuristics.spec.split_spec`) names.
@@ -680,47 +737,17 @@ def parse_rescale(spec: str | SpecParts) -> dict[str, object]:
     parts = split_spec(spec)
     if parts.name != RESCALE_NAME:
         raise ValueError(f"spec {parts.text!r} is not a {RESCALE_NAME} spec")
-    parts.check(_KEYS)
+    RESCALE_OPTIONS.check(parts, _KEYS)
+    params = parts.options()
     try:
-        return _options(parts.options())
+        # The GA's options (population, init) depend on the search.
+        search = params.get("search")
+        ga = search is not None and _canonical_search(search) == "ga"
+        if not ga and any(key in params for key in _GA_ONLY):
+            raise ValueError("population and init apply to search=ga only")
+        return RESCALE_OPTIONS.read(parts, _KEYS if ga else _KEYS[:5])
     except ValueError as error:
         raise parts.error(str(error)) from None
-
-
-def _options(raw: dict[str, str]) -> dict[str, object]:
-    search = _canonical_search(raw.get("search", "deluge"))
-    inner = _inner_from_spec(raw.get("inner", "pbi"))
-    inner_scheduler(inner)  # refuse a bad inner spec now
-    objective = raw.get("objective")
-    if objective is not None:
-        objective = Objective.parse(objective.replace("/", ":")).label
-    out: dict[str, object] = {
-        "search": search,
-        "budget": integer("budget", raw.get("budget", "1000"), 0),
-        "inner": inner,
-        "seed": integer("seed", raw.get("seed", "0"), 0),
-        "objective": objective,
-    }
-    if search == "ga":
-        out["population"] = integer("population", raw.get("population", "50"), 1)
-        init = raw.get("init", "random").lower()
-        if init not in INITS:
-            raise ValueError(f"init {init!r} is not one of {', '.join(INITS)}")
-        out["init"] = init
-    elif "population" in raw or "init" in raw:
-        raise ValueError("population and init apply to search=ga only")
-    return out
-
-
-def _inner_from_spec(text: str) -> str:
-    """``pbi/order=literal`` -> ``pbi:order=literal``; ``;`` -> ``,``."""
-    head, slash, tail = text.partition("/")
-    return head + (":" + tail.replace(";", ",") if slash else "")
-
-
-def _inner_to_spec(inner: str) -> str:
-    head, colon, tail = inner.strip().partition(":")
-    return head + ("/" + tail.replace(",", ";") if colon else "")
 
 
 def rescale_spec(
@@ -733,21 +760,18 @@ def rescale_spec(
     population: int | None = None,
     init: str | None = None,
 ) -> str:
-    """The canonical spec of a run (``parse_rescale`` reads it back)."""
-    parts = [
-        f"search={_canonical_search(search)}",
-        f"budget={budget}",
-        f"inner={_inner_to_spec(inner)}",
-    ]
-    if seed is not None:
-        parts.append(f"seed={seed}")
-    if objective is not None:
-        parts.append(f"objective={objective.replace(':', '/')}")
-    if population is not None:
-        parts.append(f"population={population}")
-    if init is not None:
-        parts.append(f"init={init}")
-    return join_spec(RESCALE_NAME, parts)
+    """The canonical spec of a run (``parse_rescale`` reads it back): the
+    options of :data:`RESCALE_OPTIONS` that are set."""
+    values = {
+        "search": _canonical_search(search),
+        "budget": budget,
+        "inner": inner,
+        "seed": seed,
+        "objective": objective,
+        "population": population,
+        "init": init,
+    }
+    return join_spec(RESCALE_NAME, RESCALE_OPTIONS.written(values))
 
 
 def run_rescale(instance: Instance, spec: str) -> Schedule:
