@@ -22,12 +22,16 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support.paths import DATA, REPO
 
 from optsched.heuristics import parse_policy
 from optsched.heuristics.moldable.policies import AdaptivePartitioning, EasyScaling
-from optsched.heuristics.rigid.mallmann import Mallmann
+from optsched.heuristics.rigid.mallmann import FAIRNESS_OF, READINGS, VARIANTS, Mallmann
+from optsched.heuristics.rigid.orders import ORDER_NAMES
 from optsched.heuristics.rigid.policies import (
+    SELECT_NAMES,
     Backfill,
     BestPackage,
     Conservative,
@@ -35,7 +39,12 @@ from optsched.heuristics.rigid.policies import (
     Policy,
     Strict,
 )
-from optsched.heuristics.shelf.algorithms import ShelfSpec, parse_shelf_algorithm
+from optsched.heuristics.shelf.algorithms import (
+    SHELF_ALGORITHMS,
+    SHELF_NAMES,
+    ShelfSpec,
+    parse_shelf_algorithm,
+)
 from optsched.heuristics.shelf.policies import PC2, Batch
 from optsched.topology.machines import MachineShape
 
@@ -467,5 +476,89 @@ def test_the_table_holds_every_stored_spec_of_its_day() -> None:
 @pytest.mark.parametrize("written", _stored_specs())
 def test_every_stored_spec_round_trips(written: str) -> None:
     policy = parse_policy(written)
+    assert parse_policy(policy.spec) == policy
+    assert parse_policy(policy.spec).spec == policy.spec
+
+
+# --------------------------------------------------------------------------
+# Every policy the declarations allow reads back from its spec
+# --------------------------------------------------------------------------
+
+_ORDERS = st.sampled_from(ORDER_NAMES)
+
+
+@st.composite
+def _engine_policies(draw: st.DrawFn) -> Policy:
+    order = draw(_ORDERS)
+    common = {
+        "order": order,
+        "oracle": draw(st.booleans()),
+        "seed": draw(st.none() | st.integers(0, 10**6)) if order == "random" else None,
+    }
+    kind = draw(st.sampled_from(("strict", "firstfit", "backfill", "cons", "bp")))
+    if kind == "strict":
+        return Strict(**common)
+    if kind == "firstfit":
+        return FirstFit(**common)
+    if kind == "cons":
+        return Conservative(**common)
+    if kind == "bp":
+        return BestPackage(**common, limit=draw(st.integers(1, 1000)))
+    select = draw(st.sampled_from(SELECT_NAMES))
+    largest = select == "largest"
+    return Backfill(
+        **common,
+        depth=draw(st.integers(1, 50)),
+        select=select,
+        maxwait=draw(st.none() | st.integers(0, 10**7)) if largest else None,
+        maxidle=draw(st.none() | st.floats(0, 1)) if largest else None,
+    )
+
+
+@st.composite
+def _mallmann_policies(draw: st.DrawFn) -> Mallmann:
+    order = draw(_ORDERS)
+    variant = draw(st.sampled_from(VARIANTS))
+    fairness = draw(st.sampled_from(FAIRNESS_OF[variant]))
+    reading = draw(st.sampled_from(READINGS)) if fairness else "profile"
+    return Mallmann(
+        order=order,
+        oracle=draw(st.booleans()),
+        seed=draw(st.none() | st.integers(0, 99)) if order == "random" else None,
+        variant=variant,
+        fairness=fairness,
+        reading=reading,
+        f=draw(st.none() | st.floats(0, 1)),
+        t=draw(st.none() | st.integers(0, 10**7)),
+    )
+
+
+@st.composite
+def _shelf_policies(draw: st.DrawFn) -> Policy:
+    oracle = draw(st.booleans())
+    if draw(st.booleans()):
+        return PC2(
+            oracle=oracle,
+            interactive=tuple(draw(st.sets(st.integers(0, 9), max_size=3))),
+            batch_share=draw(st.floats(0, 1)),
+        )
+    name = draw(st.sampled_from(SHELF_NAMES))
+    options = SHELF_ALGORITHMS[name].options
+    chosen = {key: draw(st.sampled_from(values)) for key, values in options.items()}
+    return Batch(oracle=oracle, inner=ShelfSpec(name, **chosen))
+
+
+_POLICIES = (
+    _engine_policies()
+    | _mallmann_policies()
+    | _shelf_policies()
+    | st.builds(AdaptivePartitioning, guarded=st.booleans())
+    | st.builds(EasyScaling, guarded=st.booleans())
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_POLICIES)
+def test_every_declared_policy_reads_back_from_its_spec(policy: Policy) -> None:
     assert parse_policy(policy.spec) == policy
     assert parse_policy(policy.spec).spec == policy.spec
