@@ -17,6 +17,7 @@ from optsched.check import check_schedule
 from optsched.cli import main
 from optsched.instance import Instance, Job, Machine, Mode
 from optsched.metrics import makespan, weighted_completion
+from optsched.models.rigid.cpsat import deterministic
 from optsched.moldable.speedup import parse_model
 
 ROOT = REPO
@@ -94,7 +95,12 @@ def _bound_rows(*options: str) -> dict[str, int]:
 
 
 def test_bound_command_uses_the_moldable_bounds() -> None:
-    rigid = _bound_rows()
+    # The rigid optimum must be proven: CP-SAT in deterministic mode (one
+    # unit of its work count) proves it whatever the machine's load, where a
+    # one-second wall-clock limit did not always do so on a loaded machine
+    # (the later --time-limit wins; it only leaves the search its time).
+    with deterministic(1.0):
+        rigid = _bound_rows("--time-limit", "60")
     moldable = _bound_rows("--moldable", "linear:max=100")
     # Linear speed-up keeps each job's least work (its request's, rounded
     # up elsewhere), so the area bound is the same; the release bound falls
