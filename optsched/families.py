@@ -363,6 +363,7 @@ read each job's request: a moldable job may start earlier on fewer
 processors)."""
 _SITE_CANDIDATES = "optsched.models.site.model:site_candidates"
 _SITE_MODEL = "optsched.models.site.model:solve"
+_TOPOLOGY_CANDIDATES = "optsched.models.topology.candidates:topology_candidates"
 
 FEATURES: tuple[Feature, ...] = (
     Feature(
@@ -427,6 +428,7 @@ FEATURES: tuple[Feature, ...] = (
         relax=_flat,
         check="optsched.check.topology:rule",
         bounds="optsched.models.topology.bounds:topology_lower_bounds",
+        candidates=_TOPOLOGY_CANDIDATES,
         exact="optsched.models.topology.speeds:solve",
         exact_with=frozenset({"calendar"}),
         backends=_CPSAT_AND_BOUNDS,
@@ -440,6 +442,7 @@ FEATURES: tuple[Feature, ...] = (
         relax=_flat,
         check="optsched.check.topology:rule",
         bounds="optsched.models.topology.bounds:topology_lower_bounds",
+        candidates=_TOPOLOGY_CANDIDATES,
         exact="optsched.models.topology.smp:solve",
         exact_with=frozenset({"calendar"}),
         backends=_CPSAT_AND_BOUNDS,

@@ -32,9 +32,10 @@ processors at the shadow time (the optimistic combinator's rule,
 :meth:`~optsched.heuristics.topology.simulator.NodeSimulator.admits`).
 
 The guard (``guard=finish``): a mode of fewer processors than the request
-``q`` is admitted only if ``now + est <= s_q + est(q)``, the request's
-estimate taken as above. On a flat machine ``est`` is the mode's estimate
-and both policies decide as on the engine.
+``q`` is admitted only if ``now + est <= s_q + est(q)``, both estimates
+taken as above (a mode that does not fit now at its shortest run time).
+On a flat machine ``est`` is the mode's estimate and both policies decide
+as on the engine (a test compares them).
 
 Cost: each call lists the waiting jobs in FCFS order
 (:meth:`~optsched.heuristics.topology.simulator.NodeSimulator.queue`,
@@ -84,15 +85,20 @@ class _Estimates:
         """``est`` of a mode that fits now, on the set it would get now."""
         return self.work(job, mode) * self.sim.pool.factor(mode.processors)
 
+    def duration(self, job: Job, mode: Mode) -> Fraction:
+        """``est`` of a mode: on the set it would get now if it fits, else
+        its shortest run time on any processors (module notes)."""
+        if self.fits(mode):
+            return self.now(job, mode)
+        work = self.work(job, mode)
+        return Fraction(self.sim.machine.shortest_run_time(work, mode.processors))
+
     def end(self, j: int, mode: Mode) -> tuple[Fraction, int]:
         """The estimated end of ``mode`` for waiting job ``j`` and its
         start (now, or its shadow time)."""
         sim, job = self.sim, self.sim.jobs[j]
-        if self.fits(mode):
-            return sim.now + self.now(job, mode), sim.now
-        start = sim.shadow(j, mode.processors).time
-        shortest = sim.machine.shortest_run_time(self.work(job, mode), mode.processors)
-        return Fraction(start + shortest), start
+        start = sim.now if self.fits(mode) else sim.shadow(j, mode.processors).time
+        return start + self.duration(job, mode), start
 
     def admitted(self, j: int, modes: tuple[Mode, ...]) -> tuple[Mode, ...]:
         """The finish-time guard (module notes)."""
@@ -107,7 +113,7 @@ class _Estimates:
         return tuple(
             m
             for m in modes
-            if m.processors >= q or (self.fits(m) and now + self.now(job, m) <= waited)
+            if m.processors >= q or now + self.duration(job, m) <= waited
         )
 
 

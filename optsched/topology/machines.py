@@ -350,7 +350,11 @@ def flat_relaxation(instance: Instance) -> Instance:
 
 
 def append_schedule(
-    instance: Instance, order: Sequence[int], producer: str = "list:append"
+    instance: Instance,
+    order: Sequence[int],
+    producer: str = "list:append",
+    *,
+    choose_modes: bool = False,
 ) -> Schedule:
     """A feasible schedule on any machine: jobs appended in ``order``.
 
@@ -362,7 +366,9 @@ def append_schedule(
     At the latest processor end every processor is idle, so every job is
     placed. Every back-end uses it as its fallback upper bound on machines
     with speeds or nodes, where run times depend on the processors. A
-    moldable job runs in its requested mode (:func:`request_work`).
+    moldable job runs in its requested mode (:func:`request_work`), or,
+    with ``choose_modes``, in the mode that ends first so placed (ties: the
+    fewer processors).
     """
     machine = instance.machine
     jobs = instance.jobs_by_id()
@@ -370,17 +376,35 @@ def append_schedule(
     placements: dict[int, Placement] = {}
     for job_id in order:
         job = jobs[job_id]
-        for start in sorted({max(job.release, t) for t in free_at}):
-            idle = [p for p, t in enumerate(free_at) if t <= start]
-            chosen = pick_processors(machine, idle, job.size)
-            if chosen is None:
-                continue
-            end = start + machine.run_time(request_work(machine, job)[0], chosen)
-            for p in chosen:
-                free_at[p] = end
-            placements[job_id] = Placement(start, end, processors=tuple(sorted(chosen)))
-            break
+        ways = [(job.size, request_work(machine, job)[0])]
+        if choose_modes and job.modes:
+            ways = [(m.processors, mode_work(machine, m)[0]) for m in job.modes]
+        placed = min(
+            (
+                _appended(machine, free_at, job.release, size, work)
+                for size, work in ways
+            ),
+            key=lambda p: (p.end, len(p.processors or ())),
+        )
+        assert placed.processors is not None
+        for p in placed.processors:
+            free_at[p] = placed.end
+        placements[job_id] = placed
     return Schedule(placements, producer)
+
+
+def _appended(
+    machine: Machine, free_at: Sequence[int], release: int, size: int, work: int
+) -> Placement:
+    """Where :func:`append_schedule` puts ``work`` on ``size`` processors,
+    given when each processor is free (the processors are not taken)."""
+    for start in sorted({max(release, t) for t in free_at}):
+        idle = [p for p, t in enumerate(free_at) if t <= start]
+        chosen = pick_processors(machine, idle, size)
+        if chosen is not None:
+            end = start + machine.run_time(work, chosen)
+            return Placement(start, end, processors=tuple(sorted(chosen)))
+    raise AssertionError("at the latest processor end every processor is idle")
 
 
 def pick_processors(

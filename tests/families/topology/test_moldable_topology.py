@@ -23,6 +23,7 @@ from optsched.heuristics.topology.modes import run_mode_choosing
 from optsched.instance import Instance, Job, Machine, Mode
 from optsched.models.rigid.bounds import lower_bounds_within
 from optsched.nodes import Nodes
+from optsched.result import SolveStatus
 from optsched.schedule import Placement, Schedule
 from optsched.topology.machines import MachineShape, append_schedule, flat_relaxation
 
@@ -266,3 +267,45 @@ def test_a_head_the_user_limit_refuses_lets_the_next_job_start(policy: str) -> N
     schedule = simulate(instance, policy).schedule
     assert check_schedule(instance, schedule) == []
     assert len(schedule.placements) == len(instance.jobs)
+
+
+def test_appending_in_the_mode_that_ends_first() -> None:
+    # Speeds 1, 1, 2, 2, all idle at 0. Job 1: mode 4 (work 24, speed 6)
+    # ends at 4, before mode 2 on {2, 3} (20 / 4 = 5) and mode 1 on a
+    # speed-2 processor (10). Job 2 (rigid, work 8): processor 2 at 4, 4 s.
+    # Job 3 (released at 5): mode 2 on {3, 0} from 5 (speed 3) ends at 13,
+    # mode 4 from 8 ends at 12.
+    instance = _speed_instance()
+    order = [1, 2, 3]
+    chosen = append_schedule(instance, order, "x", choose_modes=True)
+    assert _placed(chosen) == {
+        1: (0, 4, (0, 1, 2, 3)),
+        2: (4, 8, (2,)),
+        3: (8, 12, (0, 1, 2, 3)),
+    }
+    requested = append_schedule(instance, order)
+    assert _placed(requested) == {
+        1: (0, 5, (2, 3)),
+        2: (0, 8, (0,)),
+        3: (8, 12, (0, 1, 2, 3)),
+    }
+    for schedule in (chosen, requested):
+        assert check_schedule(instance, schedule) == []
+
+
+def test_bound_keeps_the_better_checked_schedule() -> None:
+    from optsched.models import solve
+
+    instance = _speed_instance()
+    for backend in ("bounds-only", "cpsat"):
+        result = solve(instance, "wct", backend=backend, time_limit=5)
+        assert result.objective == 24  # 4 + 8 + 12, the earliest-mode append
+        assert result.upper_bound_source == "list:earliest-mode"
+        assert result.schedule is not None
+        assert check_schedule(instance, result.schedule) == []
+        assert result.lower_bound is not None and result.lower_bound <= 24
+        # No exact model: the flat relaxation's bound (17 by the closed
+        # forms, 18 by CP-SAT on it) below the checked schedule.
+        assert result.status == SolveStatus.FEASIBLE
+        assert result.lower_bound == (17 if backend == "bounds-only" else 18)
+        assert result.relaxed == (() if backend == "bounds-only" else ("speeds",))
