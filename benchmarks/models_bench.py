@@ -112,7 +112,19 @@ def record(
         "runtime": result.runtime,
         "binding": binding.method if binding is not None else None,
         "source": result.upper_bound_source,
+        "cpsat_bound": next(
+            (b.value for b in result.bounds if b.method == "cpsat"), None
+        ),
+        "load": _load(),
     }
+
+
+def _load() -> float | None:
+    """The one-minute load average after a solve (Linux; ``None`` elsewhere)."""
+    try:
+        return float(Path("/proc/loadavg").read_text(encoding="utf-8").split()[0])
+    except OSError:
+        return None
 
 
 def run(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -120,7 +132,11 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
-    options = {"time_limit": args.time_limit, "workers": args.workers}
+    options: dict[str, Any] = {"time_limit": args.time_limit, "workers": args.workers}
+    if args.parameters:
+        options["parameters"] = json.loads(args.parameters)
+    if args.subsolvers is not None:
+        options["bound_subsolvers"] = tuple(args.subsolvers)
 
     def keep(row: dict[str, Any]) -> None:
         rows.append(row)
@@ -168,6 +184,32 @@ def summary(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def comparison(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> str:
+    """Markdown table per window: gap, bound and best schedule, before and after."""
+    earlier = {(r["family"], r["size"], r["key"], r["objective"]): r for r in before}
+    lines = []
+    for row in after:
+        old = earlier.get((row["family"], row["size"], row["key"], row["objective"]))
+        if old is None:
+            continue
+        lines.append(
+            f"| {row['key']} | {_gap(old)} | {_gap(row)} "
+            f"| {row['lower'] - old['lower']:+,.0f} "
+            f"| {row['upper'] - old['upper']:+,.0f} "
+            f"| {old.get('load', '–')} / {row.get('load', '–')} |"
+        )
+    header = (
+        "| first job | gap before | gap after | bound after − before "
+        "| schedule after − before | load before / after |\n"
+        "|---:|---:|---:|---:|---:|---:|"
+    )
+    return "\n".join([header, *lines])
+
+
+def _gap(row: dict[str, Any]) -> str:
+    return "proven" if row["status"] == "OPTIMAL" else f"{row['gap']:.3%}"
+
+
 def subsolver_study(args: argparse.Namespace) -> None:
     """CP-SAT's bound with and without the bound-raising sub-solvers."""
     trace = read_trace(Path(args.trace))
@@ -205,6 +247,11 @@ def subsolver_study(args: argparse.Namespace) -> None:
             )
 
 
+def _read_rows(path: Path) -> list[dict[str, Any]]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
 def _ints(text: str) -> list[int]:
     return [int(x) for x in text.split(",") if x]
 
@@ -223,14 +270,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--backend", default="cpsat")
+    parser.add_argument(
+        "--parameters",
+        default=None,
+        help="CP-SAT fields as JSON, e.g. '{\"interleave_search\": true}'",
+    )
+    parser.add_argument(
+        "--subsolvers",
+        type=lambda s: [x for x in s.split(",") if x],
+        default=None,
+        help="bound_subsolvers, comma-separated ('' for none)",
+    )
     parser.add_argument("--out", default=None, help="JSON-lines file to append to")
     parser.add_argument("--summary", default=None, help="only summarise this file")
+    parser.add_argument(
+        "--compare",
+        nargs=2,
+        default=None,
+        metavar=("BEFORE", "AFTER"),
+        help="only compare two JSON-lines files window by window",
+    )
     parser.add_argument("--subsolver-study", action="store_true")
     parser.add_argument("--study-first-job", type=int, default=5000)
     args = parser.parse_args(argv)
     if args.summary:
-        lines = Path(args.summary).read_text(encoding="utf-8").splitlines()
-        print(summary([json.loads(line) for line in lines if line.strip()]))
+        print(summary(_read_rows(Path(args.summary))))
+        return 0
+    if args.compare:
+        print(comparison(*(_read_rows(Path(name)) for name in args.compare)))
         return 0
     if args.subsolver_study:
         subsolver_study(args)

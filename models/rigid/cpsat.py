@@ -51,7 +51,10 @@ or more workers we add the ``objective_lb_search`` and
 ``objective_shaving`` sub-solvers (``extra_subsolvers``) and raise
 ``num_full_subsolvers`` so that they run beside the main ``default_lp``
 search rather than instead of it; see benchmarks/README.md for the measured
-effect.
+effect. On two workers this leaves no thread to CP-SAT's LNS workers, so a
+``wct`` search there first runs ``default_lp`` and ``max_lp`` for a fifth of
+the time to find schedules, then the bound-raising pair hinted with the best
+one (:func:`first_phase`, issue 30).
 """
 
 from __future__ import annotations
@@ -226,6 +229,23 @@ def solve(
     else:
         model = solving.build(lambda: _Model(solving.model_inputs(), cliques=cliques))
     if model is not None:
+        _search(solving, model)
+    return conclude(solving)
+
+
+def _search(solving: Solving, model: _Model) -> None:
+    """Run CP-SAT on ``model`` until the deadline, in one or two phases.
+
+    With :func:`first_phase` settings, a first search of
+    :data:`FIRST_PHASE_SHARE` of the time looks for schedules; the model is
+    then hinted with the best one and the usual search takes the time
+    left. Each phase's bound is a bound of the same model, so the reported
+    lower bound is their maximum (:func:`~optsched.models.common.template.
+    conclude`).
+    """
+    instance, objective = solving.instance, solving.objective
+
+    def collect(time_limit: float | None, config: Mapping[str, Any] | None) -> None:
         search_collect(
             solving, model.model,
             lambda value: read_starts(model.starts, model.offsets, value),
@@ -234,10 +254,57 @@ def solve(
             infeasible="CP-SAT proved the model infeasible (a model bug: the "
             "hint is feasible)",
             stats={"weight_scale": model.scale,
-                   "symmetry_groups": model.symmetry_groups,
+                   "symmetry_groups": len(model.groups),
                    "cliques": len(model.cliques)},
+            time_limit=time_limit, config=config,
         )  # fmt: skip
-    return conclude(solving)
+
+    config = first_phase(solving)
+    if config is not None:
+        collect(FIRST_PHASE_SHARE * solving.left(), config)
+        status = solving.params["first_phase"] = solving.params.get("cpsat_status")
+        ended = status not in ("FEASIBLE", "UNKNOWN")  # proven, or a model error
+        if ended or solving.params.get("interrupted") or solving.expired():
+            return
+        model.rehint(min(solving.candidates, key=lambda c: c.value).schedule)
+    collect(None, None)
+
+
+FIRST_PHASE_SUBSOLVERS: tuple[str, ...] = ("default_lp", "max_lp")
+"""The sub-solvers of the first phase of a two-worker ``wct`` search
+(:func:`first_phase`)."""
+
+FIRST_PHASE_SHARE = 0.2
+"""The first phase's share of the time left (:func:`first_phase`)."""
+
+
+def first_phase(solving: Solving) -> dict[str, Any] | None:
+    """The CP-SAT keywords of a first, schedule-finding phase, or ``None``.
+
+    Two workers leave CP-SAT no thread for its LNS workers beside
+    ``default_lp`` and ``objective_lb_search`` (the log's task timing shows
+    no LNS call and ``objective_shaving`` run once): on the 100-job KTH
+    windows the bound rose best with that pair, but its schedules stayed
+    worse than those ``max_lp`` finds within seconds (benchmarks/README.md,
+    issue 30). So a ``wct`` search on two workers with the default
+    sub-solvers first runs ``default_lp`` and ``max_lp`` for
+    :data:`FIRST_PHASE_SHARE` of the time. Not in deterministic mode (each
+    phase would get the whole deterministic limit), without a time limit,
+    nor when the caller chose sub-solvers.
+    """
+    config = solving.settings.cpsat()
+    if (
+        solving.objective.kind != "wct"
+        or solving.deadline is None
+        or config["workers"] != 2
+        or tuple(config["subsolvers"]) != BOUND_SUBSOLVERS
+        or "subsolvers" in config["parameters"]
+        or _DETERMINISTIC.get() is not None
+    ):
+        return None
+    config["subsolvers"] = ()
+    config["parameters"]["subsolvers"] = list(FIRST_PHASE_SUBSOLVERS)
+    return config
 
 
 INTEGER_LIMIT = 2**62
@@ -364,7 +431,7 @@ class _Model(CpsatModel):
         self._add_resources(cliques)
         on_time(inputs.deadline)
         groups = _identical_groups(instance, objective) if inputs.symmetry else []
-        self.symmetry_groups = len(groups)
+        self.groups = groups
         for group in groups:
             on_time(inputs.deadline)
             for first, second in itertools.pairwise(group):
@@ -372,6 +439,12 @@ class _Model(CpsatModel):
         self._add_objective(inputs.bounds)
         on_time(inputs.deadline)
         self._add_hint(_relabel(inputs.incumbent.schedule, groups))
+
+    def rehint(self, schedule: Schedule) -> None:
+        """Replace the hint by ``schedule`` (relabelled for the symmetry
+        breaking, as the first hint)."""
+        self.model.clear_hints()
+        self._add_hint(_relabel(schedule, self.groups))
 
     def _add_jobs(self) -> None:
         m = self.instance.processors
@@ -895,6 +968,8 @@ def search_collect(
     infeasible: str,
     stats: Mapping[str, Any],
     bound_note: str | None = None,
+    time_limit: float | None = None,
+    config: Mapping[str, Any] | None = None,
 ) -> None:
     """Run CP-SAT on ``model`` until ``solving``'s deadline; collect what it gives.
 
@@ -904,10 +979,13 @@ def search_collect(
     restriction only, no bound of the problem); the solution goes through
     ``decode`` to a checked candidate or a rejection (:meth:`Solving.keep`).
     ``read``, ``solver_bound`` and ``infeasible`` are as in
-    :func:`run_search`; the solver is configured from ``solving.settings``.
+    :func:`run_search`; the solver is configured from ``solving.settings``
+    (or from ``config``, keywords of the same form) and runs for
+    ``time_limit`` seconds (default: the time left).
     """
     solver = cp_model.CpSolver()
-    _configure(solver, time_limit=solving.left(), **solving.settings.cpsat())
+    seconds = solving.left() if time_limit is None else time_limit
+    _configure(solver, time_limit=seconds, **(config or solving.settings.cpsat()))
     outcome = run_search(solver, model, read, solver_bound, infeasible)
     solving.params.update(cpsat_status=outcome.status_name, **stats, **outcome.notes)
     if outcome.bound is not None and bound_note is not None:
