@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from support.builders import exact_optimum, make, slow_settings, small_instances
+from support.optimum import assert_sound
 
 from optsched.check import check_schedule
 from optsched.instance import Instance
@@ -76,15 +77,7 @@ def test_two_phase_bounds_never_exceed_the_optimum(instance: Instance) -> None:
     if not instance.jobs:
         return
     result = cpsat.solve(instance, "wct:size", time_limit=5, workers=2, decompose=False)
-    assert result.schedule is not None
-    assert check_schedule(instance, result.schedule) == []
-    optimum = exact_optimum(instance, "wct:size")
-    assert result.objective is not None
-    assert result.objective >= optimum * (1 - 1e-12)
-    for bound in result.bounds:
-        assert bound.value <= optimum * (1 + 1e-12), bound
-    if result.status is SolveStatus.OPTIMAL:
-        assert result.objective == pytest.approx(optimum, rel=1e-12)
+    assert_sound(instance, "wct:size", result)
 
 
 def test_a_stopped_first_phase_ends_the_search(
