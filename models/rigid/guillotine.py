@@ -36,14 +36,19 @@ Rules, each valid for every guillotine tiling ``T`` of the current set:
 Order. Merges that complete a band come first, then those whose result
 lines up with another rectangle (its new side equals that rectangle's),
 then merges of rare sides (two rectangles that are the only ones of their
-height are likely siblings of the cut); randomised restarts with growing
-node limits cut the heavy tail of the search time (C. P. Gomes, B. Selman,
-H. Kautz, AAAI 1998). The merge view of guillotine patterns is that of the
-bottom-up constructions for guillotine cutting of P. Y. Wang, "Two
-algorithms for constrained two-dimensional cutting stock problems",
-Operations Research 31(3), 1983; E. K. Burke, G. Kendall, G. Whitwell,
-Operations Research 52(4), 2004, give the guillotine perfect-packing
-instances (BKW) this targets.
+height are likely siblings of the cut). Runs alternate between dives that
+backtrack up to a node cutoff (growing slowly from ``2 n``; refuted states
+shared between runs) and pilot dives, which make at each step the merge,
+among the three best ranked, whose greedy completion leaves the fewest
+rectangles (C. Voß, A. Fink, C. Duin, "Looking ahead with the pilot
+method", Annals of OR 136, 2005); every run but the first perturbs the
+ranks at random, which cuts the heavy tail of the search time (C. P.
+Gomes, B. Selman, H. Kautz, AAAI 1998). The merge view of guillotine
+patterns is that of the bottom-up constructions for guillotine cutting of
+P. Y. Wang, "Two algorithms for constrained two-dimensional cutting stock
+problems", Operations Research 31(3), 1983; E. K. Burke, G. Kendall,
+G. Whitwell, Operations Research 52(4), 2004, give the guillotine
+perfect-packing instances (BKW) this targets.
 """
 
 from __future__ import annotations
