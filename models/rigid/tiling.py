@@ -155,12 +155,16 @@ class Decision:
         Search nodes expanded.
     seconds
         Wall-clock time of the search.
+    method
+        The search that decided: ``"skyline"`` (:func:`decide`) or
+        ``"guillotine"`` (:func:`optsched.models.rigid.guillotine.tile`).
     """
 
     status: str
     positions: tuple[tuple[int, int], ...] = ()
     nodes: int = 0
     seconds: float = 0.0
+    method: str = "skyline"
 
 
 def decide(
@@ -648,6 +652,7 @@ def strengthen(
                 "status": decision.status,
                 "nodes": decision.nodes,
                 "seconds": round(decision.seconds, 3),
+                "method": decision.method,
             }
         )
         if decision.status == "feasible":
@@ -700,7 +705,7 @@ def _decide_level(
         )
         nodes, seconds = nodes + tiled.nodes, seconds + tiled.seconds
         if tiled.status == "feasible":
-            return Decision("feasible", tiled.positions, nodes, seconds)
+            return Decision("feasible", tiled.positions, nodes, seconds, "guillotine")
         if time.monotonic() >= deadline:
             break
     return Decision("unknown", (), nodes, seconds)

@@ -139,6 +139,8 @@ def test_solve_proves_a_bkw_like_perfect_packing() -> None:
     assert result.objective == 100
     assert result.status is SolveStatus.OPTIMAL
     assert result.lower_bound == 100
+    decisions = dict(result.params)["tiling"]["decisions"]
+    assert [d["method"] for d in decisions] == ["guillotine"]
 
 
 def test_reference_agrees_on_all_tiny_multisets() -> None:
