@@ -169,8 +169,8 @@ def summary(rows: list[dict[str, Any]]) -> str:
         groups[row["family"], row["size"], row["objective"]].append(row)
     lines = [
         "| family | size | objective | runs | proven optimal | mean gap | max gap "
-        "| mean time (s) | max time (s) |",
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|",
+        "| mean time (s) | max time (s) | load |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for (family, size, objective), group in sorted(groups.items()):
         gaps = [r["gap"] for r in group if r["gap"] is not None]
@@ -179,7 +179,7 @@ def summary(rows: list[dict[str, Any]]) -> str:
         lines.append(
             f"| {family} | {size} | {objective} | {len(group)} | {proven:.0%} "
             f"| {statistics.mean(gaps):.3%} | {max(gaps):.3%} "
-            f"| {statistics.mean(times):.1f} | {max(times):.1f} |"
+            f"| {statistics.mean(times):.1f} | {max(times):.1f} | {_loads(group)} |"
         )
     return "\n".join(lines)
 
@@ -208,6 +208,12 @@ def comparison(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> str
 
 def _gap(row: dict[str, Any]) -> str:
     return "proven" if row["status"] == "OPTIMAL" else f"{row['gap']:.3%}"
+
+
+def _loads(rows: list[dict[str, Any]]) -> str:
+    """The range of the load averages recorded with ``rows`` ("–" if none)."""
+    loads = [r["load"] for r in rows if r.get("load") is not None]
+    return f"{min(loads):.1f}–{max(loads):.1f}" if loads else "–"
 
 
 def subsolver_study(args: argparse.Namespace) -> None:

@@ -86,7 +86,7 @@ def summary(rows: list[dict[str, Any]], cpsat: dict[int, dict[str, Any]]) -> str
     """Per window and bound: the shortfall below the best schedule, in %
     (negative: the bound closes the window), and the CPU seconds."""
     names = [k for k in rows[0] if k != "key"]
-    header = ["first job", "best schedule", "CP-SAT bound", *names]
+    header = ["first job", "best schedule", "60 s solve's bound", *names]
     lines = []
     for row in rows:
         ran = cpsat.get(row["key"], {})
