@@ -18,9 +18,12 @@ processes every completion and every busy-block end, then every block
 start, then every arrival, and finally runs **one scheduling pass**. A job
 of zero duration needs its processors free when it starts and gives them
 back at once (its completion is processed inside the pass), so a job
-starting at the same instant may use them. Waiting jobs are kept in the
-policy's queue order; ties are broken by ``(submit, id)``. The same input
-always gives the same schedule.
+starting at the same instant may use them; a successor it releases at
+that instant (think time 0) arrives after the pass, and the instant gets a
+second pass for it (no earlier start of the instant was decided with it
+waiting: the checker's rule 14 counts it as waiting from the next second).
+Waiting jobs are kept in the policy's queue order; ties are broken by
+``(submit, id)``. The same input always gives the same schedule.
 
 Run times and estimates
 -----------------------
@@ -89,8 +92,9 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+from array import array
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -303,9 +307,11 @@ class Simulator:
         ]
         self.estimate = list(self.duration) if oracle else list(self.requested)
         n = len(jobs)
-        self.state = [PENDING] * n
-        self.start_time = [-1] * n
-        self.end_time = [-1] * n
+        # One byte a job, and times as 8-byte values: a list would hold a
+        # fresh int per job for each (issue 30, 450k jobs: 22 MB of ints).
+        self.state = bytearray(n)  # PENDING
+        self.start_time = _times(n, self._latest_time(instance))
+        self.end_time = _times(n, self._latest_time(instance))
         self.processor_ids: list[Any] = [None] * n
         # A finished job's ranges go to the schedule's processor column at
         # once (runs, 8 bytes each): kept as range objects, or as tuples of
@@ -318,13 +324,25 @@ class Simulator:
         self.predicted: dict[int, int] = {}
         return jobs
 
+    def _latest_time(self, instance: Instance) -> int:
+        """A time no event of the run reaches: the last release, block or
+        outage end plus every job's run time and estimate, doubled (waits
+        for the calendar and planned passes stay far below)."""
+        machine = instance.machine
+        last = max(
+            (x.end for x in (*machine.unavailable, *machine.outages)),
+            default=0,
+        )
+        last = max(last, self.release[-1] if self.release else 0)
+        return 2 * (last + sum(self.runtime) + sum(self.requested)) + 2 * _WEEK
+
     def _init_queue(self, n: int) -> None:
         """The queue, the running jobs and what changed since the last pass."""
         self.now = 0
         self.free = self.processors
         self.queue: list[int] = []
         self._queue_ranks: list[int] = []
-        self._ranks: list[int] = list(range(n))
+        self._ranks: MutableSequence[int] = _ranks(range(n))
         self._started_in_pass: list[int] = []
         self._indexes: list[WaitingIndex] = []
         self.running_ends: list[tuple[int, int]] = []
@@ -444,7 +462,7 @@ class Simulator:
         """Prepare a run driven step by step with :meth:`advance` (a grid
         simulation runs one simulator per cluster this way and inserts
         reservations between steps, :meth:`add_block`)."""
-        self._ranks = list(ranks)
+        self._ranks = _ranks(ranks)
         for k, block in enumerate(self.blocks):
             self._push(block.start, BLOCK_START, k)
             self._push(block.end, BLOCK_END, k)
@@ -1101,9 +1119,9 @@ class Simulator:
         without ``keys``, in queue order.
         """
         rank = self._ranks
-        order: list[int]
+        order: Sequence[int] | np.ndarray  # numpy: no int object per job
         if keys is None:
-            order = np.argsort(np.asarray(rank, dtype=np.int64)).tolist()
+            order = np.argsort(np.asarray(rank, dtype=np.int64), kind="stable")
         else:
             try:
                 primary = np.asarray(keys, dtype=np.int64)
@@ -1111,7 +1129,7 @@ class Simulator:
                 order = sorted(range(len(rank)), key=lambda j: (keys[j], rank[j]))
             else:
                 ranks = np.asarray(rank, dtype=np.int64)
-                order = np.lexsort((ranks, primary)).tolist()
+                order = np.lexsort((ranks, primary))
         return WaitingIndex(order, self.size, self.estimate)
 
     def track(self, index: WaitingIndex, on: bool) -> None:
@@ -1306,8 +1324,14 @@ class Simulator:
                 )
             elif ids is not None:  # contiguous machines keep their range
                 sets.put(j, [ids] if isinstance(ids, range) else ids)
+        # Copies of the time columns: the schedule must not follow a run
+        # that goes on (a grid steps its simulators on).
         placements = PlacementColumns(
-            self.job_id, self.start_time, self.end_time, sets.columns(), special
+            self.job_id,
+            _copy(self.start_time),
+            _copy(self.end_time),
+            sets.columns(),
+            special,
         )
         return Schedule(
             placements,
@@ -1359,25 +1383,40 @@ class WaitingIndex:
     )
 
     def __init__(
-        self, order: Sequence[int], size: Sequence[int], estimate: Sequence[int]
+        self,
+        order: Sequence[int] | np.ndarray,
+        size: Sequence[int],
+        estimate: Sequence[int],
     ) -> None:
+        # Every per-job column is a compact array (4 bytes a job where the
+        # values allow): at archive scale, Python lists of fresh ints cost
+        # about 36 bytes a job each, 68 MB for 450,880 jobs (issue 30).
         self._size = size
         self._estimate = estimate
-        self.position = [0] * len(order)
+        n = len(order)
+        ranked = np.asarray(order, dtype=np.int64).reshape(n)
+        at = np.empty(n, dtype=np.int64)
+        at[ranked] = np.arange(n, dtype=np.int64)
+        self.position = _compact(at)
         """Position of each job in the order."""
-        self._class = [0] * len(order)
-        self._local = [0] * len(order)
-        members: list[list[int]] = []
-        for p, j in enumerate(order):
-            self.position[j] = p
-            c = size[j].bit_length() - 1
-            while len(members) <= c:
-                members.append([])
-            self._class[j] = c
-            self._local[j] = len(members[c])
-            members[c].append(j)
-        self._trees = [_MinTree(jobs) for jobs in members]
-        self._positions = [[self.position[j] for j in jobs] for jobs in members]
+        classes = np.fromiter(
+            (q.bit_length() - 1 for q in size), dtype=np.int16, count=n
+        )
+        self._class = _compact(classes)
+        local = np.zeros(n, dtype=np.int64)
+        members: list[np.ndarray] = []
+        ordered = classes[ranked]
+        for c in range(int(classes.max()) + 1 if n else 0):
+            jobs = ranked[ordered == c]  # the class's jobs, in the order
+            local[jobs] = np.arange(len(jobs), dtype=np.int64)
+            members.append(jobs)
+        self._local = _compact(local)
+        top_size = max(size, default=0)
+        top_estimate = max(estimate, default=0)
+        self._trees = [
+            _MinTree(_compact(jobs), top_size, top_estimate) for jobs in members
+        ]
+        self._positions = [_compact(at[jobs]) for jobs in members]
 
     def add(self, j: int) -> None:
         """Job ``j`` waits: its leaf takes its size and estimate."""
@@ -1439,14 +1478,23 @@ class _MinTree:
     ``v`` has children ``2v`` and ``2v + 1``, slot ``p`` is node ``L + p``.
     """
 
-    __slots__ = ("job", "leaves", "min_estimate", "min_size")
+    __slots__ = (
+        "empty_estimate",
+        "empty_size",
+        "job",
+        "leaves",
+        "min_estimate",
+        "min_size",
+    )
 
-    def __init__(self, jobs: list[int]) -> None:
+    def __init__(self, jobs: Sequence[int], top_size: int, top_estimate: int) -> None:
         self.job = jobs
         """The job of each slot."""
         self.leaves = 1 << max(len(jobs) - 1, 0).bit_length()
-        self.min_size: list[float] = [_INF] * (2 * self.leaves)
-        self.min_estimate: list[float] = [_INF] * (2 * self.leaves)
+        self.min_size, self.empty_size = _min_column(2 * self.leaves, top_size)
+        self.min_estimate, self.empty_estimate = _min_column(
+            2 * self.leaves, top_estimate
+        )
 
     def set(self, p: int, q: int, d: int) -> None:
         """Slot ``p`` holds a waiting job of size ``q`` and estimate ``d``."""
@@ -1471,7 +1519,7 @@ class _MinTree:
         """Slot ``p`` is empty again."""
         v = self.leaves + p
         sizes, estimates = self.min_size, self.min_estimate
-        sizes[v] = estimates[v] = _INF
+        sizes[v], estimates[v] = self.empty_size, self.empty_estimate
         v >>= 1
         while v:
             a, b = sizes[2 * v], sizes[2 * v + 1]
@@ -1538,6 +1586,52 @@ class _MinTree:
 
 
 _INF = float("inf")
+_INT32 = 2**31 - 1
+_INT64 = 2**63 - 1
+
+
+def _compact(values: np.ndarray) -> Sequence[int]:
+    """Integer ``values`` as an ``array`` of 4 bytes each where they fit,
+    else 8 (its items read back as Python ints, unlike a numpy array's)."""
+    small = not len(values) or (
+        int(values.min()) >= -_INT32 and int(values.max()) <= _INT32
+    )
+    column = array("i" if small else "q")
+    column.frombytes(values.astype(np.int32 if small else np.int64).tobytes())
+    return column
+
+
+_WEEK = 7 * 86_400
+
+
+def _times(n: int, latest: int) -> MutableSequence[int]:
+    """``n`` times, all -1: 8-byte values when ``latest`` fits in them."""
+    if latest < _INT64:
+        return array("q", [-1]) * n
+    return [-1] * n
+
+
+def _copy(times: MutableSequence[int]) -> Sequence[int]:
+    return array("q", times) if isinstance(times, array) else list(times)
+
+
+def _ranks(ranks: Sequence[int]) -> MutableSequence[int]:
+    """The queue ranks as 8-byte values (a list past 64 bits)."""
+    try:
+        return array("q", ranks)
+    except OverflowError:
+        return list(ranks)
+
+
+def _min_column(slots: int, top: int) -> tuple[Any, Any]:
+    """A column of ``slots`` minima for values up to ``top``, all "empty",
+    and its empty value: 4 bytes a slot where ``top`` allows, 8 beyond, a
+    list with infinity for values past 64 bits. Empty is larger than every
+    value, so a subtree with no waiting job fails every test on its size."""
+    for typecode, empty in (("i", _INT32), ("q", _INT64)):
+        if top < empty:
+            return array(typecode, [empty]) * slots, empty
+    return [_INF] * slots, _INF
 
 
 def _ranges(ids: range | list[range]) -> list[tuple[int, int]]:

@@ -364,10 +364,17 @@ def _saturated(n: int, m: int, seed: int) -> Instance:
 @given(
     data=st.data(),
     n=st.integers(1, 40),
+    scale=st.sampled_from([1, 2**20, 2**40, 2**70]),
 )
-def test_waiting_index_answers_like_a_scan(data: st.DataObject, n: int) -> None:
+def test_waiting_index_answers_like_a_scan(
+    data: st.DataObject, n: int, scale: int
+) -> None:
+    # ``scale`` multiplies every size, estimate and test bound: the index
+    # keeps 4-byte columns up to 2**31, 8-byte ones up to 2**63, lists past.
     size = data.draw(st.lists(st.integers(1, 9), min_size=n, max_size=n))
     estimate = data.draw(st.lists(st.integers(0, 50), min_size=n, max_size=n))
+    size = [q * scale for q in size]
+    estimate = [d * scale for d in estimate]
     order = data.draw(st.permutations(range(n)))
     index = WaitingIndex(order, size, estimate)
     waiting: set[int] = set()
@@ -382,6 +389,7 @@ def test_waiting_index_answers_like_a_scan(data: st.DataObject, n: int) -> None:
         first = data.draw(st.integers(0, n))
         free, extra = data.draw(st.integers(0, 10)), data.draw(st.integers(0, 10))
         horizon = data.draw(st.integers(0, 50))
+        free, extra, horizon = free * scale, extra * scale, horizon * scale
         after = [j for j in order[first:] if j in waiting]
         easy = [
             j
@@ -391,7 +399,7 @@ def test_waiting_index_answers_like_a_scan(data: st.DataObject, n: int) -> None:
         assert index.next_easy(first, free, extra, horizon) == (easy or [None])[0]
 
         def fewest(d: float, h: int = horizon) -> float:
-            return 10 if d <= h else 3  # a non-increasing step function
+            return (10 if d <= h else 3) * scale  # a non-increasing step
 
         fitting = [
             j
