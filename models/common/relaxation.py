@@ -9,7 +9,8 @@ back-end proves on the relaxation bounds the original. Upper bounds must
 respect the original: the solver's schedule counts only if it passes the
 checker on the original instance; otherwise the best of the incumbents that
 pass (the policies' schedules, which the simulators keep within the rules)
-is the upper bound. The result names the relaxed features
+and of the original's own starting schedules (the family table's
+candidates) is the upper bound. The result names the relaxed features
 (:attr:`Result.relaxed <optsched.result.Result.relaxed>`).
 """
 
@@ -55,9 +56,14 @@ def solve_relaxed(
         return dataclasses.replace(
             result, objective=value, status=status, relaxed=dropped
         )
-    best = _best_valid(instance, objective, incumbents) or _own_candidate(
-        instance, objective
+    # The better of the caller's incumbents and the instance's own starting
+    # schedules (on speeds or SMP nodes: moldable jobs in the modes that end
+    # first, which no incumbent of a rigid policy has).
+    valid = (
+        _best_valid(instance, objective, incumbents),
+        _own_candidate(instance, objective),
     )
+    best = min((b for b in valid if b is not None), key=lambda b: b[0], default=None)
     titles = " and the ".join(feature(name).title for name in relax)
     rejected = (*result.rejected, f"the solver's schedule breaks the {titles}")
     if result.schedule is None:
@@ -89,8 +95,8 @@ def _own_candidate(
     instance: Instance, objective: Objective
 ) -> tuple[float, str, Schedule] | None:
     """The best starting schedule of the instance itself (the family table's
-    candidates: e.g. the calendar- and chain-aware list schedule), for a
-    caller that gave no valid incumbent; ``None`` when there is none."""
+    candidates: e.g. the calendar- and chain-aware list schedule), beside
+    the caller's incumbents; ``None`` when there is none."""
     try:
         candidates, _ = upper_bound_candidates(instance, objective)
     except (RuntimeError, ValueError):

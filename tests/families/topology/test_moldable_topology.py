@@ -23,7 +23,7 @@ from optsched.heuristics.topology.modes import run_mode_choosing
 from optsched.instance import Instance, Job, Machine, Mode
 from optsched.models.rigid.bounds import lower_bounds_within
 from optsched.nodes import Nodes
-from optsched.result import SolveStatus
+from optsched.result import Incumbent, SolveStatus
 from optsched.schedule import Placement, Schedule
 from optsched.topology.machines import MachineShape, append_schedule, flat_relaxation
 
@@ -297,8 +297,12 @@ def test_bound_keeps_the_better_checked_schedule() -> None:
     from optsched.models import solve
 
     instance = _speed_instance()
+    # fcfs (requests): 5 + 8 + 12 = 25, valid but worse than the append.
+    fcfs = Incumbent("fcfs", simulate(instance, "fcfs").schedule)
     for backend in ("bounds-only", "cpsat"):
-        result = solve(instance, "wct", backend=backend, time_limit=5)
+        result = solve(
+            instance, "wct", backend=backend, time_limit=5, incumbents=[fcfs]
+        )
         assert result.objective == 24  # 4 + 8 + 12, the earliest-mode append
         assert result.upper_bound_source == "list:earliest-mode"
         assert result.schedule is not None
