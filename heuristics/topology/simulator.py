@@ -540,6 +540,10 @@ class NodeSimulator:
         works = [request_work(self.machine, j) for j in jobs]
         self.estimate = [estimated for _, estimated in works]
         self.runtime = [work for work, _ in works]
+        # What the user limit charges per processor: the requested time of
+        # the job's mode (a rigid job's estimate, its work with speeds), as
+        # the checker's rule 14 reads it, not the mode's work.
+        self._charged = [j.requested for j in jobs]
         n = len(jobs)
         self.state = [PENDING] * n
         self.start_time = [-1] * n
@@ -563,7 +567,7 @@ class NodeSimulator:
                 self.size,
                 [j.queue for j in jobs],
                 [j.user for j in jobs],
-                self.estimate,
+                self._charged,
             )
         )
         self._wakes: list[int] = []  # instants the calendar may change at
@@ -735,6 +739,7 @@ class NodeSimulator:
             self._count_size(new, 1)
             self.size[j] = new
         self.runtime[j], self.estimate[j] = mode_work(self.machine, mode)
+        self._charged[j] = mode.requested
         if self._gate is not None:
             self._gate.resized(j)
 

@@ -313,3 +313,34 @@ def test_bound_keeps_the_better_checked_schedule() -> None:
         assert result.status == SolveStatus.FEASIBLE
         assert result.lower_bound == (17 if backend == "bounds-only" else 18)
         assert result.relaxed == (() if backend == "bounds-only" else ("speeds",))
+
+
+def test_the_user_limit_charges_a_mode_its_requested_time() -> None:
+    # Rule 14 charges processors x requested time: job 1's mode 2 x 5 s is
+    # 10, job 2 (rigid, work 4) 1 x 4, together 14 <= 14, so with job 3 of
+    # another user all start at 0. Charging the mode's work (2 x 10 > 14)
+    # would refuse job 1 while job 3 waits.
+    import dataclasses
+
+    from optsched.calendar import Calendar
+
+    limited = dataclasses.replace(Calendar(()), user_limit=14)
+    flat = Instance(
+        Machine(4, calendar=limited),
+        (
+            Job(1, 0, 2, 5, user=1, modes=(Mode(1, 10), Mode(2, 5))),
+            Job(2, 0, 1, 4, user=1),
+            Job(3, 0, 1, 2, user=2),
+        ),
+    )
+    instance = MachineShape.parse("speeds=2x1,2x2").apply(flat)
+    for policy in POLICIES:
+        schedule = simulate(instance, policy).schedule
+        assert check_schedule(instance, schedule) == [], policy
+        # Job 1 on {2, 3}: work 10 at speed 4, 3 s; job 2 on 0: 4 s; job 3
+        # on 1: 2 s.
+        assert _placed(schedule) == {
+            1: (0, 3, (2, 3)),
+            2: (0, 4, (0,)),
+            3: (0, 2, (1,)),
+        }, policy
