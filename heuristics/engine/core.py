@@ -455,6 +455,7 @@ class Simulator:
     ) -> None:
         """Simulate every job under ``policy`` (queue order ``ranks``)."""
         self.begin(policy, ranks)
+        del ranks  # begin kept a compact copy: a caller's list may go now
         self.advance(None, progress)
         self.finish(progress)
 

@@ -122,10 +122,17 @@ def simulate(
         migration=migration,
         keep_profile=chosen.needs_profile,
     )
-    ranks = order_ranks(chosen.order, sim.size, sim.estimate, seed=chosen.seed or 0)
     with _progress_bar(len(sim.jobs), progress) as advance, collector_paused():
         try:
-            sim.run(chosen, ranks, advance)
+            # The ranks go straight to the run, which keeps its own compact
+            # copy and lets the list go (17 MB of ints at 450k jobs).
+            sim.run(
+                chosen,
+                order_ranks(
+                    chosen.order, sim.size, sim.estimate, seed=chosen.seed or 0
+                ),
+                advance,
+            )
         except Stalled:
             # A user's policy that left jobs waiting for ever: their error.
             stalled = getattr(chosen, "stalled", None)
