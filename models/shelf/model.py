@@ -436,6 +436,16 @@ def resequenced(
                 moved = True
         if moved:
             shelves = ordered([s for s in shelves if s])
+    return _back_to_back(instance, shelves, schedule.producer)
+
+
+def _back_to_back(
+    instance: Instance, shelves: list[list[int]], producer: str
+) -> Schedule:
+    """The shelves in the given order, each starting at ``max(end of the
+    previous one, R_k)``, their jobs left to right by id (zero-length jobs
+    at offset 0, taking no width)."""
+    jobs = instance.jobs_by_id()
     starts: dict[int, int] = {}
     offsets: dict[int, int] = {}
     ready = 0
@@ -446,7 +456,7 @@ def resequenced(
             starts[jid] = start
             offsets[jid] = edge if jobs[jid].runtime > 0 else 0
             edge += jobs[jid].size if jobs[jid].runtime > 0 else 0
-        ready = start + height(shelf)
+        ready = start + max((jobs[jid].runtime for jid in shelf), default=0)
     if instance.machine.allocation == "contiguous":
         return Schedule(
             {
@@ -455,9 +465,9 @@ def resequenced(
                 )
                 for jid, s in starts.items()
             },
-            schedule.producer,
+            producer,
         )
-    return assign_processors(instance, starts, producer=schedule.producer)
+    return assign_processors(instance, starts, producer=producer)
 
 
 FIRST_FIT_ORDERS = ("decreasing-height", "increasing-height", "release")
