@@ -294,14 +294,16 @@ class Job:
         """Whether the scheduler may choose the processor count (has modes)."""
         return bool(self.modes)
 
+    @property
+    def all_modes(self) -> tuple[Mode, ...]:
+        """The job's modes; a rigid job's only mode is its request (its
+        size, run time and estimate)."""
+        return self.modes or (Mode(self.size, self.runtime, self.estimate),)
+
     def mode(self, processors: int) -> Mode | None:
         """The mode on ``processors`` processors (``None`` if there is none;
         a rigid job's only mode is its size)."""
-        if not self.modes:
-            if processors == self.size:
-                return Mode(self.size, self.runtime, self.estimate)
-            return None
-        for mode in self.modes:
+        for mode in self.all_modes:
             if mode.processors == processors:
                 return mode
         return None

@@ -208,11 +208,6 @@ def adaptive_target(free: int, waiting_behind: int) -> int:
     return max(1, free // (1 + waiting_behind))
 
 
-def _modes(job: Job) -> tuple[Mode, ...]:
-    """The job's modes (a rigid job's only mode is its size)."""
-    return job.modes or (_request(job),)
-
-
 def _request(job: Job) -> Mode:
     """The mode the job requests (its size, run time and estimate)."""
     return Mode(job.size, job.runtime, job.estimate)
@@ -278,7 +273,7 @@ class ModeChoosing(EnginePolicy):
 
     def considered(self, job: Job) -> tuple[Mode, ...]:
         """The modes the policy may give ``job`` (sorted by processors)."""
-        return _modes(job)
+        return job.all_modes
 
     def options(self, sim: Simulator, state: _State, j: int) -> tuple[Mode, ...]:
         """The modes job ``j`` may start on now: those considered that the
@@ -339,7 +334,7 @@ class EasyScaling(ModeChoosing):
 
     def considered(self, job: Job) -> tuple[Mode, ...]:
         """The modes of at most the requested processors."""
-        return tuple(m for m in _modes(job) if m.processors <= job.size)
+        return tuple(m for m in job.all_modes if m.processors <= job.size)
 
     def decide(self, sim: Simulator, state: _State) -> None:
         if sim.blocks_pending:

@@ -63,11 +63,6 @@ FCFS = "fifo"
 """The base order of both policies' queue."""
 
 
-def _modes(job: Job) -> tuple[Mode, ...]:
-    """The job's modes (a rigid job's only mode is its request)."""
-    return job.modes or (Mode(job.size, job.runtime, job.estimate),)
-
-
 class _Estimates:
     """The estimates of modes at one instant (module notes)."""
 
@@ -143,7 +138,7 @@ def _selection(policy: ModeChoosing) -> Callable[[NodeSimulator], int | None]:
 
     def options(sim: NodeSimulator, estimates: _Estimates, j: int) -> tuple[Mode, ...]:
         job = sim.jobs[j]
-        modes = _modes(job)
+        modes = job.all_modes
         if scaling:
             modes = tuple(m for m in modes if m.processors <= job.size)
         modes = _startable(sim, job, modes)

@@ -704,8 +704,7 @@ def _moldable_bounds_only(
     if isinstance(solving, Result):
         return solving
     relaxed = instance.with_jobs(
-        job.replace(modes=job.modes or (job.mode(job.size),), malleable=True)
-        for job in instance.jobs
+        job.replace(modes=job.all_modes, malleable=True) for job in instance.jobs
     )
     # Without a time limit: the notes of bounds cut short cannot arise.
     solving.bounds, _ = moldable_lower_bounds(relaxed, objective, None)
