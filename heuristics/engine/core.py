@@ -310,8 +310,9 @@ class Simulator:
         # One byte a job, and times as 8-byte values: a list would hold a
         # fresh int per job for each (issue 30, 450k jobs: 22 MB of ints).
         self.state = bytearray(n)  # PENDING
-        self.start_time = _times(n, self._latest_time(instance))
-        self.end_time = _times(n, self._latest_time(instance))
+        latest = self._latest_time(instance)
+        self.start_time = _times(n, latest)
+        self.end_time = _times(n, latest)
         self.processor_ids: list[Any] = [None] * n
         # A finished job's ranges go to the schedule's processor column at
         # once (runs, 8 bytes each): kept as range objects, or as tuples of
