@@ -62,6 +62,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from optsched.models.common.template import passed
+
 __all__ = ["Tiling", "tile"]
 
 Shape = tuple[int, int]
@@ -174,7 +176,7 @@ def tile(
         else:
             status, root = search.run(deadline, min(cutoff, limit - nodes))
         nodes += search.nodes
-        if status != "unknown" or nodes >= limit or _passed(deadline):
+        if status != "unknown" or nodes >= limit or passed(deadline):
             break
     positions: list[tuple[int, int]] = [(0, 0)] * len(widths)
     if root is not None:
@@ -185,10 +187,6 @@ def tile(
         nodes,
         time.perf_counter() - began,
     )
-
-
-def _passed(deadline: float | None) -> bool:
-    return deadline is not None and time.monotonic() >= deadline
 
 
 def _lay_out(root: _Node, x: int, y: int, positions: list[tuple[int, int]]) -> None:
@@ -415,7 +413,7 @@ class _Search:
             _, shapes, across = moves[k]
             frame[1] = k + 1
             self.nodes += 1
-            if self.nodes >= limit or _passed(deadline):
+            if self.nodes >= limit or passed(deadline):
                 return "unknown", None
             frame[2] = self._merge(shapes, across)
             frame[3] = self._peel()
@@ -476,7 +474,7 @@ class _Search:
             if self._done():
                 return 0, self._root()
             self.nodes += 1
-            if self.nodes >= limit or _passed(deadline):
+            if self.nodes >= limit or passed(deadline):
                 break
             count = self._count()
             moves = self._moves(count) if self._alive(count) else []

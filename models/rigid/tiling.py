@@ -96,6 +96,7 @@ from typing import Any
 
 from optsched.instance import Instance
 from optsched.models.common.solution import Candidate, checked_candidate
+from optsched.models.common.template import passed
 from optsched.models.rigid import guillotine
 from optsched.objective import Objective
 from optsched.result import Bound
@@ -263,7 +264,7 @@ def decide(
         )
         status, placed = search.run(deadline, min(cutoff, limit - nodes))
         nodes += search.nodes
-        if status != "unknown" or nodes >= limit or _passed(deadline):
+        if status != "unknown" or nodes >= limit or passed(deadline):
             break
     if status == "feasible":
         pools = [list(shapes[turn][s]) for s in order]
@@ -315,10 +316,6 @@ def _peel(
         if width == 0 or height == 0:
             break
     return rest, (left, bottom, width, height)
-
-
-def _passed(deadline: float | None) -> bool:
-    return deadline is not None and time.monotonic() >= deadline
 
 
 def _order(
@@ -644,8 +641,9 @@ def strengthen(
         decision = _decide_level(
             widths, heights, instance.processors, level,
             now + (_PERFECT_LEVEL_SHARE if perfect else _LEVEL_SHARE) * (stop - now),
+            zero_waste=perfect,
         )  # fmt: skip
-        perfect = False
+        perfect = False  # the total area fills one height only
         tried.append(
             {
                 "height": release + level,
@@ -677,10 +675,17 @@ def strengthen(
 
 
 def _decide_level(
-    widths: list[int], heights: list[int], width: int, level: int, deadline: float
+    widths: list[int],
+    heights: list[int],
+    width: int,
+    level: int,
+    deadline: float,
+    *,
+    zero_waste: bool,
 ) -> Decision:
-    """:func:`decide` at ``level``; at a zero-waste level (a perfect packing)
-    the skyline search and the guillotine merge search
+    """:func:`decide` at ``level``; at a zero-waste level (the rectangles'
+    area is ``width * level``: only a perfect packing fits) the skyline
+    search and the guillotine merge search
     (:func:`optsched.models.rigid.guillotine.tile`) take turns.
 
     Turn ``k`` gives each :data:`_FIRST_TURN` ``* 2**k`` seconds (seed ``k``),
@@ -688,7 +693,7 @@ def _decide_level(
     guillotine tiling found is a packing; none found proves nothing (only
     the skyline search can refute the height).
     """
-    if sum(w * h for w, h in zip(widths, heights, strict=True)) != width * level:
+    if not zero_waste:
         return decide(widths, heights, width, level, deadline=deadline)
     nodes, seconds = 0, 0.0
     for turn in itertools.count():
